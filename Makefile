@@ -1,0 +1,37 @@
+# The two commands of the README's quick start are `make run` and `make test`;
+# `make install` is the step both share.
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install test run lint services bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# Installs the real services the tests start (Dovecot, PostgreSQL) when they are missing.
+services:
+	./scripts/ensure-services.sh
+
+lint: install
+	$(BIN)/ruff check .
+
+test: install services
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+run: install
+	$(BIN)/pbem serve
+
+bench: install
+	$(BIN)/python bench/engine.py
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis

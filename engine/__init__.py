@@ -1,0 +1,35 @@
+"""Pure game rules for pbem: no I/O, no clock, no global random.
+
+Games plug in through ``engine.base.Game``/``State`` and are found by name in ``engine.registry``.
+"""
+
+from engine.base import (
+    EngineError,
+    Game,
+    IllegalMoveError,
+    MoveError,
+    NotationError,
+    OptionsError,
+    ReplayError,
+    Score,
+    SetupError,
+    State,
+    replay,
+)
+from engine.registry import available_games, get_game
+
+__all__ = [
+    "EngineError",
+    "Game",
+    "IllegalMoveError",
+    "MoveError",
+    "NotationError",
+    "OptionsError",
+    "ReplayError",
+    "Score",
+    "SetupError",
+    "State",
+    "available_games",
+    "get_game",
+    "replay",
+]

@@ -1,0 +1,278 @@
+"""The one small interface through which games plug into the server, the CLI and the tools.
+
+The engine is pure: no I/O, no clock, no global random. Anything random or time-dependent (a shuffled
+setup, dice, the Space Truckin' clock quadrant) is produced from values the caller passes in and is then
+written into the record, so that replaying the record needs no generator at all.
+
+Record shape (see ``schemas/record.schema.json``)::
+
+    {"format": "pbem-record/1", "game": NAME, "options": {...}, "setup": {...},
+     "players": {SEAT: {"name", "email"}}, "moves": [ENTRY, ...]}
+
+An ENTRY is either a move ``{"seat": SEAT, "move": TEXT, "at": ISO}`` or a chance event
+``{"chance": {...}, "at": ISO}`` (e.g. the tile drawn and the quadrant read). Readers ignore unknown keys,
+so the server can add ids, actions and results.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+
+class EngineError(Exception):
+    """Base of every error a game raises for bad input; never a programming error."""
+
+
+class OptionsError(EngineError):
+    """Options that the game does not know or whose values are out of range."""
+
+
+class SetupError(EngineError):
+    """A setup (usually read from a record) that is not a valid starting position."""
+
+
+class MoveError(EngineError):
+    """A move that cannot be applied. ``suggestions`` are valid alternatives, nearest first."""
+
+    def __init__(self, message: str, *, suggestions: Sequence[str] = (), rule: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.suggestions = list(suggestions)
+        self.rule = rule
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.suggestions:
+            text += " Did you mean: " + ", ".join(self.suggestions[:5]) + "?"
+        return text
+
+
+class NotationError(MoveError):
+    """The text was not understood as a move at all."""
+
+
+class IllegalMoveError(MoveError):
+    """The move was understood but breaks a rule; ``rule`` names it (e.g. "icon lot")."""
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One game option as the CLI and the mail command ``new`` accept it.
+
+    kind: ``flag`` (present = true), ``choice`` (one of ``choices``), ``int``, or ``seat-list`` (repeatable
+    ``SEAT:A:B`` values, parsed by the game's ``parse_option_value``).
+    """
+
+    name: str
+    kind: str
+    help: str
+    default: Any = None
+    choices: tuple[str, ...] = ()
+
+
+@dataclass
+class Score:
+    """Totals plus a breakdown a person can check by hand.
+
+    ``details`` is JSON-able and game-specific; ``text`` is the human rendering used in result mails.
+    ``winners`` is the list of seats with the highest total (several on a draw / shared win).
+    """
+
+    totals: dict[str, int]
+    text: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def winners(self) -> list[str]:
+        if not self.totals:
+            return []
+        best = max(self.totals.values())
+        return [s for s, v in self.totals.items() if v == best]
+
+
+class State(ABC):
+    """A position you can push moves onto, in the manner of python-chess's Board.
+
+    Moves are game-specific hashable objects; their canonical text comes from ``move_text``. A State must
+    be cheap to ``copy``.
+    """
+
+    game: Game
+
+    # --- who and where -------------------------------------------------------------------------------
+    @property
+    @abstractmethod
+    def seats(self) -> tuple[str, ...]: ...
+
+    @property
+    @abstractmethod
+    def ply(self) -> int:
+        """Number of moves applied (chance events do not count)."""
+
+    @property
+    @abstractmethod
+    def to_move(self) -> str | None:
+        """The seat to move, or None when the game is over or a chance event is pending."""
+
+    @property
+    @abstractmethod
+    def is_over(self) -> bool: ...
+
+    @property
+    @abstractmethod
+    def last_move(self) -> str | None:
+        """Canonical text of the last move, with its seat, e.g. ``black: tower red C4``."""
+
+    # --- moves ---------------------------------------------------------------------------------------
+    @abstractmethod
+    def parse_move(self, text: str) -> Any:
+        """Forgiving parser; raises NotationError naming what was not understood, with suggestions.
+
+        Parsing does not check legality (``push`` does), but suggestions are taken from legal moves.
+        """
+
+    @abstractmethod
+    def move_text(self, move: Any) -> str:
+        """Canonical text, the form written to records; ``parse_move(move_text(m)) == m``."""
+
+    @abstractmethod
+    def legal_moves(self) -> list[Any]:
+        """Every legal move of the seat to move, in canonical order, with optional parts not expanded
+        (Alien City: builds without claims; Space Truckin': placements without ship choices)."""
+
+    @abstractmethod
+    def push(self, move: Any) -> list[str]:
+        """Apply a move (object or text); raise IllegalMoveError with the rule broken.
+
+        Returns announcements produced by the move (skipped turns, discarded tiles, completions...).
+        """
+
+    @abstractmethod
+    def copy(self) -> State: ...
+
+    # --- chance (server-drawn randomness recorded in the record) ------------------------------------
+    def pending_chance(self) -> str | None:
+        """Name of the chance event the server must draw before the next move, or None."""
+        return None
+
+    def apply_chance(self, value: Mapping[str, Any]) -> list[str]:
+        raise EngineError(f"{self.game.name} has no chance events")
+
+    # --- presentation --------------------------------------------------------------------------------
+    @abstractmethod
+    def render(self, viewer: str | None = None) -> str:
+        """The board as plain text, at most 72 columns, with legend, supplies, turn and last move.
+        ``viewer`` is a seat or None (observer); hidden information is shown only to whom it belongs."""
+
+    @abstractmethod
+    def render_html(self, viewer: str | None = None) -> str:
+        """An HTML fragment (a coloured table) of the same board; all text escaped."""
+
+    @abstractmethod
+    def render_legal(self, viewer: str | None = None) -> str:
+        """The legal-move listing for a mail, short enough to read."""
+
+    @abstractmethod
+    def score(self) -> Score:
+        """Scores as if the game were scored now (final scoring once it is over)."""
+
+    def replay_info(self) -> dict[str, Any]:
+        """The game-specific fields of one ``pbem replay --json`` line (beyond ply, to_move, over,
+        legal, scores)."""
+        return {}
+
+
+class Game(ABC):
+    """A game as the server sees it: a name, options, setups and starting states."""
+
+    name: ClassVar[str]  # registry key, e.g. "alien-city"
+    title: ClassVar[str]  # "Alien City"
+    id_prefix: ClassVar[str]  # short game ids: "ac" -> "ac-17"
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+    option_specs: ClassVar[tuple[OptionSpec, ...]] = ()
+
+    @abstractmethod
+    def seat_names(self, n_players: int) -> list[str]:
+        """Seat names in turn order for a game of n players (raise OptionsError if n is impossible)."""
+
+    @abstractmethod
+    def normalize_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Fill defaults and validate; raise OptionsError naming the bad key and what is allowed."""
+
+    def parse_option_value(self, spec: OptionSpec, value: str, options: dict[str, Any]) -> None:
+        """Store one ``seat-list`` option value (e.g. ``black:3:1``) into ``options``."""
+        raise OptionsError(f"option {spec.name} takes no value")
+
+    @abstractmethod
+    def create_setup(
+        self, options: Mapping[str, Any], rng: random.Random, n_players: int | None = None
+    ) -> dict[str, Any]:
+        """A random setup, fully explicit, JSON-able: a record replays from it without a generator."""
+
+    @abstractmethod
+    def start(self, options: Mapping[str, Any], setup: Mapping[str, Any]) -> State:
+        """The position before the first move; raises SetupError for an invalid setup."""
+
+    def draw_chance(self, state: State, setup: Mapping[str, Any], utc_seconds: int) -> dict[str, Any]:
+        """Produce the value for ``state.pending_chance()`` from the hidden setup and the server clock's
+        seconds (passed in: the engine has no clock)."""
+        raise EngineError(f"{self.name} has no chance events")
+
+    def redact_setup(self, setup: Mapping[str, Any]) -> dict[str, Any]:
+        """The setup as a player may see it (Space Truckin' drops the future draw pile)."""
+        return dict(setup)
+
+    @abstractmethod
+    def help_topics(self) -> dict[str, str]:
+        """Help texts by topic: at least ``rules``, ``rulings`` and ``notation``."""
+
+
+def replay(
+    game: Game,
+    options: Mapping[str, Any] | None,
+    setup: Mapping[str, Any],
+    entries: Iterable[Mapping[str, Any]],
+    *,
+    upto_ply: int | None = None,
+) -> State:
+    """Rebuild the state from a record's entries; raises ReplayError naming the ply and move."""
+    state = game.start(game.normalize_options(options), setup)
+    for index, entry in enumerate(entries):
+        if upto_ply is not None and state.ply >= upto_ply and "chance" not in entry:
+            break
+        apply_entry(state, entry, index)
+    return state
+
+
+def apply_entry(state: State, entry: Mapping[str, Any], index: int) -> list[str]:
+    """Apply one record entry (a move or a chance event) with checks that the seat is right."""
+    if "chance" in entry:
+        if state.pending_chance() is None:
+            raise ReplayError(state.ply, index, "chance", "no chance event is due here")
+        try:
+            return state.apply_chance(entry["chance"])
+        except EngineError as exc:
+            raise ReplayError(state.ply, index, "chance", str(exc)) from exc
+    text = str(entry.get("move", ""))
+    seat = entry.get("seat")
+    if state.is_over:
+        raise ReplayError(state.ply + 1, index, text, "the game is already over")
+    if seat is not None and seat != state.to_move:
+        raise ReplayError(state.ply + 1, index, text, f"it is {state.to_move}'s turn, not {seat}'s")
+    try:
+        return state.push(state.parse_move(text))
+    except MoveError as exc:
+        raise ReplayError(state.ply + 1, index, text, str(exc), rule=exc.rule) from exc
+
+
+class ReplayError(EngineError):
+    """A record whose moves do not replay; ``ply`` is 1-based (the move that failed)."""
+
+    def __init__(self, ply: int, index: int, move: str, reason: str, rule: str | None = None):
+        self.ply, self.index, self.move, self.reason, self.rule = ply, index, move, reason, rule
+        super().__init__(f"ply {ply}: {move!r}: {reason}")

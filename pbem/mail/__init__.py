@@ -1,0 +1,1 @@
+"""Mail in and mail out; knows nothing about any particular game."""

@@ -1,0 +1,129 @@
+"""The storage interface. SQLite is the default; PostgreSQL implements the same interface.
+
+Everything the server knows lives here: the durable intake queue (raw messages, de-duplicated), the
+games (each a full record document plus indexed columns), the seats (addresses and hashed tokens), the
+transactional outbox, IMAP progress and rate-limit notices. Applying a move, marking its message done and
+queueing the replies happen inside one ``transaction()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+# Inbound statuses: pending -> done | ignored | failed (failed = processing raised; kept for inspection)
+INBOUND_STATUSES = ("pending", "done", "ignored", "failed")
+# Game statuses: invited (waiting for accepts) -> active -> over; or declined / cancelled
+GAME_STATUSES = ("invited", "active", "over", "declined", "cancelled")
+
+
+@dataclass
+class Inbound:
+    id: int
+    raw: bytes
+    source: str  # "smtp", "imap", "deliver", "cli"
+    received_at: datetime
+    message_id: str | None
+    sha256: str
+    status: str = "pending"
+    outcome: str | None = None
+
+
+@dataclass
+class Outbound:
+    id: int
+    message_id: str  # fixed at creation, so a resend is recognisable
+    sender: str  # envelope sender
+    recipients: list[str]
+    raw: bytes  # the complete message, headers included
+    created_at: datetime
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+    sent_at: datetime | None = None
+    last_error: str | None = None
+
+
+@dataclass
+class Seat:
+    seat: str
+    email: str  # normalised lower-case address
+    name: str = ""
+    token_hash: str = ""  # hex sha256 of the secret token; the token itself is never stored
+    accepted: bool = False
+
+
+@dataclass
+class GameRow:
+    id: str  # "ac-17"
+    game: str  # "alien-city"
+    status: str
+    record: dict[str, Any]  # the full pbem-record/1 document (server-side: hidden info included)
+    seats: list[Seat] = field(default_factory=list)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    to_move: str | None = None  # seat to move, for "games" listings and reminders
+    thread_id: str | None = None  # Message-ID of the first mail of the game, for References
+
+
+@dataclass(frozen=True)
+class AcceptResult:
+    inbound_id: int
+    new: bool  # False when the bytes or the Message-ID were already stored
+    status: str  # status of the stored message (for a duplicate: the first copy's)
+
+
+class Tx(Protocol):
+    """Operations inside one transaction; all commit together or not at all."""
+
+    # intake
+    def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
+                     sender: str | None = None, game_id: str | None = None,
+                     now: datetime) -> None: ...
+
+    # games
+    def next_game_id(self, prefix: str) -> str: ...  # "ac-1", "ac-2", ... never reused
+    def insert_game(self, game: GameRow) -> None: ...
+    def get_game(self, game_id: str, *, for_update: bool = False) -> GameRow | None: ...
+    def save_game(self, game: GameRow) -> None: ...  # status, record, seats, to_move, updated_at
+    def games_for_email(self, email: str) -> list[GameRow]: ...
+    def seat_by_token_hash(self, token_hash: str) -> tuple[str, Seat] | None: ...  # (game_id, seat)
+
+    # outbox
+    def queue_outbound(self, *, message_id: str, sender: str, recipients: list[str], raw: bytes,
+                       now: datetime) -> int: ...
+
+    # bounces and rate-limited notices
+    def record_bounce(self, email: str, now: datetime, detail: str) -> None: ...
+    def claim_notice(self, key: str, now: datetime, interval_seconds: int) -> bool:
+        """True (and remembers now) when no notice with this key went out within the interval."""
+        ...
+
+
+class Store(Protocol):
+    def migrate(self) -> int: ...  # bring the schema to the newest version; returns that version
+    def close(self) -> None: ...
+    def transaction(self) -> AbstractContextManager[Tx]: ...
+
+    # intake: durable before returning (the SMTP listener answers 250 only after this returns)
+    def accept_inbound(self, raw: bytes, source: str, now: datetime,
+                       source_ref: str | None = None) -> AcceptResult: ...
+    def pending_inbound(self, limit: int = 100) -> list[Inbound]: ...
+    def inbound_status(self, inbound_id: int) -> str | None: ...
+
+    # outbox sender
+    def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]: ...
+    def mark_sent(self, outbound_id: int, now: datetime) -> None: ...
+    def mark_send_failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
+    def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m}
+
+    # IMAP progress per mailbox
+    def imap_state(self, mailbox: str) -> tuple[int, int] | None: ...  # (uidvalidity, last_uid)
+    def set_imap_state(self, mailbox: str, uidvalidity: int, last_uid: int) -> None: ...
+
+    # read-only views used by CLI tools
+    def get_game(self, game_id: str) -> GameRow | None: ...
+    def list_games(self, status: str | None = None) -> list[GameRow]: ...
+    def iter_inbound(self, status: str | None = None) -> Iterator[Inbound]: ...
