@@ -47,6 +47,7 @@ class MoveError(EngineError):
     def __str__(self) -> str:
         text = self.message
         if self.suggestions:
+            text = text if text.endswith((".", "?", "!", ":")) else text + "."
             text += " Did you mean: " + ", ".join(self.suggestions[:5]) + "?"
         return text
 
@@ -153,6 +154,11 @@ class State(ABC):
 
     @abstractmethod
     def copy(self) -> State: ...
+
+    def random_move(self, rng: random.Random) -> Any:
+        """A uniformly chosen legal move; games override it to fill optional parts (claims, ships)
+        so that self-play and property tests cover them."""
+        return rng.choice(self.legal_moves())
 
     # --- chance (server-drawn randomness recorded in the record) ------------------------------------
     def pending_chance(self) -> str | None:

@@ -1,0 +1,226 @@
+"""Moves and their notation.
+
+Parsing here is purely textual; naming a segment by another of its edges is turned into the canonical
+edge by the state, which knows the tile. Players type by mail, so the reader accepts case, stray
+punctuation, missing spaces between a column and a row, and a few synonyms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.base import NotationError
+
+from .geometry import parse_cell
+
+
+@dataclass(frozen=True)
+class Place:
+    """Place the drawn space tile; ``ship`` is cargo / battleship / engineer, ``edge`` names its segment."""
+
+    cell: str
+    rotation: int
+    ship: str | None = None
+    edge: str | None = None
+
+
+@dataclass(frozen=True)
+class Remove:
+    """Black hole (a): the cargo on the wormhole segment at ``cell``'s ``edge`` leaves the game."""
+
+    cell: str
+    edge: str
+
+
+@dataclass(frozen=True)
+class Swap:
+    """Black hole (b): afterwards ``cell_a`` holds the tile that was at ``cell_b`` at ``rotation_a``,
+    and ``cell_b`` the tile from ``cell_a`` at ``rotation_b``. Canonically ``cell_a < cell_b``."""
+
+    cell_a: str
+    rotation_a: int
+    cell_b: str
+    rotation_b: int
+
+    def canonical(self) -> Swap:
+        if self.cell_b < self.cell_a:
+            return Swap(self.cell_b, self.rotation_b, self.cell_a, self.rotation_a)
+        return self
+
+
+@dataclass(frozen=True)
+class Pass:
+    """Black hole (c): nothing happens."""
+
+
+Move = Place | Remove | Swap | Pass
+
+SHIPS = ("cargo", "battleship", "engineer")
+SHIP_SEGMENT = {"cargo": "wormhole", "battleship": "planet", "engineer": "station"}
+SEGMENT_SHIP = {v: k for k, v in SHIP_SEGMENT.items()}
+
+_VERBS = {
+    "place": "place", "put": "place", "play": "place", "lay": "place", "p": "place", "pl": "place",
+    "swap": "swap", "exchange": "swap", "switch": "swap", "sw": "swap",
+    "remove": "remove", "rm": "remove", "rem": "remove", "del": "remove", "delete": "remove",
+    "pass": "pass", "skip": "pass", "nothing": "pass", "none": "pass",
+}
+_SHIP_WORDS = {
+    "cargo": "cargo", "cargos": "cargo", "carg": "cargo", "car": "cargo", "c": "cargo",
+    "freighter": "cargo", "wormhole": "cargo",
+    "battleship": "battleship", "battleships": "battleship", "battle": "battleship", "bs": "battleship",
+    "b": "battleship", "bat": "battleship", "planet": "battleship",
+    "engineer": "engineer", "engineers": "engineer", "eng": "engineer", "crew": "engineer",
+    "station": "engineer",
+}
+_EDGE_WORDS = {"n": "N", "north": "N", "e": "E", "east": "E", "s": "S", "south": "S",
+               "w": "W", "west": "W"}
+_FILLER = {"rot", "rotation", "r", "deg", "degree", "degrees", "at", "on", "to", "with", "the",
+           "edge", "side", "and", "ship", "by", "in", "tile", "cw", "segment", "a", "an"}
+_ROTATIONS = {"0": 0, "00": 0, "000": 0, "90": 90, "180": 180, "270": 270, "360": 0}
+
+
+def move_text(move: Move) -> str:
+    if isinstance(move, Place):
+        text = f"place {move.cell} {move.rotation}"
+        if move.ship == "engineer":
+            return text + " engineer"
+        if move.ship:
+            return f"{text} {move.ship} {move.edge}"
+        return text
+    if isinstance(move, Remove):
+        return f"remove {move.cell} {move.edge}"
+    if isinstance(move, Swap):
+        return f"swap {move.cell_a} {move.rotation_a} {move.cell_b} {move.rotation_b}"
+    return "pass"
+
+
+def tokenize(text: str) -> list[str]:
+    """Words and numbers, with a column letter glued to a following row digit (``e 5`` -> ``E5``)."""
+    raw = re.findall(r"[a-z]+|\d+", text.lower())
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        tok = raw[i]
+        nxt = raw[i + 1] if i + 1 < len(raw) else ""
+        if len(tok) == 1 and tok in "abcdefghi" and len(nxt) == 1 and nxt in "123456789":
+            out.append(tok.upper() + nxt)
+            i += 2
+            continue
+        # "placee5" / "swape5": a verb run into a cell
+        for verb in ("place", "swap", "remove"):
+            if tok.startswith(verb) and len(tok) == len(verb) + 1 and tok[-1] in "abcdefghi" \
+                    and len(nxt) == 1 and nxt in "123456789":
+                out.extend([verb, tok[-1].upper() + nxt])
+                i += 2
+                break
+        else:
+            out.append(tok)
+            i += 1
+    return out
+
+
+def _is_cell(tok: str) -> bool:
+    return len(tok) == 2 and parse_cell(tok) is not None
+
+
+def parse(text: str, suggest: Callable[[str], list[str]]) -> Move:
+    """Read one move; ``suggest(partial)`` supplies legal alternatives for error messages."""
+    tokens = [t for t in tokenize(text) if t not in _FILLER]
+    if not tokens:
+        raise NotationError("empty move: write e.g. 'place E4 90', 'swap E5 0 F6 270' or 'pass'.",
+                            suggestions=suggest(""))
+    verb = _VERBS.get(tokens[0])
+    if verb is None:
+        if _is_cell(tokens[0]):
+            verb, rest = "place", tokens
+        else:
+            raise NotationError(
+                f"did not understand {tokens[0]!r}: a move starts with place, remove, swap or pass.",
+                suggestions=suggest(text))
+    else:
+        rest = tokens[1:]
+    if verb == "pass":
+        if rest:
+            raise NotationError(f"'pass' takes nothing after it, not {' '.join(rest)!r}.",
+                                suggestions=["pass"])
+        return Pass()
+    if verb == "place":
+        return _parse_place(rest, text, suggest)
+    if verb == "remove":
+        return _parse_remove(rest, text, suggest)
+    return _parse_swap(rest, text, suggest)
+
+
+def _need_cell(tokens: list[str], what: str, text: str, suggest: Callable[[str], list[str]]) -> str:
+    if not tokens or not _is_cell(tokens[0]):
+        got = repr(tokens[0]) if tokens else "nothing"
+        raise NotationError(f"{what}: expected a cell A1..I9, got {got}.", suggestions=suggest(text))
+    return tokens.pop(0)
+
+
+def _need_rotation(tokens: list[str], cell: str, text: str,
+                   suggest: Callable[[str], list[str]]) -> int:
+    if not tokens or tokens[0] not in _ROTATIONS:
+        got = repr(tokens[0]) if tokens else "nothing"
+        raise NotationError(f"rotation after {cell}: expected 0, 90, 180 or 270, got {got}.",
+                            suggestions=suggest(cell))
+    return _ROTATIONS[tokens.pop(0)]
+
+
+def _parse_place(tokens: list[str], text: str, suggest: Callable[[str], list[str]]) -> Place:
+    tokens = list(tokens)
+    cell = _need_cell(tokens, "place", text, suggest)
+    rotation = _need_rotation(tokens, cell, text, suggest)
+    if not tokens:
+        return Place(cell, rotation)
+    ship = _SHIP_WORDS.get(tokens[0])
+    if ship is None:
+        raise NotationError(
+            f"did not understand {tokens[0]!r} after 'place {cell} {rotation}': expected a ship "
+            "(cargo EDGE, battleship EDGE or engineer) or nothing.",
+            suggestions=suggest(f"place {cell} {rotation}"))
+    tokens.pop(0)
+    edge = None
+    if tokens:
+        edge = _EDGE_WORDS.get(tokens[0])
+        if edge is None:
+            raise NotationError(
+                f"did not understand {tokens[0]!r} after {ship!r}: expected an edge N, E, S or W.",
+                suggestions=suggest(f"place {cell} {rotation} {ship}"))
+        tokens.pop(0)
+    if tokens:
+        raise NotationError(f"did not understand {' '.join(tokens)!r} at the end of the move.",
+                            suggestions=suggest(f"place {cell} {rotation} {ship}"))
+    if ship == "engineer":
+        edge = None
+    return Place(cell, rotation, ship, edge)
+
+
+def _parse_remove(tokens: list[str], text: str, suggest: Callable[[str], list[str]]) -> Remove:
+    tokens = [t for t in tokens if t not in ("cargo", "c", "wormhole")]
+    cell = _need_cell(tokens, "remove", text, suggest)
+    if not tokens or tokens[0] not in _EDGE_WORDS:
+        got = repr(tokens[0]) if tokens else "nothing"
+        raise NotationError(
+            f"remove {cell}: expected the edge of the cargo's wormhole segment (N, E, S or W), "
+            f"got {got}.", suggestions=suggest(f"remove {cell}"))
+    edge = _EDGE_WORDS[tokens.pop(0)]
+    if tokens:
+        raise NotationError(f"did not understand {' '.join(tokens)!r} at the end of the move.",
+                            suggestions=suggest(f"remove {cell} {edge}"))
+    return Remove(cell, edge)
+
+
+def _parse_swap(tokens: list[str], text: str, suggest: Callable[[str], list[str]]) -> Swap:
+    tokens = list(tokens)
+    a = _need_cell(tokens, "swap (first cell)", text, suggest)
+    ra = _need_rotation(tokens, a, text, suggest)
+    b = _need_cell(tokens, "swap (second cell)", text, suggest)
+    rb = _need_rotation(tokens, b, text, suggest)
+    if tokens:
+        raise NotationError(f"did not understand {' '.join(tokens)!r} at the end of the move.",
+                            suggestions=suggest(f"swap {a} {ra} {b} {rb}"))
+    return Swap(a, ra, b, rb).canonical()

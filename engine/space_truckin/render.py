@@ -1,0 +1,288 @@
+"""Text and HTML pictures of the board, and the legal-move listing for mails.
+
+Each tile is a 5 x 3 block so that the 9 x 9 torus with coordinates fits in 60 columns of plain ASCII
+(mail clients wrap at 72). The block shows edges on its sides, the hub (nexus, station, a wormhole's
+shape, a joined planet) in the middle, arrows in the corners and ships next to their segment's edge.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from . import moves as mv
+from .catalogue import CORNERS, DIRS, EDGES, ROTATIONS, SEG_DIRS, TILES
+from .geometry import CELL_ORDER, CELLS, COLS, NEIGHBOURS, SIZE, cell_name
+
+if TYPE_CHECKING:
+    from .state import SpaceTruckinState
+
+LEGEND = ("Edges: o planet (O: joined inside the tile), | - wormhole, blank void. Centre: + nexus,\n"
+          "# station, | - straight, L J 7 r curve, O planet. * arrow corner. Ships: first letter\n"
+          "of the owner (R red, B blue, G green, Y yellow, W white), next to their segment's edge.")
+_CURVES = {(0, 1): "L", (0, 3): "J", (1, 2): "r", (2, 3): "7", (0, 2): "|", (1, 3): "-"}
+# (line, column) in the block for a ship whose segment's first edge is N, E, S, W; a station's engineer.
+_SHIP_POS = {0: (0, 3), 1: (1, 3), 2: (2, 3), 3: (1, 1), -1: (1, 1)}
+_CORNER_POS = {0: (0, 4), 1: (2, 4), 2: (2, 0), 3: (0, 0)}
+
+
+def tile_block(t: int, q: int, ships: dict[int, str] | None = None) -> list[str]:
+    """Three 5-character lines picturing tile ``t`` at quarter turns ``q``; ships by segment."""
+    tile = TILES[t]
+    grid = [[" "] * 5 for _ in range(3)]
+    for corner in range(4):
+        line, col = _CORNER_POS[corner]
+        grid[line][col] = "."
+    for a in tile.arrows:
+        line, col = _CORNER_POS[(a + q) % 4]
+        grid[line][col] = "*"
+    edges = EDGES[t][q]
+    dirs = SEG_DIRS[t][q]
+    joined = {d for s, seg in enumerate(tile.segments) if seg.kind == "planet" and len(dirs[s]) > 1
+              for d in dirs[s]}
+    edge_pos = {0: (0, 2), 1: (1, 4), 2: (2, 2), 3: (1, 0)}
+    for d, kind in enumerate(edges):
+        line, col = edge_pos[d]
+        if kind == "P":
+            grid[line][col] = "O" if d in joined else "o"
+        elif kind == "W":
+            grid[line][col] = "|" if d in (0, 2) else "-"
+    centre = " "
+    kinds = [seg.kind for seg in tile.segments]
+    if tile.nexus:
+        centre = "+"
+    elif "station" in kinds:
+        centre = "#"
+    else:
+        for s, seg in enumerate(tile.segments):
+            if seg.kind == "wormhole" and len(dirs[s]) == 2:
+                centre = _CURVES[dirs[s]]
+        if centre == " " and joined:
+            centre = "O"
+    grid[1][2] = centre
+    for s, seat in (ships or {}).items():
+        seg = tile.segments[s]
+        line, col = _SHIP_POS[dirs[s][0] if seg.kind != "station" else -1]
+        grid[line][col] = seat[0].upper()
+    return ["".join(row) for row in grid]
+
+
+def _ships_on(state: SpaceTruckinState, cell: int, t: int) -> dict[int, str]:
+    out = {}
+    for s in range(len(TILES[t].segments)):
+        seat = state.ship_at(cell, s)
+        if seat:
+            out[s] = seat
+    return out
+
+
+def board_lines(state: SpaceTruckinState) -> list[str]:
+    header = "   " + " ".join(f"  {c}  " for c in COLS)
+    lines = [header.rstrip()]
+    for row in range(SIZE - 1, -1, -1):
+        blocks = []
+        for col in range(SIZE):
+            cell = row * SIZE + col
+            placed = state.tile_at(cell)
+            if placed is None:
+                blocks.append(["     ", "     ", "     "])
+            else:
+                t, q = placed
+                blocks.append(tile_block(t, q, _ships_on(state, cell, t)))
+        for i in range(3):
+            label = str(row + 1) if i == 1 else " "
+            lines.append(f"{label}  " + " ".join(b[i] for b in blocks) + f"  {label}".rstrip())
+    lines.append(header.rstrip())
+    return [line.rstrip() for line in lines]
+
+
+def _drawn_lines(state: SpaceTruckinState) -> list[str]:
+    t = state._drawn
+    if t < 0:
+        return []
+    tile = TILES[t]
+    if tile.black_hole:
+        return [f"Drawn: {tile.id} (a black hole: remove a cargo, swap two tiles, or pass)."]
+    legal_q = {q for _, q in state._placements(t, state._quadrant)}
+    allowed = tile.arrow_rotations(state._quadrant)
+    out = [f"Drawn: {tile.id}, clock quadrant {CORNERS[state._quadrant]}. Rotations:"]
+    blocks = [tile_block(t, q) for q in range(4)]
+    for i in range(3):
+        out.append("  " + "     ".join(f"{b[i]}" for b in blocks).rstrip())
+    marks = []
+    for q in range(4):
+        if q in legal_q:
+            mark = "legal"
+        elif q not in allowed:
+            mark = "arrow"
+        else:
+            mark = "no fit"
+        marks.append(f"{ROTATIONS[q]:>3} {mark:<6}")
+    out.append(" " + "".join(f"{m:<10}" for m in marks).rstrip())
+    out.append("  (legal: fits somewhere; arrow: the arrow rule forbids it; no fit: no free cell)")
+    return out
+
+
+def render_text(state: SpaceTruckinState, viewer: str | None = None) -> str:
+    out = board_lines(state)
+    out.append(LEGEND)
+    out.append("")
+    out.extend(_drawn_lines(state))
+    out.append(_status(state))
+    return "\n".join(out)
+
+
+def _status(state: SpaceTruckinState) -> str:
+    sc = state.score()
+    pools = state.pools()
+    lines = []
+    for seat in state.seats:
+        p = pools[seat]
+        lines.append(f"{seat:<7} {sc.totals[seat]:>3} pts  pool {p['pool']}  reserve {p['reserve']}  "
+                     f"on board {p['on_board']}  lost {p['lost']}")
+    lines.append(f"Tiles left in the pile: {state.tiles_left}.")
+    if state.last_move:
+        lines.append(f"Last move: {state.last_move}.")
+    if state.is_over:
+        lines.append("The game is over. Winner(s): " + ", ".join(sc.winners) + ".")
+    elif state.to_move:
+        lines.append(f"To move: {state.to_move}.")
+    else:
+        lines.append("Waiting for the server to draw a tile.")
+    return "\n".join(lines)
+
+
+def render_html(state: SpaceTruckinState, viewer: str | None = None) -> str:
+    esc = html.escape
+    rows = ['<table class="space-truckin">', "<tr><th></th>"
+            + "".join(f"<th>{c}</th>" for c in COLS) + "<th></th></tr>"]
+    colours = {"red": "#c0392b", "blue": "#2463b0", "green": "#2e8b57", "yellow": "#b8860b",
+               "white": "#777777"}
+    for row in range(SIZE - 1, -1, -1):
+        cells = [f"<th>{row + 1}</th>"]
+        for col in range(SIZE):
+            cell = row * SIZE + col
+            placed = state.tile_at(cell)
+            if placed is None:
+                cells.append('<td class="empty"></td>')
+                continue
+            t, q = placed
+            ships = _ships_on(state, cell, t)
+            block = esc("\n".join(tile_block(t, q, ships)))
+            owners = sorted(set(ships.values()))
+            style = f' style="color:{colours.get(owners[0], "#000")}"' if len(owners) == 1 else ""
+            title = esc(f"{cell_name(cell)}: {TILES[t].id} rotation {ROTATIONS[q]}"
+                        + (f"; ships: {', '.join(sorted(ships.values()))}" if ships else ""))
+            cells.append(f'<td title="{title}"><pre{style}>{block}</pre></td>')
+        cells.append(f"<th>{row + 1}</th>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    rows.append("</table>")
+    status = esc(_status(state))
+    drawn = esc("\n".join(_drawn_lines(state)))
+    return "\n".join(rows) + f"\n<pre>{drawn}\n{status}</pre>"
+
+
+def render_legal(state: SpaceTruckinState, viewer: str | None = None) -> str:
+    if state.is_over:
+        return "The game is over."
+    t = state._drawn
+    if t < 0:
+        return "Waiting for the server to draw a tile."
+    tile = TILES[t]
+    if tile.black_hole:
+        return _legal_black_hole(state)
+    placements = state._placements(t, state._quadrant)
+    away: dict[int, list[int]] = {}
+    near: dict[int, list[int]] = {}
+    for cell, q in placements:
+        touching = any(state.tile_at(n) is not None for n in NEIGHBOURS[cell])
+        (near if touching else away).setdefault(cell, []).append(q)
+    lines = [f"You drew {tile.id} (clock quadrant {CORNERS[state._quadrant]}). "
+             f"Write: place CELL ROTATION [cargo EDGE | battleship EDGE | engineer]."]
+    if away:
+        rots = sorted({q for qs in away.values() for q in qs})
+        lines.append(f"Free cells away from all tiles: {len(away)}, rotation "
+                     + " or ".join(str(ROTATIONS[q]) for q in rots) + ".")
+    if near:
+        lines.append("Cells touching tiles:")
+        items = [f"{cell_name(c)} " + "/".join(str(ROTATIONS[q]) for q in near[c])
+                 for c in sorted(near, key=cell_name)]
+        lines.extend(_wrap(items, "  "))
+    if not placements:
+        lines.append("No legal placement.")
+    lines.extend(_ship_summary(state, t, placements))
+    return "\n".join(lines)
+
+
+def _ship_summary(state: SpaceTruckinState, t: int, placements: list[tuple[int, int]]) -> list[str]:
+    tile = TILES[t]
+    seat = state.to_move or ""
+    pool = state.pools()[seat]["pool"] if seat else 0
+    if not tile.segments:
+        return ["Ships: this tile has no segment for a ship."]
+    if pool == 0:
+        return [f"Ships: {seat} has no ship in the pool, so none can be deployed."]
+    lines = [f"Ships ({pool} in {seat}'s pool), on the tile as drawn (rotation 0):"]
+    for s, seg in enumerate(tile.segments):
+        role = mv.SEGMENT_SHIP[seg.kind]
+        if seg.kind == "station":
+            lines.append("  engineer on the station: allowed at every placement.")
+            continue
+        blocked = [f"{cell_name(c)} {ROTATIONS[q]}" for c, q in placements
+                   if state._seg_blocker(t, c, q, s) >= 0]
+        name = seg.describe(0)
+        if not blocked:
+            lines.append(f"  {role} on the {name}: allowed at every placement.")
+        else:
+            lines.append(f"  {role} on the {name}: not where it joins a {seg.kind} with a ship:")
+            lines.extend(_wrap(blocked, "    "))
+    lines.append("  (name a segment by an edge as placed, e.g. cargo " + DIRS[
+        SEG_DIRS[t][placements[0][1]][0][0]] + ")" if placements and SEG_DIRS[t][0] else "")
+    return [line for line in lines if line]
+
+
+def _legal_black_hole(state: SpaceTruckinState) -> str:
+    moves = state.legal_moves()
+    removes = [mv.move_text(m) for m in moves if isinstance(m, mv.Remove)]
+    swaps = [m for m in moves if isinstance(m, mv.Swap)]
+    lines = [f"You drew {state.drawn_tile}, a black hole. Choose one:"]
+    if removes:
+        lines.append("(a) remove a cargo from an incomplete wormhole:")
+        lines.extend(_wrap(removes, "  "))
+    else:
+        lines.append("(a) remove: there is no cargo on an incomplete wormhole.")
+    if swaps:
+        pairs: dict[tuple[str, str], int] = {}
+        for m in swaps:
+            key = (m.cell_a, m.cell_b)
+            pairs[key] = pairs.get(key, 0) + 1
+        lines.append(f"(b) swap two tiles: {len(swaps)} swaps of {len(pairs)} pairs of cells, "
+                     "e.g. " + mv.move_text(swaps[0]) + ". Pairs (number of rotation choices):")
+        items = [f"{a}-{b} ({n})" for (a, b), n in list(pairs.items())[:60]]
+        lines.extend(_wrap(items, "  "))
+        if len(pairs) > 60:
+            lines.append(f"  ... and {len(pairs) - 60} more pairs.")
+    else:
+        lines.append("(b) swap: no two tiles can be exchanged.")
+    lines.append("(c) pass")
+    return "\n".join(lines)
+
+
+def _wrap(items: list[str], indent: str, width: int = 72) -> list[str]:
+    lines: list[str] = []
+    current = indent
+    for item in items:
+        piece = item + ", "
+        if len(current) + len(piece) > width and current.strip():
+            lines.append(current.rstrip())
+            current = indent
+        current += piece
+    if current.strip():
+        lines.append(current.rstrip().rstrip(","))
+    if lines:
+        lines[-1] = lines[-1].rstrip(",")
+    return lines
+
+
+__all__ = ["CELLS", "CELL_ORDER", "board_lines", "render_html", "render_legal", "render_text",
+           "tile_block"]

@@ -1,0 +1,942 @@
+"""The rules of Space Truckin': placement, ships, features, scoring, black holes, game end.
+
+Features are kept in a union-find over segment nodes (``cell * 4 + segment``) with, per root, the count
+of open edges, whether a joined edge crosses a seam, the number of ships and the member nodes. Placing a
+tile only ever joins features, so it updates that structure incrementally; a black-hole swap can split
+features, so it rebuilds the structure from the board (ten times a game at most).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any
+
+from engine.base import EngineError, IllegalMoveError, NotationError, Score, SetupError, State
+
+from . import moves as mv
+from .catalogue import (
+    CORNERS,
+    DIRS,
+    EDGES,
+    MAX_SEGMENTS,
+    PILE_TILES,
+    POOL_SHIPS,
+    RESERVE_SHIPS,
+    ROTATIONS,
+    SEG_AT,
+    SEG_DIRS,
+    START_TILE,
+    TILE_INDEX,
+    TILES,
+)
+from .geometry import CELL_ORDER, CELLS, NEIGHBOURS, RING, SEAM, cell_name, parse_cell
+from .moves import Move, Pass, Place, Remove, Swap
+
+START_CELL = parse_cell("E5")
+_EDGE_NAME = {"V": "void", "P": "planet", "W": "wormhole"}
+_NODES = CELLS * MAX_SEGMENTS
+
+
+@cache
+def fitting_rotations(edges0: str, pattern: str) -> tuple[int, ...]:
+    """Quarter turns of a tile (rotation-0 edges) that agree with a neighbour pattern ('?' = free)."""
+    out = []
+    for q in range(4):
+        if all(p == "?" or p == edges0[(d - q) % 4] for d, p in enumerate(pattern)):
+            out.append(q)
+    return tuple(out)
+
+
+class Feature:
+    """A snapshot of one feature, for scoring and display."""
+
+    __slots__ = ("cells", "complete", "kind", "nodes", "seam")
+
+    def __init__(self, kind: str, nodes: list[int], cells: set[int], seam: bool, complete: bool):
+        self.kind, self.nodes, self.cells, self.seam, self.complete = kind, nodes, cells, seam, complete
+
+    def key(self) -> tuple[int, ...]:
+        return (min(self.cells), min(self.nodes))
+
+
+class SpaceTruckinState(State):
+    def __init__(self, game: Any, seats: Iterable[str], first: str):
+        self.game = game
+        self._seats = tuple(seats)
+        n = len(self._seats)
+        self._turn = self._seats.index(first)
+        self._tile = [-1] * CELLS
+        self._rot = [0] * CELLS
+        self._face: list[str | None] = [None] * CELLS
+        self._ship = [-1] * _NODES
+        self._parent = list(range(_NODES))
+        self._open = [0] * _NODES
+        self._seam = [False] * _NODES
+        self._nships = [0] * _NODES
+        self._members: dict[int, list[int]] = {}
+        self._pool = [POOL_SHIPS] * n
+        self._reserve = [RESERVE_SHIPS] * n
+        self._lost = [0] * n
+        self._banked = [0] * n
+        self._events: list[dict[str, Any]] = []
+        self._undrawn = set(PILE_TILES)
+        self._discarded: list[int] = []
+        self._drawn = -1
+        self._quadrant = -1
+        self._need_draw = True
+        self._ply = 0
+        self._over = False
+        self._last: str | None = None
+        self._put(START_CELL, START_TILE, 0)
+
+    # --- State interface: who and where ------------------------------------------------------------
+    @property
+    def seats(self) -> tuple[str, ...]:
+        return self._seats
+
+    @property
+    def ply(self) -> int:
+        return self._ply
+
+    @property
+    def to_move(self) -> str | None:
+        if self._over or self._need_draw:
+            return None
+        return self._seats[self._turn]
+
+    @property
+    def is_over(self) -> bool:
+        return self._over
+
+    @property
+    def last_move(self) -> str | None:
+        return self._last
+
+    @property
+    def drawn_tile(self) -> str | None:
+        return TILES[self._drawn].id if self._drawn >= 0 else None
+
+    @property
+    def quadrant(self) -> str | None:
+        return CORNERS[self._quadrant] if self._drawn >= 0 else None
+
+    @property
+    def tiles_left(self) -> int:
+        return len(self._undrawn)
+
+    def copy(self) -> SpaceTruckinState:
+        new = object.__new__(SpaceTruckinState)
+        new.__dict__.update(self.__dict__)
+        for name in ("_tile", "_rot", "_face", "_ship", "_parent", "_open", "_seam", "_nships",
+                     "_pool", "_reserve", "_lost", "_banked", "_discarded"):
+            setattr(new, name, list(getattr(self, name)))
+        new._members = {r: list(m) for r, m in self._members.items()}
+        new._events = [dict(e) for e in self._events]
+        new._undrawn = set(self._undrawn)
+        return new
+
+    # --- union-find ------------------------------------------------------------------------------------
+    def _find(self, node: int) -> int:
+        parent = self._parent
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    def _union(self, a: int, b: int) -> int:
+        ra, rb = self._find(a), self._find(b)
+        if ra == rb:
+            self._open[ra] -= 2
+            return ra
+        if len(self._members[ra]) < len(self._members[rb]):
+            ra, rb = rb, ra
+        self._parent[rb] = ra
+        self._members[ra].extend(self._members.pop(rb))
+        self._open[ra] += self._open[rb] - 2
+        self._seam[ra] = self._seam[ra] or self._seam[rb]
+        self._nships[ra] += self._nships[rb]
+        return ra
+
+    def _put(self, cell: int, t: int, q: int) -> None:
+        """Lay tile ``t`` at quarter turns ``q`` and join its segments to the neighbours'."""
+        self._tile[cell] = t
+        self._rot[cell] = q
+        self._face[cell] = EDGES[t][q]
+        base = cell * MAX_SEGMENTS
+        dirs = SEG_DIRS[t][q]
+        for s in range(len(dirs)):
+            node = base + s
+            self._parent[node] = node
+            self._members[node] = [node]
+            self._open[node] = len(dirs[s])
+            self._seam[node] = False
+            self._nships[node] = 1 if self._ship[node] >= 0 else 0
+        seg_at = SEG_AT[t][q]
+        nbs = NEIGHBOURS[cell]
+        for d in range(4):
+            s = seg_at[d]
+            if s < 0:
+                continue
+            n = nbs[d]
+            if self._face[n] is None:  # empty, or not yet re-laid during a rebuild
+                continue
+            tn = self._tile[n]
+            ns = SEG_AT[tn][self._rot[n]][(d + 2) % 4]
+            root = self._union(base + s, n * MAX_SEGMENTS + ns)
+            if SEAM[cell][d]:
+                self._seam[root] = True
+
+    def _rebuild(self) -> None:
+        self._parent = list(range(_NODES))
+        self._members = {}
+        for cell in range(CELLS):
+            self._face[cell] = None
+        for cell in range(CELLS):
+            if self._tile[cell] >= 0:
+                self._put(cell, self._tile[cell], self._rot[cell])
+
+    # --- features ----------------------------------------------------------------------------------------
+    def _segment(self, node: int) -> Any:
+        return TILES[self._tile[node // MAX_SEGMENTS]].segments[node % MAX_SEGMENTS]
+
+    def _station_complete(self, cell: int) -> bool:
+        return all(self._tile[c] >= 0 for c, _ in RING[cell])
+
+    def _feature(self, node: int) -> Feature:
+        if self._segment(node).kind == "station":
+            cell = node // MAX_SEGMENTS
+            complete = self._station_complete(cell)
+            seam = any(across and self._tile[c] >= 0 for c, across in RING[cell])
+            return Feature("station", [node], {cell}, seam, complete)
+        root = self._find(node)
+        nodes = self._members[root]
+        return Feature(self._segment(node).kind, list(nodes), {m // MAX_SEGMENTS for m in nodes},
+                       self._seam[root], self._open[root] == 0)
+
+    def features(self) -> list[Feature]:
+        """Every feature on the board, in a stable order (by lowest cell)."""
+        seen: set[int] = set()
+        out = []
+        for cell in range(CELLS):
+            t = self._tile[cell]
+            if t < 0:
+                continue
+            for s in range(len(TILES[t].segments)):
+                node = cell * MAX_SEGMENTS + s
+                key = node if TILES[t].segments[s].kind == "station" else self._find(node)
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append(self._feature(node))
+        return out
+
+    def _identity(self, f: Feature) -> frozenset[tuple[int, int]]:
+        return frozenset((self._tile[n // MAX_SEGMENTS], n % MAX_SEGMENTS) for n in f.nodes)
+
+    def _label(self, f: Feature) -> str:
+        cells = " ".join(cell_name(c) for c in sorted(f.cells, key=cell_name))
+        if f.kind == "station":
+            return f"station at {cells}"
+        return f"{f.kind} {cells}"
+
+    def _majority(self, f: Feature) -> tuple[list[int], list[int]]:
+        counts = [0] * len(self._seats)
+        for node in f.nodes:
+            owner = self._ship[node]
+            if owner >= 0:
+                counts[owner] += 1
+        best = max(counts)
+        if best == 0:
+            return [], counts
+        return [i for i, c in enumerate(counts) if c == best], counts
+
+    def _score_completed(self, f: Feature, how: str) -> list[str]:
+        winners, _ = self._majority(f)
+        label = self._label(f)
+        if f.kind == "station":
+            points, why = 9, "station 9"
+        else:
+            k = len(f.cells)
+            points, why = (2, "2 tiles: 2") if k == 2 else (2 * k, f"{k} tiles x 2")
+        if f.seam:
+            points += 2
+            why += " + 2 seam"
+        if not winners:
+            return [f"{label} is complete (no ships on it)."]
+        names = [self._seats[w] for w in winners]
+        msgs = [f"{label} is complete: {' and '.join(names)} score{'s' if len(names) == 1 else ''} "
+                f"{points} ({why})."]
+        for w in winners:
+            self._banked[w] += points
+        bonus: list[str] = []
+        if f.kind == "planet":
+            for w in winners:
+                if self._reserve[w] > 0:
+                    self._reserve[w] -= 1
+                    self._pool[w] += 1
+                    bonus.append(self._seats[w])
+                else:
+                    msgs.append(f"{self._seats[w]} has no reserve ship left for the planet bonus.")
+            if bonus:
+                msgs.append(f"Bonus ship from the reserve to the pool: {', '.join(bonus)}.")
+        self._events.append({
+            "ply": self._ply + 1, "how": how, "kind": f.kind, "feature": label,
+            "cells": sorted(cell_name(c) for c in f.cells), "points": points, "why": why,
+            "seats": names, "seam": f.seam, "final": False, "bonus_ship": bonus,
+        })
+        self._return_ships(f)
+        return msgs
+
+    def _return_ships(self, f: Feature) -> None:
+        for node in f.nodes:
+            owner = self._ship[node]
+            if owner >= 0:
+                self._pool[owner] += 1
+                self._ship[node] = -1
+        root = f.nodes[0] if f.kind == "station" else self._find(f.nodes[0])
+        self._nships[root] = 0
+
+    def _final_points(self, f: Feature) -> tuple[int, str]:
+        if f.kind == "station":
+            k = sum(1 for c, _ in RING[f.nodes[0] // MAX_SEGMENTS] if self._tile[c] >= 0)
+            points, why = 1 + k, f"1 + {k} surrounding tiles"
+        else:
+            points, why = len(f.cells), f"{len(f.cells)} tile{'s' if len(f.cells) != 1 else ''} x 1"
+        if f.seam:
+            points += 2
+            why += " + 2 seam"
+        return points, why
+
+    def final_scoring(self) -> list[dict[str, Any]]:
+        """What the incomplete features would score if the game ended now."""
+        out = []
+        for f in self.features():
+            if f.complete:
+                continue
+            winners, _ = self._majority(f)
+            if not winners:
+                continue
+            points, why = self._final_points(f)
+            out.append({
+                "ply": self._ply, "how": "final", "kind": f.kind, "feature": self._label(f),
+                "cells": sorted(cell_name(c) for c in f.cells), "points": points, "why": why,
+                "seats": [self._seats[w] for w in winners], "seam": f.seam, "final": True,
+                "bonus_ship": [],
+            })
+        return out
+
+    # --- placements ----------------------------------------------------------------------------------
+    def _pattern(self, cell: int, skip: int = -1) -> str:
+        face = self._face
+        out = []
+        for d, n in enumerate(NEIGHBOURS[cell]):
+            f = face[n]
+            out.append("?" if f is None or n == skip else f[(d + 2) % 4])
+        return "".join(out)
+
+    def _placements(self, t: int, quadrant: int) -> list[tuple[int, int]]:
+        tile = TILES[t]
+        allowed = tile.arrow_rotations(quadrant)
+        edges0 = tile.edges
+        out = []
+        for cell in CELL_ORDER:
+            if self._tile[cell] >= 0:
+                continue
+            for q in fitting_rotations(edges0, self._pattern(cell)):
+                if q in allowed:
+                    out.append((cell, q))
+        return out
+
+    def legal_placement_texts(self) -> list[str]:
+        """``E4 90``-style placements of the drawn tile; black-hole move texts when one is drawn."""
+        if self._drawn < 0 or self._over:
+            return []
+        if TILES[self._drawn].black_hole:
+            return [mv.move_text(m) for m in self.legal_moves()]
+        return [f"{cell_name(c)} {ROTATIONS[q]}" for c, q in self._placements(self._drawn, self._quadrant)]
+
+    def _seg_blocker(self, t: int, cell: int, q: int, s: int) -> int:
+        """A node with a ship on the feature segment ``s`` would join, or -1."""
+        for d in SEG_DIRS[t][q][s]:
+            n = NEIGHBOURS[cell][d]
+            tn = self._tile[n]
+            if tn < 0:
+                continue
+            root = self._find(n * MAX_SEGMENTS + SEG_AT[tn][self._rot[n]][(d + 2) % 4])
+            if self._nships[root]:
+                return next(m for m in self._members[root] if self._ship[m] >= 0)
+        return -1
+
+    def ship_options(self, move: Place) -> list[Place]:
+        """The ship deployments allowed with a placement (the move itself, without ship, first)."""
+        cell = parse_cell(move.cell)
+        base = Place(move.cell, move.rotation)
+        out = [base]
+        t = self._drawn
+        if cell is None or t < 0 or self._pool[self._turn] == 0:
+            return out
+        q = move.rotation // 90
+        for s, seg in enumerate(TILES[t].segments):
+            if seg.kind == "station":
+                out.append(Place(move.cell, move.rotation, "engineer"))
+            elif self._seg_blocker(t, cell, q, s) < 0:
+                edge = DIRS[SEG_DIRS[t][q][s][0]]
+                out.append(Place(move.cell, move.rotation, mv.SEGMENT_SHIP[seg.kind], edge))
+        return out
+
+    # --- black holes -------------------------------------------------------------------------------
+    def _removals(self) -> list[Remove]:
+        out = []
+        for cell in CELL_ORDER:
+            t = self._tile[cell]
+            if t < 0:
+                continue
+            q = self._rot[cell]
+            for s, seg in enumerate(TILES[t].segments):
+                node = cell * MAX_SEGMENTS + s
+                if seg.kind == "wormhole" and self._ship[node] >= 0 \
+                        and self._open[self._find(node)] > 0:
+                    out.append(Remove(cell_name(cell), DIRS[SEG_DIRS[t][q][s][0]]))
+        return out
+
+    def _swap_rotations(self, a: int, b: int) -> list[tuple[int, int]]:
+        """(quarter turns at a, at b) for the tile from b going to a and the tile from a going to b."""
+        ta, tb = self._tile[a], self._tile[b]
+        adjacent = b in NEIGHBOURS[a]
+        ras = fitting_rotations(TILES[tb].edges, self._pattern(a, b if adjacent else -1))
+        if not ras:
+            return []
+        rbs = fitting_rotations(TILES[ta].edges, self._pattern(b, a if adjacent else -1))
+        if not adjacent:
+            return [(ra, rb) for ra in ras for rb in rbs]
+        d = NEIGHBOURS[a].index(b)
+        return [(ra, rb) for ra in ras for rb in rbs
+                if EDGES[tb][ra][d] == EDGES[ta][rb][(d + 2) % 4]]
+
+    def _swaps(self) -> list[Swap]:
+        occupied = [c for c in CELL_ORDER if self._tile[c] >= 0]
+        names = [cell_name(c) for c in occupied]
+        pats = [self._pattern(c) for c in occupied]
+        kinds = [TILES[self._tile[c]].edges for c in occupied]
+        fit = fitting_rotations
+        out = []
+        for i, a in enumerate(occupied):
+            nbs = NEIGHBOURS[a]
+            pa, ka, na = pats[i], kinds[i], names[i]
+            for j in range(i + 1, len(occupied)):
+                b = occupied[j]
+                if b in nbs:
+                    pairs = self._swap_rotations(a, b)
+                else:
+                    ras = fit(kinds[j], pa)
+                    if not ras:
+                        continue
+                    rbs = fit(ka, pats[j])
+                    pairs = [(ra, rb) for ra in ras for rb in rbs]
+                nb = names[j]
+                for ra, rb in pairs:
+                    out.append(Swap(na, ROTATIONS[ra], nb, ROTATIONS[rb]))
+        return out
+
+    # --- moves ---------------------------------------------------------------------------------------
+    def legal_moves(self) -> list[Move]:
+        if self._over or self._need_draw or self._drawn < 0:
+            return []
+        if TILES[self._drawn].black_hole:
+            return [*self._removals(), *self._swaps(), Pass()]
+        return [Place(cell_name(c), ROTATIONS[q]) for c, q in self._placements(self._drawn, self._quadrant)]
+
+    def random_move(self, rng: Any) -> Move:
+        """A random legal move with a random ship choice (or none), so self-play deploys ships."""
+        move = rng.choice(self.legal_moves())
+        if isinstance(move, Place):
+            move = rng.choice(self.ship_options(move))
+        return move
+
+    def _suggest(self, partial: str) -> list[str]:
+        import difflib
+
+        texts = [mv.move_text(m) for m in self.legal_moves()]
+        if not texts:
+            return []
+        partial = partial.strip()
+        if isinstance(partial, str) and partial:
+            key = partial.lower()
+            starts = [t for t in texts if t.lower().startswith(key)]
+            if starts:
+                return starts[:5]
+            for word in key.split():
+                cell = parse_cell(word)
+                if cell is not None:
+                    same = [t for t in texts if cell_name(cell) in t.split()]
+                    if same:
+                        return same[:5]
+            close = difflib.get_close_matches(key, texts, n=5, cutoff=0.5)
+            if close:
+                return close
+        return texts[:5]
+
+    def parse_move(self, text: str) -> Move:
+        return self._canonical(mv.parse(text, self._suggest), notation=True)
+
+    def move_text(self, move: Move) -> str:
+        return mv.move_text(self._canonical(move, notation=False))
+
+    def _canonical(self, move: Move, *, notation: bool) -> Move:
+        """Names a segment by its first edge as placed; infers an unambiguous missing edge."""
+        if isinstance(move, Swap):
+            return move.canonical()
+        if isinstance(move, Remove):
+            cell = parse_cell(move.cell)
+            if cell is None or self._tile[cell] < 0 or move.edge not in DIRS:
+                return move
+            t, q = self._tile[cell], self._rot[cell]
+            s = SEG_AT[t][q][DIRS.index(move.edge)]
+            if s >= 0:
+                return Remove(move.cell, DIRS[SEG_DIRS[t][q][s][0]])
+            return move
+        if not isinstance(move, Place) or move.ship is None:
+            return move
+        if move.ship == "engineer":
+            return Place(move.cell, move.rotation, "engineer") if move.edge else move
+        t = self._drawn
+        if t < 0 or TILES[t].black_hole or move.rotation not in ROTATIONS:
+            return move
+        q = move.rotation // 90
+        kind = mv.SHIP_SEGMENT.get(move.ship)
+        if move.edge is None:
+            candidates = [s for s, seg in enumerate(TILES[t].segments) if seg.kind == kind]
+            if len(candidates) == 1:
+                return Place(move.cell, move.rotation, move.ship,
+                             DIRS[SEG_DIRS[t][q][candidates[0]][0]])
+            if notation and candidates:
+                options = [f"place {move.cell} {move.rotation} {move.ship} "
+                           f"{DIRS[SEG_DIRS[t][q][s][0]]}" for s in candidates]
+                raise NotationError(f"which {move.ship}? {TILES[t].id} has {len(candidates)} "
+                                    f"{kind} segments; name one by an edge.", suggestions=options)
+            return move
+        s = SEG_AT[t][q][DIRS.index(move.edge)] if move.edge in DIRS else -1
+        if s >= 0 and TILES[t].segments[s].kind == kind:
+            return Place(move.cell, move.rotation, move.ship, DIRS[SEG_DIRS[t][q][s][0]])
+        return move
+
+    def push(self, move: Move | str) -> list[str]:
+        if isinstance(move, str):
+            move = self.parse_move(move)
+        if self._over:
+            raise IllegalMoveError("the game is over.", rule="game over")
+        if self._need_draw or self._drawn < 0:
+            raise IllegalMoveError("no tile has been drawn yet: the server draws before each move.",
+                                   rule="draw")
+        move = self._canonical(move, notation=False)
+        seat = self._seats[self._turn]
+        black_hole = TILES[self._drawn].black_hole
+        if isinstance(move, Place):
+            if black_hole:
+                raise IllegalMoveError(
+                    f"{self.drawn_tile} is a black hole: it is not placed; play remove, swap or pass.",
+                    suggestions=self._suggest(""), rule="black hole")
+            msgs = self._do_place(move, seat)
+        else:
+            if not black_hole:
+                raise IllegalMoveError(
+                    f"{mv.move_text(move).split()[0]} is a black-hole action, but you drew "
+                    f"{self.drawn_tile}: place it.", suggestions=self._suggest(""), rule="black hole")
+            if isinstance(move, Remove):
+                msgs = self._do_remove(move, seat)
+            elif isinstance(move, Swap):
+                msgs = self._do_swap(move, seat)
+            elif isinstance(move, Pass):
+                msgs = [f"{seat} plays {self.drawn_tile} and does nothing."]
+            else:
+                raise IllegalMoveError(f"not a Space Truckin' move: {move!r}", rule="notation")
+        self._last = f"{seat}: {mv.move_text(move)}"
+        msgs += self._end_turn()
+        return msgs
+
+    def _end_turn(self) -> list[str]:
+        self._ply += 1
+        self._drawn = -1
+        self._quadrant = -1
+        if not self._undrawn:
+            return self._finish()
+        self._turn = (self._turn + 1) % len(self._seats)
+        self._need_draw = True
+        return []
+
+    def _finish(self) -> list[str]:
+        self._over = True
+        self._need_draw = False
+        self._drawn = -1
+        msgs = ["The pile is empty: the game is over. Final scoring of incomplete features:"]
+        events = self.final_scoring()
+        for event in events:
+            event["ply"] = self._ply
+            for seat in event["seats"]:
+                self._banked[self._seats.index(seat)] += event["points"]
+            msgs.append(f"  {event['feature']}: {' and '.join(event['seats'])} "
+                        f"+{event['points']} ({event['why']}).")
+        if not events:
+            msgs.append("  nothing to score.")
+        self._events.extend(events)
+        sc = self.score()
+        msgs.append("Final totals: " + ", ".join(f"{s} {v}" for s, v in sc.totals.items())
+                    + f". Winner{'s' if len(sc.winners) > 1 else ''}: {', '.join(sc.winners)}.")
+        return msgs
+
+    def _check_cell(self, text: str, what: str) -> int:
+        cell = parse_cell(text)
+        if cell is None:
+            raise IllegalMoveError(f"{text!r} is not a cell: columns A-I, rows 1-9.", rule="cell")
+        return cell
+
+    def _check_rotation(self, rotation: int) -> int:
+        if rotation not in ROTATIONS:
+            raise IllegalMoveError(f"rotation {rotation} is not one of 0, 90, 180, 270.", rule="rotation")
+        return rotation // 90
+
+    def _edge_mismatches(self, cell: int, t: int, q: int, skip: int = -1) -> list[str]:
+        edges = EDGES[t][q]
+        out = []
+        for d, n in enumerate(NEIGHBOURS[cell]):
+            f = self._face[n]
+            if f is None or n == skip:
+                continue
+            other = f[(d + 2) % 4]
+            if other != edges[d]:
+                out.append(f"its {DIRS[d]} edge is {_EDGE_NAME[edges[d]]} but the "
+                           f"{DIRS[(d + 2) % 4]} edge of {cell_name(n)} ({TILES[self._tile[n]].id}) "
+                           f"is {_EDGE_NAME[other]}")
+        return out
+
+    def _do_place(self, move: Place, seat: str) -> list[str]:
+        t = self._drawn
+        tile = TILES[t]
+        cell = self._check_cell(move.cell, "place")
+        q = self._check_rotation(move.rotation)
+        if self._tile[cell] >= 0:
+            raise IllegalMoveError(f"{move.cell} already holds {TILES[self._tile[cell]].id}.",
+                                   suggestions=self._suggest(""), rule="free cell")
+        allowed = tile.arrow_rotations(self._quadrant)
+        if q not in allowed:
+            arrows = " and ".join(CORNERS[a] for a in tile.arrows)
+            need = " or ".join(str(ROTATIONS[r]) for r in allowed)
+            raise IllegalMoveError(
+                f"{tile.id} has an arrow in its {arrows} corner{'s' if len(tile.arrows) > 1 else ''} "
+                f"and the quadrant is {CORNERS[self._quadrant]}: rotate it {need} so an arrow lies "
+                f"in the {CORNERS[self._quadrant]} corner (rotation {move.rotation} puts "
+                f"{'them' if len(tile.arrows) > 1 else 'it'} in "
+                f"{' and '.join(CORNERS[(a + q) % 4] for a in tile.arrows)}).",
+                suggestions=self._suggest(move.cell), rule="arrow")
+        bad = self._edge_mismatches(cell, t, q)
+        if bad:
+            raise IllegalMoveError(
+                f"{tile.id} at {move.cell} rotation {move.rotation} does not match: "
+                + "; ".join(bad) + ".", suggestions=self._suggest(move.cell), rule="edge match")
+        ship_seg = -1
+        if move.ship is not None:
+            ship_seg = self._check_ship(move, cell, t, q, seat)
+        self._put(cell, t, q)
+        where = f"{seat} places {tile.id} at {move.cell} rotation {move.rotation}"
+        if ship_seg >= 0:
+            node = cell * MAX_SEGMENTS + ship_seg
+            self._ship[node] = self._turn
+            self._pool[self._turn] -= 1
+            root = node if tile.segments[ship_seg].kind == "station" else self._find(node)
+            self._nships[root] += 1
+            what = "engineer on the station" if move.ship == "engineer" else \
+                f"{move.ship} on the {tile.segments[ship_seg].describe(q)}"
+            where += f" with {'an' if what[0] in 'aeiou' else 'a'} {what}"
+        msgs = [where + "."]
+        done: dict[tuple[int, ...], Feature] = {}
+        for s, seg in enumerate(tile.segments):
+            node = cell * MAX_SEGMENTS + s
+            if seg.kind != "station" and self._open[self._find(node)] == 0:
+                f = self._feature(node)
+                done.setdefault(f.key(), f)
+        for c in (cell, *(c for c, _ in RING[cell])):
+            tc = self._tile[c]
+            if tc < 0:
+                continue
+            for s, seg in enumerate(TILES[tc].segments):
+                if seg.kind == "station" and self._station_complete(c):
+                    f = self._feature(c * MAX_SEGMENTS + s)
+                    done.setdefault(f.key(), f)
+        for key in sorted(done):
+            msgs += self._score_completed(done[key], "placement")
+        return msgs
+
+    def _check_ship(self, move: Place, cell: int, t: int, q: int, seat: str) -> int:
+        tile = TILES[t]
+        if move.ship not in mv.SHIP_SEGMENT:
+            raise IllegalMoveError(f"unknown ship {move.ship!r}: cargo, battleship or engineer.",
+                                   rule="ship deployment")
+        if self._pool[self._turn] == 0:
+            raise IllegalMoveError(f"{seat} has no ship in the pool to deploy; place the tile "
+                                   "without a ship.", suggestions=[f"place {move.cell} {move.rotation}"],
+                                   rule="ship deployment")
+        kind = mv.SHIP_SEGMENT[move.ship]
+        kinds = [seg.kind for seg in tile.segments]
+        if kind not in kinds:
+            raise IllegalMoveError(f"a {move.ship} goes on a {kind} segment and {tile.id} has none.",
+                                   suggestions=[mv.move_text(m) for m in self.ship_options(move)],
+                                   rule="ship deployment")
+        if kind == "station":
+            return kinds.index("station")
+        if move.edge is None:
+            raise IllegalMoveError(f"name the {kind} segment for the {move.ship} by one of its edges.",
+                                   suggestions=[mv.move_text(m) for m in self.ship_options(move)],
+                                   rule="ship deployment")
+        s = SEG_AT[t][q][DIRS.index(move.edge)]
+        if s < 0 or tile.segments[s].kind != kind:
+            what = _EDGE_NAME[EDGES[t][q][DIRS.index(move.edge)]]
+            raise IllegalMoveError(
+                f"the {move.edge} edge of {tile.id} at rotation {move.rotation} is {what}, not a "
+                f"{kind} segment, so no {move.ship} can go there.",
+                suggestions=[mv.move_text(m) for m in self.ship_options(move)], rule="ship deployment")
+        blocker = self._seg_blocker(t, cell, q, s)
+        if blocker >= 0:
+            owner = self._seats[self._ship[blocker]]
+            bcell = cell_name(blocker // MAX_SEGMENTS)
+            role = mv.SEGMENT_SHIP[kind]
+            raise IllegalMoveError(
+                f"the {tile.segments[s].describe(q)} joins a {kind} that already carries a ship "
+                f"({owner}'s {role} at {bcell}); a ship may only go on a feature without ships.",
+                suggestions=[mv.move_text(m) for m in self.ship_options(move)], rule="ship deployment")
+        return s
+
+    def _do_remove(self, move: Remove, seat: str) -> list[str]:
+        cell = self._check_cell(move.cell, "remove")
+        t = self._tile[cell]
+        options = [mv.move_text(m) for m in self._removals()]
+        if t < 0:
+            raise IllegalMoveError(f"{move.cell} is empty.", suggestions=options, rule="black hole")
+        if move.edge not in DIRS:
+            raise IllegalMoveError(f"{move.edge!r} is not an edge (N, E, S, W).", suggestions=options,
+                                   rule="black hole")
+        q = self._rot[cell]
+        s = SEG_AT[t][q][DIRS.index(move.edge)]
+        if s < 0 or TILES[t].segments[s].kind != "wormhole":
+            raise IllegalMoveError(
+                f"the {move.edge} edge of {move.cell} ({TILES[t].id}) is "
+                f"{_EDGE_NAME[EDGES[t][q][DIRS.index(move.edge)]]}, not a wormhole segment.",
+                suggestions=options, rule="black hole")
+        node = cell * MAX_SEGMENTS + s
+        owner = self._ship[node]
+        if owner < 0:
+            raise IllegalMoveError(f"there is no cargo on the {TILES[t].segments[s].describe(q)} of "
+                                   f"{move.cell}.", suggestions=options, rule="black hole")
+        root = self._find(node)
+        if self._open[root] == 0:
+            raise IllegalMoveError("that wormhole is complete; only a cargo on an incomplete wormhole "
+                                   "may be removed.", suggestions=options, rule="black hole")
+        self._ship[node] = -1
+        self._nships[root] -= 1
+        self._lost[owner] += 1
+        return [f"{seat} plays {self.drawn_tile}: {self._seats[owner]}'s cargo at {move.cell} "
+                f"{move.edge} is lost in an unknown universe."]
+
+    def _do_swap(self, move: Swap, seat: str) -> list[str]:
+        a = self._check_cell(move.cell_a, "swap")
+        b = self._check_cell(move.cell_b, "swap")
+        ra = self._check_rotation(move.rotation_a)
+        rb = self._check_rotation(move.rotation_b)
+        if a == b:
+            raise IllegalMoveError("a swap needs two different cells.", rule="black hole")
+        for c in (a, b):
+            if self._tile[c] < 0:
+                raise IllegalMoveError(f"{cell_name(c)} is empty: a swap exchanges two placed tiles.",
+                                       rule="black hole")
+        ta, tb = self._tile[a], self._tile[b]
+        adjacent = b in NEIGHBOURS[a]
+        bad = [f"{TILES[tb].id} at {move.cell_a} rotation {move.rotation_a}: {m}"
+               for m in self._edge_mismatches(a, tb, ra, b if adjacent else -1)]
+        bad += [f"{TILES[ta].id} at {move.cell_b} rotation {move.rotation_b}: {m}"
+                for m in self._edge_mismatches(b, ta, rb, a if adjacent else -1)]
+        if adjacent and not bad:
+            d = NEIGHBOURS[a].index(b)
+            ea, eb = EDGES[tb][ra][d], EDGES[ta][rb][(d + 2) % 4]
+            if ea != eb:
+                bad.append(f"the two swapped tiles would meet {_EDGE_NAME[ea]} to {_EDGE_NAME[eb]}")
+        if bad:
+            near = [mv.move_text(Swap(cell_name(a), ROTATIONS[x], cell_name(b), ROTATIONS[y]))
+                    for x, y in self._swap_rotations(a, b)]
+            raise IllegalMoveError("the swap breaks the edge rule: " + "; ".join(bad) + ".",
+                                   suggestions=near, rule="edge match")
+        before = {self._identity(f) for f in self.features() if f.complete}
+        for s in range(MAX_SEGMENTS):
+            na, nb = a * MAX_SEGMENTS + s, b * MAX_SEGMENTS + s
+            self._ship[na], self._ship[nb] = self._ship[nb], self._ship[na]
+        self._tile[a], self._tile[b] = tb, ta
+        self._rot[a], self._rot[b] = ra, rb
+        self._rebuild()
+        msgs = [f"{seat} plays {self.drawn_tile}: {TILES[tb].id} moves to {move.cell_a} "
+                f"(rotation {move.rotation_a}) and {TILES[ta].id} to {move.cell_b} "
+                f"(rotation {move.rotation_b})."]
+        for f in sorted(self.features(), key=Feature.key):
+            if not f.complete:
+                continue
+            carries = any(self._ship[n] >= 0 for n in f.nodes)
+            if carries or self._identity(f) not in before:
+                msgs += self._score_completed(f, "swap")
+        return msgs
+
+    # --- chance ----------------------------------------------------------------------------------
+    def pending_chance(self) -> str | None:
+        return "draw" if self._need_draw and not self._over else None
+
+    def next_from_pile(self, pile: Iterable[str]) -> str:
+        """The first tile of ``pile`` that has not been drawn yet."""
+        for tile_id in pile:
+            if TILE_INDEX.get(tile_id, START_TILE) in self._undrawn:
+                return tile_id
+        raise EngineError("the pile holds no tile that has not been drawn")
+
+    def apply_chance(self, value: Mapping[str, Any]) -> list[str]:
+        if self.pending_chance() is None:
+            raise EngineError("no tile is due to be drawn now")
+        if not isinstance(value, Mapping):
+            raise EngineError(f"a draw is {{'tile': ID, 'quadrant': NE|SE|SW|NW}}, not {value!r}")
+        tile_id = value.get("tile")
+        quadrant = str(value.get("quadrant", "")).upper()
+        t = TILE_INDEX.get(tile_id) if isinstance(tile_id, str) else None
+        if t is None:
+            raise EngineError(f"unknown tile {tile_id!r}")
+        if t not in self._undrawn:
+            raise EngineError(f"{tile_id} is not in the pile (already drawn, or the start tile)")
+        if quadrant not in CORNERS:
+            raise EngineError(f"quadrant must be NE, SE, SW or NW, not {value.get('quadrant')!r}")
+        self._undrawn.discard(t)
+        qd = CORNERS.index(quadrant)
+        seat = self._seats[self._turn]
+        msgs = [f"{seat} draws {tile_id} (clock quadrant {quadrant})."]
+        if not TILES[t].black_hole and not self._placements(t, qd):
+            self._discarded.append(t)
+            msgs.append(f"{tile_id} has no legal placement with quadrant {quadrant} and is discarded.")
+            if not self._undrawn:
+                msgs += self._finish()
+            return msgs
+        self._drawn = t
+        self._quadrant = qd
+        self._need_draw = False
+        return msgs
+
+    # --- test and puzzle positions -------------------------------------------------------------------
+    def arrange(self, tiles: Mapping[str, tuple[str, int]],
+                ships: Mapping[tuple[str, str], str] | None = None, *,
+                pile: Iterable[str] | None = None, keep_start: bool = True,
+                reserve: Mapping[str, int] | None = None) -> None:
+        """Lay out a position by hand (tests, puzzles, help examples); checks the edge rule.
+
+        ``tiles`` maps a cell to (tile id, rotation); ``ships`` maps (cell, edge or "station") to a
+        seat, taking the ship from that seat's pool; ``pile`` restricts the undrawn tiles;
+        ``reserve`` overrides reserve sizes.
+        """
+        if not keep_start:
+            self._tile = [-1] * CELLS
+        self._ship = [-1] * _NODES
+        for cell_text, (tile_id, rotation) in tiles.items():
+            cell = parse_cell(cell_text)
+            if cell is None or tile_id not in TILE_INDEX or rotation not in ROTATIONS:
+                raise SetupError(f"bad tile entry {cell_text}: {tile_id} {rotation}")
+            t = TILE_INDEX[tile_id]
+            if TILES[t].black_hole:
+                raise SetupError("black holes are never placed")
+            self._tile[cell] = t
+            self._rot[cell] = rotation // 90
+        placed = {self._tile[c] for c in range(CELLS) if self._tile[c] >= 0}
+        if len(placed) != sum(1 for c in range(CELLS) if self._tile[c] >= 0):
+            raise SetupError("a tile is placed twice")
+        self._rebuild()
+        for cell in range(CELLS):
+            if self._tile[cell] >= 0 and self._edge_mismatches(cell, self._tile[cell], self._rot[cell]):
+                raise SetupError(f"{cell_name(cell)} does not match its neighbours: "
+                                 + "; ".join(self._edge_mismatches(cell, self._tile[cell],
+                                                                   self._rot[cell])))
+        for (cell_text, edge), seat in (ships or {}).items():
+            cell = parse_cell(cell_text)
+            if cell is None or self._tile[cell] < 0:
+                raise SetupError(f"no tile at {cell_text} for a ship")
+            t, q = self._tile[cell], self._rot[cell]
+            if edge == "station":
+                s = next((i for i, g in enumerate(TILES[t].segments) if g.kind == "station"), -1)
+            else:
+                s = SEG_AT[t][q][DIRS.index(edge)]
+            if s < 0:
+                raise SetupError(f"no segment at {cell_text} {edge}")
+            owner = self._seats.index(seat)
+            self._ship[cell * MAX_SEGMENTS + s] = owner
+            self._pool[owner] -= 1
+        self._rebuild()
+        for seat, count in (reserve or {}).items():
+            self._reserve[self._seats.index(seat)] = count
+        self._undrawn = set(PILE_TILES) - placed
+        if pile is not None:
+            self._undrawn = {TILE_INDEX[x] for x in pile}
+        if self._undrawn & placed:
+            raise SetupError("a placed tile is still in the pile")
+
+    # --- presentation --------------------------------------------------------------------------
+    def render(self, viewer: str | None = None) -> str:
+        from .render import render_text
+
+        return render_text(self, viewer)
+
+    def render_html(self, viewer: str | None = None) -> str:
+        from .render import render_html
+
+        return render_html(self, viewer)
+
+    def render_legal(self, viewer: str | None = None) -> str:
+        from .render import render_legal
+
+        return render_legal(self, viewer)
+
+    def replay_info(self) -> dict[str, Any]:
+        return {"tile": self.drawn_tile, "quadrant": self.quadrant, "tiles_left": len(self._undrawn)}
+
+    def pools(self) -> dict[str, dict[str, int]]:
+        on_board = [0] * len(self._seats)
+        for owner in self._ship:
+            if owner >= 0:
+                on_board[owner] += 1
+        return {seat: {"pool": self._pool[i], "reserve": self._reserve[i], "on_board": on_board[i],
+                       "lost": self._lost[i]} for i, seat in enumerate(self._seats)}
+
+    def score(self) -> Score:
+        totals = {seat: self._banked[i] for i, seat in enumerate(self._seats)}
+        details: dict[str, Any] = {"events": [dict(e) for e in self._events], "pools": self.pools(),
+                                   "over": self._over}
+        lines = []
+        for event in self._events:
+            tag = "final" if event["final"] else f"ply {event['ply']}"
+            lines.append(f"  {tag}: {event['feature']}: {' and '.join(event['seats'])} "
+                         f"+{event['points']} ({event['why']})")
+        if not self._over:
+            provisional = {seat: 0 for seat in self._seats}
+            for event in self.final_scoring():
+                for seat in event["seats"]:
+                    provisional[seat] += event["points"]
+            details["provisional"] = provisional
+            head = "Scores so far: "
+            tail = ["If the game ended now, incomplete features would add: "
+                    + ", ".join(f"{s} +{v}" for s, v in provisional.items()) + "."]
+        else:
+            head = "Final scores: "
+            tail = []
+        text = head + ", ".join(f"{s} {v}" for s, v in totals.items()) + "."
+        if lines:
+            text += "\n" + "\n".join(lines)
+        if tail:
+            text += "\n" + "\n".join(tail)
+        return Score(totals=totals, text=text, details=details)
+
+    # --- read access for rendering ------------------------------------------------------------
+    def tile_at(self, cell: int) -> tuple[int, int] | None:
+        t = self._tile[cell]
+        return None if t < 0 else (t, self._rot[cell])
+
+    def ship_at(self, cell: int, segment: int) -> str | None:
+        owner = self._ship[cell * MAX_SEGMENTS + segment]
+        return None if owner < 0 else self._seats[owner]

@@ -1,0 +1,198 @@
+"""Server configuration from ``pbem.toml``: validated by ``schemas/config.schema.json``, every setting
+with a default that works on one machine, so ``pbem serve`` runs with no file at all."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pbem.validation import SchemaError, validate
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass
+class ImapConfig:
+    host: str | None = None
+    port: int | None = None
+    security: str = "ssl"
+    username: str = ""
+    password: str = ""
+    mailbox: str = "INBOX"
+    processed_folder: str = "processed"
+    poll_seconds: float = 60.0
+    idle: bool = True
+    idle_renew_seconds: float = 540.0
+    max_backoff_seconds: float = 300.0
+
+    @property
+    def effective_port(self) -> int:
+        return self.port or (993 if self.security == "ssl" else 143)
+
+
+@dataclass
+class RelayConfig:
+    host: str | None = None
+    port: int | None = None
+    security: str = "starttls"
+    username: str = ""
+    password: str = ""
+    timeout_seconds: float = 30.0
+    max_backoff_seconds: float = 3600.0
+
+    @property
+    def effective_port(self) -> int:
+        return self.port or {"ssl": 465, "starttls": 587}.get(self.security, 25)
+
+
+@dataclass
+class Config:
+    address: str = "pbem@localhost"
+    name: str = "pbem"
+    data_dir: Path = Path("./pbem-data")
+    database: str = ""
+    max_message_bytes: int = 2_000_000
+    log_level: str = "INFO"
+    auth_notice_interval_seconds: int = 3600
+    smtp_enabled: bool = True
+    smtp_host: str = "127.0.0.1"
+    smtp_port: int = 2525
+    imap: ImapConfig = field(default_factory=ImapConfig)
+    relay: RelayConfig = field(default_factory=RelayConfig)
+    moderators: list[str] = field(default_factory=list)
+    source: Path | None = None  # the file it was read from
+
+    @property
+    def database_url(self) -> str:
+        return self.database or str(self.data_dir / "pbem.sqlite3")
+
+    @property
+    def outbox_maildir(self) -> Path:
+        return self.data_dir / "outbox"
+
+
+def _secret(section: dict[str, Any], base: Path, where: str) -> str:
+    if "password_file" in section:
+        path = Path(section["password_file"]).expanduser()
+        if not path.is_absolute():
+            path = base / path
+        try:
+            return path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"{where}.password_file: cannot read {path}: {exc.strerror}") from None
+    return str(section.get("password", ""))
+
+
+def config_from_dict(data: dict[str, Any], base: Path | None = None,
+                     source: Path | None = None) -> Config:
+    try:
+        validate(data, "config", what=str(source or "configuration"))
+    except SchemaError as exc:
+        raise ConfigError(str(exc)) from None
+    base = base or Path.cwd()
+    server = data.get("server", {})
+    smtp = data.get("smtp", {})
+    imap = data.get("imap", {})
+    relay = data.get("relay", {})
+    data_dir = Path(server.get("data_dir", "./pbem-data")).expanduser()
+    if not data_dir.is_absolute():
+        data_dir = base / data_dir
+    imap_cfg = ImapConfig(
+        **{k: v for k, v in imap.items() if k not in ("password", "password_file")},
+        password=_secret(imap, base, "imap"),
+    )
+    relay_cfg = RelayConfig(
+        **{k: v for k, v in relay.items() if k not in ("password", "password_file")},
+        password=_secret(relay, base, "relay"),
+    )
+    if imap_cfg.host and not imap_cfg.username:
+        raise ConfigError("imap.username: required when imap.host is set")
+    database = server.get("database", "")
+    if database and "://" not in database and not Path(database).is_absolute():
+        database = str(base / database)
+    return Config(
+        address=server.get("address", "pbem@localhost").lower(),
+        name=server.get("name", "pbem"),
+        data_dir=data_dir,
+        database=database,
+        max_message_bytes=server.get("max_message_bytes", 2_000_000),
+        log_level=server.get("log_level", "INFO"),
+        auth_notice_interval_seconds=server.get("auth_notice_interval_seconds", 3600),
+        smtp_enabled=smtp.get("enabled", imap_cfg.host is None),
+        smtp_host=smtp.get("host", "127.0.0.1"),
+        smtp_port=smtp.get("port", 2525),
+        imap=imap_cfg,
+        relay=relay_cfg,
+        moderators=[a.lower() for a in data.get("moderators", {}).get("addresses", [])],
+        source=source,
+    )
+
+
+def load_config(path: Path | None) -> Config:
+    """Read ``path``; with None, read ./pbem.toml when present, else use the defaults."""
+    if path is None:
+        default = Path("pbem.toml")
+        if not default.exists():
+            return config_from_dict({})
+        path = default
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    return config_from_dict(data, base=path.resolve().parent, source=path)
+
+
+EXAMPLE = '''\
+# pbem.toml: configuration of the pbem play-by-email server.
+# Every setting is optional; the values shown are the defaults. Check it with `pbem check-config`.
+
+[server]
+# The address players write to. Mails to a seat use plus-addresses: pbem+TOKEN@...
+address = "pbem@localhost"
+name = "pbem"
+# Where the database, the outbox Maildir and logs live (relative to this file).
+data_dir = "./pbem-data"
+# database = "postgresql://pbem@localhost/pbem"   # default: DATA_DIR/pbem.sqlite3
+max_message_bytes = 2000000
+log_level = "INFO"
+# At most one "failed authentication" notice per seat within this interval.
+auth_notice_interval_seconds = 3600
+
+# The embedded SMTP listener: on by default when no IMAP host is set.
+[smtp]
+# enabled = true
+host = "127.0.0.1"
+port = 2525
+
+# A real mailbox, watched with IMAP IDLE (or polled). Uncomment to use.
+[imap]
+# host = "imap.example.org"
+# port = 993
+# security = "ssl"            # ssl | starttls | none
+# username = "pbem@example.org"
+# password_file = "/etc/pbem/imap-password"
+mailbox = "INBOX"
+processed_folder = "processed"
+poll_seconds = 60
+idle = true
+idle_renew_seconds = 540
+
+# Outgoing mail. Without a host, mail is written to the Maildir DATA_DIR/outbox.
+[relay]
+# host = "smtp.example.org"
+# port = 587
+# security = "starttls"       # ssl | starttls | none
+# username = "pbem@example.org"
+# password_file = "/etc/pbem/smtp-password"
+timeout_seconds = 30
+max_backoff_seconds = 3600
+
+[moderators]
+addresses = []
+'''

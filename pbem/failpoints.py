@@ -1,0 +1,23 @@
+"""Crash injection for the exactly-once tests: ``PBEM_FAILPOINT=NAME`` makes the process kill itself
+with SIGKILL the first time it reaches that point (``NAME:N`` the N-th time). Unset, it costs one dict
+lookup. The points: ``after-commit`` (a message's transaction committed, before the IMAP move and
+before its replies are sent)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+_counts: dict[str, int] = {}
+
+
+def hit(name: str) -> None:
+    spec = os.environ.get("PBEM_FAILPOINT")
+    if not spec:
+        return
+    wanted, _, nth = spec.partition(":")
+    if wanted != name:
+        return
+    _counts[name] = _counts.get(name, 0) + 1
+    if _counts[name] >= int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)

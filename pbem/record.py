@@ -1,0 +1,181 @@
+"""Game records (the turn log): reading with precise errors, replaying, writing atomically.
+
+A record is the setup plus the ordered moves; every state is derived by replaying it, so the record is
+the only thing stored for a game and the only thing a player needs to check a game with ``pbem replay``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from engine import Game, State, get_game, replay
+from engine.base import EngineError, ReplayError, apply_entry
+from engine.registry import UnknownGameError
+from pbem.validation import schema_errors
+
+FORMAT = "pbem-record/1"
+
+
+class RecordError(ValueError):
+    """A record that is not well-formed: ``errors`` are "PATH: reason" strings."""
+
+    def __init__(self, source: str, errors: list[str]):
+        self.source = source
+        self.errors = errors
+        super().__init__(f"{source}: " + "; ".join(errors))
+
+
+def iso(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_record(data: Any, source: str = "record") -> tuple[dict[str, Any], Game]:
+    """Validate against the schema, then the game's own option and setup checks."""
+    errors = schema_errors(data, "record")
+    if errors:
+        raise RecordError(source, errors)
+    try:
+        game = get_game(data["game"])
+    except UnknownGameError as exc:
+        raise RecordError(source, [f"$.game: {exc}"]) from None
+    try:
+        game.start(game.normalize_options(data.get("options")), data["setup"])
+    except EngineError as exc:
+        where = "$.options" if exc.__class__.__name__ == "OptionsError" else "$.setup"
+        raise RecordError(source, [f"{where}: {exc}"]) from None
+    return data, game
+
+
+def parse_record(text: str, source: str = "record") -> tuple[dict[str, Any], Game]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(source, [f"line {exc.lineno} column {exc.colno}: {exc.msg}"]) from None
+    return check_record(data, source)
+
+
+def load_record(path: Path) -> tuple[dict[str, Any], Game]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RecordError(str(path), [exc.strerror or str(exc)]) from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(str(path), [f"not UTF-8 text: {exc.reason}"]) from None
+    return parse_record(text, str(path))
+
+
+def dump_record(record: Mapping[str, Any]) -> str:
+    return json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+
+
+def write_record(path: Path, record: Mapping[str, Any]) -> None:
+    """Write atomically (temp file, fsync, rename): a crash leaves the old or the new record whole."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(dump_record(record))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def new_record(game: Game, options: Mapping[str, Any], setup: Mapping[str, Any],
+               players: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, Any]:
+    record: dict[str, Any] = {"format": FORMAT, "game": game.name, "options": dict(options),
+                              "setup": dict(setup)}
+    if players:
+        record["players"] = {seat: dict(info) for seat, info in players.items()}
+    record["moves"] = []
+    return record
+
+
+def replay_record(record: Mapping[str, Any], game: Game | None = None,
+                  upto_ply: int | None = None) -> State:
+    game = game or get_game(record["game"])
+    return replay(game, record.get("options"), record["setup"], record["moves"], upto_ply=upto_ply)
+
+
+def draw_chances(game: Game, state: State, record: dict[str, Any], now: datetime) -> list[str]:
+    """Draw every chance event now due (Space Truckin' tiles and quadrant) and log it in the record."""
+    notes: list[str] = []
+    while state.pending_chance() is not None and not state.is_over:
+        value = game.draw_chance(state, record["setup"], now.second)
+        notes += state.apply_chance(value)
+        record["moves"].append({"chance": value, "at": iso(now)})
+    return notes
+
+
+def append_move(game: Game, state: State, record: dict[str, Any], text: str, now: datetime,
+                seat: str | None = None) -> tuple[str, list[str]]:
+    """Apply a move (raising MoveError) and log it; returns its canonical text and announcements."""
+    seat = seat or state.to_move
+    move = state.parse_move(text)
+    canonical = state.move_text(move)
+    notes = state.push(move)
+    record["moves"].append({"seat": seat, "move": canonical, "at": iso(now)})
+    notes += draw_chances(game, state, record, now)
+    return canonical, notes
+
+
+def positions(record: Mapping[str, Any], game: Game | None = None) -> Iterator[State]:
+    """Each position in turn: ply 0, then after every move (chance events folded in)."""
+    game = game or get_game(record["game"])
+    state = game.start(game.normalize_options(record.get("options")), record["setup"])
+    entries = record["moves"]
+    index = 0
+    while index < len(entries) and "chance" in entries[index]:
+        apply_entry(state, entries[index], index)
+        index += 1
+    yield state.copy()
+    while index < len(entries):
+        apply_entry(state, entries[index], index)
+        index += 1
+        while index < len(entries) and "chance" in entries[index]:
+            apply_entry(state, entries[index], index)
+            index += 1
+        yield state.copy()
+
+
+def player_view(record: Mapping[str, Any], game: Game | None = None) -> dict[str, Any]:
+    """The record as a player may see it: hidden setup (future draws) removed."""
+    game = game or get_game(record["game"])
+    view = copy.deepcopy(dict(record))
+    view["setup"] = game.redact_setup(record["setup"])
+    return view
+
+
+def replay_json(state: State) -> dict[str, Any]:
+    """One line of ``pbem replay --json``: a stable contract for moderators' tools."""
+    over = state.is_over
+    legal_texts = getattr(state, "legal_placement_texts", None)
+    if over:
+        legal: list[str] = []
+    elif legal_texts is not None:
+        legal = legal_texts()
+    else:
+        legal = [state.move_text(m) for m in state.legal_moves()]
+    line: dict[str, Any] = {"ply": state.ply, "to_move": None if over else state.to_move,
+                            "over": over, "legal": legal}
+    info = state.replay_info()
+    if over and "ending" in info:
+        info = {**info, "ending": []}
+    line.update(info)
+    line["scores"] = dict(state.score().totals)
+    return line
+
+
+__all__ = ["FORMAT", "RecordError", "ReplayError", "append_move", "check_record", "draw_chances",
+           "dump_record", "iso", "load_record", "new_record", "parse_record", "player_view",
+           "positions", "replay_json", "replay_record", "write_record"]

@@ -1,0 +1,87 @@
+"""The parts of mails that show a game: board, scores, legal moves, result, subjects and footers.
+
+Game-neutral: everything shown comes from the engine's State interface.
+"""
+
+from __future__ import annotations
+
+import json
+
+from engine import State
+from pbem.mail.compose import Attachment, Section
+from pbem.record import player_view
+from pbem.store.base import GameRow
+
+
+def subject(game_id: str, text: str) -> str:
+    return f"[pbem {game_id}] {text}"
+
+
+def seat_label(row: GameRow, seat: str) -> str:
+    for s in row.seats:
+        if s.seat == seat:
+            return f"{s.name} <{s.email}>" if s.name else s.email
+    return seat
+
+
+def players_line(row: GameRow) -> str:
+    return "Players: " + ", ".join(f"{s.seat} {seat_label(row, s.seat)}" for s in row.seats)
+
+
+def scores_line(state: State) -> str:
+    totals = state.score().totals
+    joined = ", ".join(f"{seat} {points}" for seat, points in totals.items())
+    return f"Scores so far: {joined}"
+
+
+def board_section(state: State, viewer: str | None, title: str | None = None,
+                  lines: list[str] | None = None, with_legal: bool = True) -> Section:
+    """Board, scores and (unless over) the legal moves of the seat to move."""
+    section = Section(title=title, lines=list(lines or []), board_text=state.render(viewer),
+                      board_html=state.render_html(viewer))
+    if state.is_over:
+        section.scores = state.score().text
+    else:
+        section.scores = scores_line(state)
+        if with_legal and state.to_move is not None:
+            section.legal = f"Legal moves for {state.to_move} (ply {state.ply}):\n" + state.render_legal(
+                state.to_move)
+    return section
+
+
+def result_lines(row: GameRow, state: State) -> list[str]:
+    result = row.record.get("result") or {}
+    winners = result.get("winners") or state.score().winners
+    totals = state.score().totals
+    reason = result.get("reason")
+    lines = []
+    if reason == "resigned":
+        lines.append(f"{result.get('resigned')} resigned.")
+    if len(winners) > 1:
+        lines.append("The game is a draw: " + ", ".join(winners) + " share the win.")
+    elif winners:
+        lines.append(f"{winners[0]} ({seat_label(row, winners[0])}) wins.")
+    if reason != "resigned":
+        lines.append("Final scores: " + ", ".join(f"{s} {p}" for s, p in totals.items()))
+    return lines
+
+
+def record_attachment(row: GameRow) -> Attachment:
+    """The player-facing record (hidden setup removed), ready for ``pbem replay``."""
+    view = player_view(row.record)
+    view["id"] = row.id
+    content = json.dumps(view, indent=1, ensure_ascii=False).encode("utf-8") + b"\n"
+    return Attachment(filename=f"{row.id}.json", content=content)
+
+
+def reply_footer(game_id: str | None, server_address: str) -> list[str]:
+    lines = []
+    if game_id:
+        lines.append(f"Game {game_id}: to move, press Reply and write your move on the first line "
+                     "(for example: tower red C4 claim C4). Keep this mail's Reply-To address: it "
+                     "carries your secret token.")
+        lines.append(f"Other commands: board {game_id}, resign {game_id}, games, help.")
+    else:
+        lines.append(f"Write commands to {server_address}, one per line. Send 'help' for the list.")
+    lines.append("The attached .json file is the game record: replay it with `pbem replay FILE`.")
+    return lines

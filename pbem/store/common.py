@@ -1,0 +1,98 @@
+"""Helpers every backend shares, so SQLite and PostgreSQL store the same text for the same value.
+
+Timestamps are stored as fixed-width ISO-8601 UTC text because it sorts correctly as plain text in
+any database and reads unambiguously in a dump; JSON is compact to keep game records small.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import hashlib
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+
+class StoreError(Exception):
+    """Base of the errors the storage layer raises on purpose."""
+
+
+class SchemaVersionError(StoreError):
+    """The database was written by a newer pbem; running older code on it could corrupt it."""
+
+
+class StoreClosedError(StoreError):
+    """The store was closed; a use after close is a bug in the caller, not a transient failure."""
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+def dt_to_text(value: datetime) -> str:
+    """Fixed width, so that text order is time order in SQL comparisons and ORDER BY."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        # A naive datetime is ambiguous: refusing it catches the bug where it is made, not later
+        # when a reminder fires an hour off.
+        raise ValueError(f"naive datetime {value!r}: the store needs timezone-aware UTC times")
+    v = value.astimezone(UTC)
+    return (f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:"
+            f"{v.second:02d}.{v.microsecond:06d}Z")
+
+
+def dt_from_text(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    return datetime.fromisoformat(value).astimezone(UTC)
+
+
+def json_dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def json_loads(value: str | bytes) -> Any:
+    return json.loads(value)
+
+
+def sha256_hex(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+_BLANK_LINE = re.compile(rb"\r?\n\r?\n")
+_ANGLE_ID = re.compile(r"<[^<>]+>")
+
+
+def normalise_message_id(value: str | None) -> str | None:
+    """Folding may put whitespace inside an id and some mailers omit the brackets; both copies of
+    one message must still compare equal, so whitespace goes and brackets are added."""
+    if value is None:
+        return None
+    compact = "".join(value.split())
+    match = _ANGLE_ID.search(compact)
+    if match:
+        return match.group(0)
+    compact = compact.strip("<>")
+    return f"<{compact}>" if compact else None
+
+
+def message_id_of(raw: bytes) -> str | None:
+    """Only the header block is parsed: intake runs before the SMTP 250 and must stay cheap even
+    for a large message, and a body can never hold the Message-ID anyway."""
+    match = _BLANK_LINE.search(raw)
+    head = raw[: match.end()] if match else raw
+    try:
+        msg = email.parser.BytesHeaderParser(policy=email.policy.default).parsebytes(head)
+        value = msg.get("Message-ID")
+        text = None if value is None else str(value)
+    except Exception:
+        # The modern header parser has raised on odd input before; the legacy parser never
+        # interprets the value, which is all that is needed here. Should even that fail, the
+        # message is still accepted, de-duplicated by its bytes alone.
+        try:
+            raw_value = email.parser.BytesHeaderParser().parsebytes(head).get("Message-ID")
+            text = None if raw_value is None else str(raw_value)
+        except Exception:
+            return None
+    return normalise_message_id(text)

@@ -1,0 +1,45 @@
+"""Versioned schema migrations, shipped as Python modules so they travel inside the wheel (and a
+zipped install) with no package-data configuration.
+
+Each migration lives in its own module ``mNNNN_<name>.py`` holding one SQL script per dialect; a
+dialect a migration does not (yet) support is ``None``. Migrations are append-only: once released, a
+module is never edited, because databases in the field already carry its version number. To change
+the schema, add a module and append it to ``MIGRATIONS``.
+
+A SQLite script runs inside one ``BEGIN IMMEDIATE`` transaction together with the insert into
+``schema_version``, so a failed migration leaves the database at the previous version. (A future
+migration that has to rebuild a table with foreign keys pointing at it must switch
+``PRAGMA foreign_keys`` off around the transaction, which the runner does not do yet.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pbem.store.migrations import m0001_initial
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sqlite: str | None
+    postgresql: str | None = None
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial", m0001_initial.SQLITE, m0001_initial.POSTGRESQL),
+)
+
+
+def latest_version(migrations: tuple[Migration, ...] | None = None) -> int:
+    migrations = MIGRATIONS if migrations is None else migrations
+    return migrations[-1].version if migrations else 0
+
+
+def check_sequence(migrations: tuple[Migration, ...]) -> None:
+    """A gap or a duplicate would make two installations disagree about what version N means."""
+    for expected, migration in enumerate(migrations, start=1):
+        if migration.version != expected:
+            raise ValueError(f"migration {migration.name!r} has version {migration.version}, "
+                             f"expected {expected}")

@@ -1,0 +1,585 @@
+"""The SQLite backend: the default store, one file next to the server's other data.
+
+Durability: WAL with ``synchronous=FULL`` makes every COMMIT fsync the log, so a message is on disk
+once ``accept_inbound`` returns (the SMTP listener answers 250 only then) and survives kill -9 and
+power loss.
+
+Concurrency: several threads of the daemon (SMTP listener, processor, sender) and other processes
+(``pbem deliver``, CLI tools) use one file. Each thread gets its own connection, because a sqlite3
+connection serialises its users and one thread's open transaction would be visible to the others.
+Across processes SQLite's file locks do the work. Every write starts with ``BEGIN IMMEDIATE``: a
+transaction that starts as a reader and later wants to write can fail at once with SQLITE_BUSY
+(the busy timeout does not apply to that upgrade), while ``BEGIN IMMEDIATE`` simply waits for the
+write lock. Readers never wait in WAL mode.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pbem.store import migrations as _migrations
+from pbem.store.base import (
+    GAME_STATUSES,
+    INBOUND_STATUSES,
+    AcceptResult,
+    GameRow,
+    Inbound,
+    Outbound,
+    Seat,
+)
+from pbem.store.common import (
+    SchemaVersionError,
+    StoreClosedError,
+    StoreError,
+    dt_from_text,
+    dt_to_text,
+    json_dumps,
+    json_loads,
+    message_id_of,
+    now_utc,
+    sha256_hex,
+)
+
+_SCHEMA_VERSION_DDL = (
+    "CREATE TABLE IF NOT EXISTS schema_version ("
+    " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+)
+
+_INBOUND_COLS = "id, raw, source, received_at, message_id, sha256, status, outcome"
+_OUTBOUND_COLS = ("id, message_id, sender, recipients, raw, created_at, attempts, next_attempt_at,"
+                  " sent_at, last_error")
+_GAME_COLS = "id, game, status, record, created_at, updated_at, to_move, thread_id"
+_SEAT_COLS = "game_id, seat, email, name, token_hash, accepted"
+
+# Connections inherited through fork(): never used and never closed in the child, because closing
+# an inherited SQLite handle can drop POSIX locks and corrupt the parent's view of the file.
+_INHERITED: list[sqlite3.Connection] = []
+
+
+def split_statements(script: str) -> list[str]:
+    """``executescript`` would COMMIT the migration's transaction before running, so the script is
+    cut into single statements; ``complete_statement`` knows about semicolons in strings and
+    trigger bodies."""
+    statements: list[str] = []
+    start = 0
+    pos = script.find(";")
+    while pos != -1:
+        candidate = script[start : pos + 1]
+        if sqlite3.complete_statement(candidate):
+            statements.append(candidate.strip())
+            start = pos + 1
+        pos = script.find(";", pos + 1)
+    rest = script[start:]
+    if any(line.strip() and not line.strip().startswith("--") for line in rest.splitlines()):
+        raise ValueError(f"incomplete SQL statement at the end of a migration: {rest.strip()!r}")
+    return statements
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _check_status(status: str, allowed: Sequence[str], what: str) -> None:
+    if status not in allowed:
+        raise ValueError(f"unknown {what} status {status!r}; expected one of {', '.join(allowed)}")
+
+
+def _inbound(row: Sequence[Any]) -> Inbound:
+    return Inbound(id=row[0], raw=bytes(row[1]), source=row[2],
+                   received_at=dt_from_text(row[3]),  # type: ignore[arg-type]
+                   message_id=row[4], sha256=row[5], status=row[6], outcome=row[7])
+
+
+def _outbound(row: Sequence[Any]) -> Outbound:
+    return Outbound(id=row[0], message_id=row[1], sender=row[2], recipients=json_loads(row[3]),
+                    raw=bytes(row[4]), created_at=dt_from_text(row[5]),  # type: ignore[arg-type]
+                    attempts=row[6], next_attempt_at=dt_from_text(row[7]),
+                    sent_at=dt_from_text(row[8]), last_error=row[9])
+
+
+def _seat(row: Sequence[Any]) -> Seat:
+    return Seat(seat=row[1], email=row[2], name=row[3], token_hash=row[4], accepted=bool(row[5]))
+
+
+def _load_games(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> list[GameRow]:
+    games = [GameRow(id=r[0], game=r[1], status=r[2], record=json_loads(r[3]),
+                     created_at=dt_from_text(r[4]), updated_at=dt_from_text(r[5]),
+                     to_move=r[6], thread_id=r[7]) for r in rows]
+    by_id = {g.id: g for g in games}
+    ids = list(by_id)
+    for i in range(0, len(ids), 500):  # stay well below SQLite's bound-parameter limit
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(f"SELECT {_SEAT_COLS} FROM seats WHERE game_id IN ({marks})"
+                                " ORDER BY game_id, position", chunk):
+            by_id[row[0]].seats.append(_seat(row))
+    return games
+
+
+def _get_game(conn: sqlite3.Connection, game_id: str) -> GameRow | None:
+    row = conn.execute(f"SELECT {_GAME_COLS} FROM games WHERE id = ?", (game_id,)).fetchone()
+    return _load_games(conn, [row])[0] if row else None
+
+
+class SQLiteTx:
+    """One open ``BEGIN IMMEDIATE`` transaction; unusable once its ``with`` block has ended, so a
+    leaked reference cannot write outside the transaction it was meant for."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn: sqlite3.Connection | None = conn
+
+    @property
+    def _c(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError("transaction already ended; use the Tx only inside its with-block")
+        return self._conn
+
+    def _end(self) -> None:
+        self._conn = None
+
+    # intake
+
+    def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
+                     sender: str | None = None, game_id: str | None = None,
+                     now: datetime) -> None:
+        _check_status(status, INBOUND_STATUSES, "inbound")
+        cur = self._c.execute(
+            "UPDATE inbound SET status = ?, outcome = ?, sender = COALESCE(?, sender),"
+            " game_id = COALESCE(?, game_id), processed_at = ? WHERE id = ?",
+            (status, outcome, sender, game_id, dt_to_text(now), inbound_id))
+        if cur.rowcount == 0:
+            raise LookupError(f"no inbound message {inbound_id}")
+
+    # games
+
+    def next_game_id(self, prefix: str) -> str:
+        if not prefix:
+            raise ValueError("empty game id prefix")
+        conn = self._c
+        row = conn.execute("SELECT next FROM game_counters WHERE prefix = ?", (prefix,)).fetchone()
+        number = row[0] if row else 1
+        # Skip ids taken by games inserted with explicit ids (imports, tests).
+        while conn.execute("SELECT 1 FROM games WHERE id = ?", (f"{prefix}-{number}",)).fetchone():
+            number += 1
+        conn.execute("INSERT INTO game_counters (prefix, next) VALUES (?, ?)"
+                     " ON CONFLICT (prefix) DO UPDATE SET next = excluded.next",
+                     (prefix, number + 1))
+        return f"{prefix}-{number}"
+
+    def insert_game(self, game: GameRow) -> None:
+        _check_status(game.status, GAME_STATUSES, "game")
+        if game.created_at is None:
+            game.created_at = now_utc()
+        if game.updated_at is None:
+            game.updated_at = game.created_at
+        conn = self._c
+        conn.execute(
+            "INSERT INTO games (id, game, status, to_move, thread_id, created_at, updated_at,"
+            " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (game.id, game.game, game.status, game.to_move, game.thread_id,
+             dt_to_text(game.created_at), dt_to_text(game.updated_at), json_dumps(game.record)))
+        self._insert_seats(game)
+
+    def get_game(self, game_id: str, *, for_update: bool = False) -> GameRow | None:
+        # for_update needs nothing here: BEGIN IMMEDIATE already excludes every other writer.
+        return _get_game(self._c, game_id)
+
+    def save_game(self, game: GameRow) -> None:
+        _check_status(game.status, GAME_STATUSES, "game")
+        if game.updated_at is None:
+            game.updated_at = now_utc()
+        conn = self._c
+        cur = conn.execute(
+            "UPDATE games SET status = ?, record = ?, to_move = ?, thread_id = ?, updated_at = ?"
+            " WHERE id = ?",
+            (game.status, json_dumps(game.record), game.to_move, game.thread_id,
+             dt_to_text(game.updated_at), game.id))
+        if cur.rowcount == 0:
+            raise LookupError(f"no game {game.id!r}")
+        conn.execute("DELETE FROM seats WHERE game_id = ?", (game.id,))
+        self._insert_seats(game)
+
+    def _insert_seats(self, game: GameRow) -> None:
+        self._c.executemany(
+            "INSERT INTO seats (game_id, seat, position, email, name, token_hash, accepted)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(game.id, s.seat, i, s.email, s.name, s.token_hash, int(s.accepted))
+             for i, s in enumerate(game.seats)])
+
+    def games_for_email(self, email: str) -> list[GameRow]:
+        conn = self._c
+        rows = conn.execute(
+            f"SELECT {_GAME_COLS} FROM games"
+            " WHERE id IN (SELECT game_id FROM seats WHERE email = ?)"
+            " ORDER BY updated_at DESC, id DESC", (email.strip().lower(),)).fetchall()
+        return _load_games(conn, rows)
+
+    def seat_by_token_hash(self, token_hash: str) -> tuple[str, Seat] | None:
+        if not token_hash:
+            return None
+        # The repeated "<> ''" lets SQLite use the partial unique index.
+        row = self._c.execute(
+            f"SELECT {_SEAT_COLS} FROM seats WHERE token_hash = ? AND token_hash <> ''",
+            (token_hash,)).fetchone()
+        return (row[0], _seat(row)) if row else None
+
+    # outbox
+
+    def queue_outbound(self, *, message_id: str, sender: str, recipients: list[str], raw: bytes,
+                       now: datetime) -> int:
+        if not recipients:
+            raise ValueError(f"outbound message {message_id} has no recipients")
+        stamp = dt_to_text(now)
+        cur = self._c.execute(
+            "INSERT INTO outbound (message_id, sender, recipients, created_at, attempts,"
+            " next_attempt_at, raw) VALUES (?, ?, ?, ?, 0, ?, ?)",
+            (message_id, sender, json_dumps(list(recipients)), stamp, stamp, bytes(raw)))
+        return int(cur.lastrowid)  # type: ignore[arg-type]
+
+    # bounces and rate-limited notices
+
+    def record_bounce(self, email: str, now: datetime, detail: str) -> None:
+        self._c.execute("INSERT INTO bounces (email, at, detail) VALUES (?, ?, ?)",
+                        (email, dt_to_text(now), detail))
+
+    def claim_notice(self, key: str, now: datetime, interval_seconds: int) -> bool:
+        """True (and remembers now) when no notice with this key went out within the interval."""
+        conn = self._c
+        row = conn.execute("SELECT last_at FROM notices WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            last = dt_from_text(row[0])
+            # A clock that went backwards also counts as "too soon": better one notice too few.
+            if last is not None and now - last < timedelta(seconds=interval_seconds):
+                return False
+        conn.execute("INSERT INTO notices (key, last_at) VALUES (?, ?)"
+                     " ON CONFLICT (key) DO UPDATE SET last_at = excluded.last_at",
+                     (key, dt_to_text(now)))
+        return True
+
+
+class SQLiteStore:
+    """``Store`` on one SQLite file. Opening it brings the schema up to date (see ``migrate``)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+        text = os.fspath(path)
+        if text == ":memory:" or text.startswith("file:") or not text:
+            # Each thread has its own connection, so an in-memory database would be a different
+            # one in every thread; tests use a file in a temporary directory instead.
+            raise ValueError(f"SQLiteStore needs a file path, not {text!r}")
+        self.path = Path(text)
+        self.busy_timeout = busy_timeout
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
+        self._pid = os.getpid()
+        self._closed = False
+        try:
+            self._ensure_wal(self._conn())
+            self.migrate()
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r})"
+
+    # connections
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = FULL")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreClosedError(f"{self!r} is closed")
+        if os.getpid() != self._pid:
+            self._after_fork()
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+            self._local.in_tx = False
+            with self._lock:
+                self._close_dead_threads()
+                self._conns.append((threading.current_thread(), conn))
+        return conn
+
+    def _close_dead_threads(self) -> None:
+        """A short-lived worker thread leaves its connection behind; close those so a long-running
+        daemon does not collect open file handles."""
+        alive = []
+        for thread, conn in self._conns:
+            if thread.is_alive():
+                alive.append((thread, conn))
+            else:
+                conn.close()
+        self._conns = alive
+
+    def _after_fork(self) -> None:
+        _INHERITED.extend(conn for _, conn in self._conns)
+        self._conns = []
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._pid = os.getpid()
+
+    def _ensure_wal(self, conn: sqlite3.Connection) -> None:
+        """The journal mode is stored in the file, so only the first opener switches it; that
+        switch needs an exclusive lock and may report busy without waiting, hence the retry."""
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    raise StoreError(f"{self.path}: cannot use WAL journal mode (got {mode!r})")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        if self._local.in_tx:
+            raise StoreError("a store write was started inside store.transaction() on the same "
+                             "thread; do it through the Tx, or after the transaction")
+        conn.execute("BEGIN IMMEDIATE")
+        self._local.in_tx = True
+        try:
+            try:
+                yield conn
+            except BaseException:
+                self._rollback(conn)
+                raise
+            try:
+                conn.execute("COMMIT")
+            except BaseException:
+                self._rollback(conn)
+                raise
+        finally:
+            self._local.in_tx = False
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A snapshot for reads that take several statements (a game and its seats)."""
+        conn = self._conn()
+        if self._local.in_tx:
+            yield conn  # inside a transaction of this thread: see its uncommitted writes
+            return
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            self._rollback(conn)
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            # SQLite may already have rolled back by itself (e.g. after SQLITE_FULL).
+            with suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+
+    # schema
+
+    def schema_version(self) -> int:
+        """Version of the schema in the file (0 for an empty file)."""
+        conn = self._conn()
+        exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                              " AND name = 'schema_version'").fetchone()
+        if not exists:
+            return 0
+        return int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+                   .fetchone()[0])
+
+    def _check_not_newer(self, version: int, latest: int) -> None:
+        if version > latest:
+            raise SchemaVersionError(
+                f"{self.path}: the database has schema version {version}, but this pbem knows "
+                f"only versions up to {latest}; it was written by a newer pbem. Upgrade pbem "
+                f"(or restore a backup) rather than run the older code on it.")
+
+    def migrate(self) -> int:
+        migrations = _migrations.MIGRATIONS
+        _migrations.check_sequence(migrations)
+        latest = _migrations.latest_version(migrations)
+        version = self.schema_version()
+        self._check_not_newer(version, latest)
+        while version < latest:
+            # One transaction per migration; the version is read again under the write lock
+            # because another process may be migrating the same file right now.
+            with self._write() as conn:
+                conn.execute(_SCHEMA_VERSION_DDL)
+                version = int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+                              .fetchone()[0])
+                self._check_not_newer(version, latest)
+                if version >= latest:
+                    break
+                migration = migrations[version]  # versions are 1..n, checked above
+                if migration.sqlite is None:
+                    raise StoreError(f"migration {migration.version} ({migration.name}) has no "
+                                     "SQLite version")
+                for statement in split_statements(migration.sqlite):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_version (version, name, applied_at)"
+                             " VALUES (?, ?, ?)",
+                             (migration.version, migration.name, dt_to_text(now_utc())))
+                version = migration.version
+        return version
+
+    def close(self) -> None:
+        if os.getpid() != self._pid:
+            self._after_fork()
+        with self._lock:
+            self._closed = True
+            conns, self._conns = self._conns, []
+        for _, conn in conns:
+            with suppress(sqlite3.Error):
+                conn.close()
+        self._local = threading.local()
+
+    @contextmanager
+    def transaction(self) -> Iterator[SQLiteTx]:
+        with self._write() as conn:
+            tx = SQLiteTx(conn)
+            try:
+                yield tx
+            finally:
+                tx._end()
+
+    # intake
+
+    def accept_inbound(self, raw: bytes, source: str, now: datetime,
+                       source_ref: str | None = None) -> AcceptResult:
+        raw = bytes(raw)
+        digest = sha256_hex(raw)
+        message_id = message_id_of(raw)
+        received = dt_to_text(now)
+        with self._write() as conn:
+            row = conn.execute("SELECT id, status FROM inbound"
+                               " WHERE sha256 = ? OR message_id = ? ORDER BY id LIMIT 1",
+                               (digest, message_id)).fetchone()
+            if row is not None:
+                return AcceptResult(inbound_id=row[0], new=False, status=row[1])
+            cur = conn.execute(
+                "INSERT INTO inbound (message_id, sha256, source, source_ref, received_at,"
+                " status, raw) VALUES (?, ?, ?, ?, ?, 'pending', ?)",
+                (message_id, digest, source, source_ref, received, raw))
+            inbound_id = int(cur.lastrowid)  # type: ignore[arg-type]
+        # Reached only after COMMIT returned, i.e. after the WAL was fsynced.
+        return AcceptResult(inbound_id=inbound_id, new=True, status="pending")
+
+    def pending_inbound(self, limit: int = 100) -> list[Inbound]:
+        rows = self._conn().execute(f"SELECT {_INBOUND_COLS} FROM inbound WHERE status = 'pending'"
+                                    " ORDER BY id LIMIT ?", (limit,)).fetchall()
+        return [_inbound(r) for r in rows]
+
+    def inbound_status(self, inbound_id: int) -> str | None:
+        row = self._conn().execute("SELECT status FROM inbound WHERE id = ?",
+                                   (inbound_id,)).fetchone()
+        return row[0] if row else None
+
+    def iter_inbound(self, status: str | None = None) -> Iterator[Inbound]:
+        """Pages by id instead of holding one cursor open, so a slow consumer neither pins a WAL
+        snapshot nor blocks this thread from starting a transaction meanwhile."""
+        last = 0
+        while True:
+            if status is None:
+                rows = self._conn().execute(f"SELECT {_INBOUND_COLS} FROM inbound WHERE id > ?"
+                                            " ORDER BY id LIMIT 100", (last,)).fetchall()
+            else:
+                rows = self._conn().execute(f"SELECT {_INBOUND_COLS} FROM inbound"
+                                            " WHERE status = ? AND id > ? ORDER BY id LIMIT 100",
+                                            (status, last)).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield _inbound(row)
+            last = rows[-1][0]
+
+    # outbox sender
+
+    def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]:
+        # Oldest first (by id, i.e. queue order), so one player's mails arrive in move order.
+        rows = self._conn().execute(
+            f"SELECT {_OUTBOUND_COLS} FROM outbound"
+            " WHERE sent_at IS NULL AND next_attempt_at <= ? ORDER BY id LIMIT ?",
+            (dt_to_text(now), limit)).fetchall()
+        return [_outbound(r) for r in rows]
+
+    def mark_sent(self, outbound_id: int, now: datetime) -> None:
+        with self._write() as conn:
+            cur = conn.execute("UPDATE outbound SET sent_at = COALESCE(sent_at, ?) WHERE id = ?",
+                               (dt_to_text(now), outbound_id))
+            if cur.rowcount == 0:
+                raise LookupError(f"no outbound message {outbound_id}")
+
+    def mark_send_failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
+        with self._write() as conn:
+            cur = conn.execute("UPDATE outbound SET attempts = attempts + 1, last_error = ?,"
+                               " next_attempt_at = ? WHERE id = ?",
+                               (error, dt_to_text(next_attempt_at), outbound_id))
+            if cur.rowcount == 0:
+                raise LookupError(f"no outbound message {outbound_id}")
+
+    def outbound_counts(self) -> dict[str, int]:
+        with self._read() as conn:
+            total = conn.execute("SELECT COUNT(*) FROM outbound").fetchone()[0]
+            pending = conn.execute("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL"
+                                   ).fetchone()[0]
+        return {"pending": int(pending), "sent": int(total - pending)}
+
+    # IMAP progress
+
+    def imap_state(self, mailbox: str) -> tuple[int, int] | None:
+        row = self._conn().execute("SELECT uidvalidity, last_uid FROM imap_state"
+                                   " WHERE mailbox = ?", (mailbox,)).fetchone()
+        return (int(row[0]), int(row[1])) if row else None
+
+    def set_imap_state(self, mailbox: str, uidvalidity: int, last_uid: int) -> None:
+        with self._write() as conn:
+            conn.execute("INSERT INTO imap_state (mailbox, uidvalidity, last_uid) VALUES (?, ?, ?)"
+                         " ON CONFLICT (mailbox) DO UPDATE SET uidvalidity = excluded.uidvalidity,"
+                         " last_uid = excluded.last_uid", (mailbox, uidvalidity, last_uid))
+
+    # read-only views
+
+    def get_game(self, game_id: str) -> GameRow | None:
+        with self._read() as conn:
+            return _get_game(conn, game_id)
+
+    def list_games(self, status: str | None = None) -> list[GameRow]:
+        with self._read() as conn:
+            if status is None:
+                rows = conn.execute(f"SELECT {_GAME_COLS} FROM games ORDER BY created_at, id"
+                                    ).fetchall()
+            else:
+                rows = conn.execute(f"SELECT {_GAME_COLS} FROM games WHERE status = ?"
+                                    " ORDER BY created_at, id", (status,)).fetchall()
+            return _load_games(conn, rows)

@@ -1,0 +1,218 @@
+"""Two players with only a mail client play whole games of Alien City through each door of the
+server: a real Dovecot mailbox watched with IMAP IDLE, the embedded SMTP listener, and ``pbem
+deliver`` from an MTA pipe. Replies leave through a real SMTP relay (aiosmtpd)."""
+
+from __future__ import annotations
+
+import email.policy
+import smtplib
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from pbem.config import Config, config_from_dict
+from pbem.daemon import Daemon
+from pbem.mail.client import new_mail
+from pbem.record import replay_record
+from pbem.server.processor import Processor
+from pbem.store import open_store
+from tests.server.players import Player, attached_record
+from tests.services.requirements import free_port
+
+ALICE, BOB, SERVER = "alice@example.org", "bob@example.org", "pbem@localhost"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def relay(sink) -> dict:
+    return {"host": sink.host, "port": sink.port, "security": "none"}
+
+
+def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 300) -> dict[str, EmailMessage]:
+    """Alice challenges Bob; both answer every mail they get until both have the result."""
+    players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
+    submit(new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black"))
+    seen, finished = 0, {}
+    deadline = time.monotonic() + timeout
+    while len(finished) < 2:
+        assert time.monotonic() < deadline, f"game not over after {timeout}s"
+        received = sink.wait_for(seen + 1, timeout=60)
+        for item in received[seen:]:
+            message, rcpt = item.message, item.rcpt_tos[0]
+            assert message["Auto-Submitted"] in ("auto-replied", "auto-generated")
+            if "Game over" in str(message["Subject"]):
+                finished[rcpt] = message
+                continue
+            reply = players[rcpt].respond(message)
+            if reply is not None:
+                submit(reply)
+        seen = len(received)
+    return finished
+
+
+def check_result(finished: dict[str, EmailMessage], store) -> None:
+    row = store.get_game("ac-1")
+    assert row.status == "over"
+    state = replay_record(row.record)
+    assert state.is_over
+    for message in finished.values():
+        record = attached_record(message)
+        assert replay_record(record).is_over
+        body = message.get_body(preferencelist=("plain",)).get_content()
+        assert "Final scores" in body
+
+
+def raw(message: EmailMessage) -> bytes:
+    return message.as_bytes(policy=email.policy.SMTP)
+
+
+@pytest.fixture
+def daemon_for(tmp_path: Path) -> Iterator[Callable[[dict], tuple[Config, Daemon]]]:
+    started: list[tuple[Daemon, object]] = []
+
+    def make(settings: dict) -> tuple[Config, Daemon]:
+        settings.setdefault("server", {})["data_dir"] = str(tmp_path / "data")
+        config = config_from_dict(settings)
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        store = open_store(config.database_url)
+        daemon = Daemon(config, store, Processor(config, store), processor_poll_seconds=0.2)
+        daemon.start()
+        started.append((daemon, store))
+        return config, daemon
+
+    yield make
+    for daemon, store in started:
+        daemon.stop()
+        store.close()
+
+
+def test_whole_game_over_imap_idle(dovecot, imap_user, smtp_sink, daemon_for) -> None:
+    user, password = imap_user
+    _config, daemon = daemon_for({
+        "imap": {"host": dovecot.host, "port": dovecot.port, "security": "none", "username": user,
+                 "password": password, "idle": True, "poll_seconds": 30},
+        "smtp": {"enabled": False}, "relay": relay(smtp_sink)})
+    finished = drive_game(lambda m: dovecot.deliver(user, raw(m)), smtp_sink)
+    check_result(finished, daemon.store)
+    deadline = time.monotonic() + 10
+    while dovecot.list_messages(user, "INBOX") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert dovecot.list_messages(user, "INBOX") == [], "processed mail left in INBOX"
+    assert len(dovecot.list_messages(user, "processed")) >= 40
+
+
+def test_whole_game_through_the_embedded_smtp_listener(smtp_sink, daemon_for) -> None:
+    port = free_port()
+    _config, daemon = daemon_for({"smtp": {"enabled": True, "host": "127.0.0.1", "port": port},
+                                  "relay": relay(smtp_sink)})
+
+    def submit(message: EmailMessage) -> None:
+        with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:
+            smtp.sendmail(message["From"].addresses[0].addr_spec,
+                          [message["To"].addresses[0].addr_spec], raw(message))
+
+    check_result(drive_game(submit, smtp_sink), daemon.store)
+
+
+def test_whole_game_through_pbem_deliver(tmp_path: Path, smtp_sink, daemon_for) -> None:
+    config, daemon = daemon_for({"smtp": {"enabled": False}, "relay": relay(smtp_sink)})
+    toml = tmp_path / "pbem.toml"
+    toml.write_text(f'[server]\ndata_dir = "{config.data_dir}"\n[smtp]\nenabled = false\n')
+
+    def submit(message: EmailMessage) -> None:
+        result = subprocess.run([sys.executable, "-m", "pbem.cli", "deliver", "-c", str(toml)],
+                                input=raw(message), capture_output=True, timeout=60)
+        assert result.returncode == 0, result.stderr.decode()
+        daemon.wake()
+
+    check_result(drive_game(submit, smtp_sink), daemon.store)
+
+
+# --- crash safety ------------------------------------------------------------------------------------
+
+def _serve(config_path: Path, failpoint: str | None) -> subprocess.Popen:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    if failpoint:
+        env["PBEM_FAILPOINT"] = failpoint
+    return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_kill_9_after_commit_loses_nothing_and_repeats_nothing(tmp_path: Path, dovecot, imap_user,
+                                                               smtp_sink) -> None:
+    """SIGKILL right after a message's transaction committed, before the IMAP move and before the
+    replies went out; after a restart every move is applied once and every reply is sent."""
+    user, password = imap_user
+    config_path = tmp_path / "pbem.toml"
+    config_path.write_text(f"""
+[server]
+data_dir = "{tmp_path / 'data'}"
+[smtp]
+enabled = false
+[imap]
+host = "{dovecot.host}"
+port = {dovecot.port}
+security = "none"
+username = "{user}"
+password = "{password}"
+poll_seconds = 1
+[relay]
+host = "{smtp_sink.host}"
+port = {smtp_sink.port}
+security = "none"
+""")
+    players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
+    first = new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black")
+    dovecot.deliver(user, raw(first))
+    expected_mails = 2  # alice's confirmation, bob's invitation
+    for _round in range(4):  # new, accept, black's move, white's move: each crashes once
+        crashing = _serve(config_path, "after-commit")
+        assert crashing.wait(60) == -9, crashing.stderr.read().decode()[-2000:]
+        assert len(dovecot.list_messages(user, "INBOX")) == 1, "the message left INBOX before the crash"
+        assert len(smtp_sink.messages) == expected_mails - 2, "a reply was sent before the crash"
+        server = _serve(config_path, None)
+        try:
+            received = smtp_sink.wait_for(expected_mails, timeout=60)
+            deadline = time.monotonic() + 20
+            while dovecot.list_messages(user, "INBOX") and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert dovecot.list_messages(user, "INBOX") == []
+            time.sleep(1.0)  # anything sent twice would arrive now
+            received = smtp_sink.messages
+            assert len(received) == expected_mails, [m.message["Subject"] for m in received]
+            ids = [m.message["Message-ID"] for m in received]
+            assert len(set(ids)) == len(ids)
+        finally:
+            _stop(server)
+        # the next mail: whoever has a mail to answer answers the newest one
+        reply = None
+        for item in reversed(received[-2:]):
+            reply = players[item.rcpt_tos[0]].respond(item.message)
+            if reply is not None:
+                break
+        assert reply is not None
+        dovecot.deliver(user, raw(reply))
+        expected_mails += 2
+    store = open_store(tmp_path / "data" / "pbem.sqlite3")
+    try:
+        row = store.get_game("ac-1")
+        assert row is not None and row.status in ("invited", "active")
+        moves = [e for e in row.record["moves"] if "move" in e]
+        assert len(moves) == 2  # the mail answering the 4th round is still waiting in INBOX
+        assert sum(1 for m in store.iter_inbound() if m.status == "done") == 4
+    finally:
+        store.close()

@@ -1,0 +1,58 @@
+"""An in-process server for tests: the real SQLite store, the real reader and processor, a clock the
+test moves. Outbound rows are taken from the store as the sender would take them."""
+
+from __future__ import annotations
+
+import email.policy
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
+from pathlib import Path
+
+from pbem.clock import ManualClock
+from pbem.config import config_from_dict
+from pbem.mail.client import new_mail
+from pbem.server.processor import Processor
+from pbem.store import open_store
+from tests.server.players import parse
+
+
+class Server:
+    def __init__(self, tmp_path: Path, **server_settings: object):
+        settings = {"data_dir": str(tmp_path / "data"), **server_settings}
+        self.config = config_from_dict({"server": settings})
+        self.store = open_store(tmp_path / "pbem.sqlite3")
+        self.clock = ManualClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
+        self.processor = Processor(self.config, self.store, self.clock, secret=b"s" * 32)
+
+    def submit(self, message: EmailMessage | bytes) -> list[tuple[str, EmailMessage]]:
+        """Store a mail, process it, and return the mails it caused as (recipient, message)."""
+        raw = message if isinstance(message, bytes) else message.as_bytes(policy=email.policy.SMTP)
+        self.store.accept_inbound(raw, "test", self.clock.now())
+        self.processor.process_pending()
+        return self.take_outbox()
+
+    def take_outbox(self) -> list[tuple[str, EmailMessage]]:
+        rows = self.store.due_outbound(self.clock.now() + timedelta(days=3650))
+        out = []
+        for row in rows:
+            self.store.mark_sent(row.id, self.clock.now())
+            out.append((row.recipients[0], parse(row.raw)))
+        return out
+
+    def mail(self, sender: str, body: str, subject: str = "") -> EmailMessage:
+        return new_mail(sender, self.config.address, body, subject)
+
+    def game(self, game_id: str):
+        return self.store.get_game(game_id)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def to(outbox: list[tuple[str, EmailMessage]], address: str) -> list[EmailMessage]:
+    return [m for rcpt, m in outbox if rcpt == address]
+
+
+def text_of(message: EmailMessage) -> str:
+    body = message.get_body(preferencelist=("plain",))
+    return body.get_content().replace("\r\n", "\n") if body is not None else ""

@@ -1,0 +1,195 @@
+"""A real SMTP server (aiosmtpd) that keeps every message it accepts, for tests.
+
+Why a real server: the code under test speaks SMTP through the standard library, with real
+timeouts, refusals and retries; a fake ``smtplib`` would test none of that. The sink listens on a
+free loopback port in a background thread and can misbehave on purpose:
+
+* ``stop()`` then ``start()``: the relay goes away (connection refused) and comes back on the
+  SAME port, as a restarted mail relay would;
+* ``reject_all = True``: every transaction is answered ``451`` (temporary failure) at MAIL FROM,
+  so the client's ``sendmail`` raises ``smtplib.SMTPSenderRefused`` (an
+  ``SMTPResponseException`` with ``smtp_code == 451``) and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import email
+import email.message
+import email.policy
+import threading
+import time
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP, Envelope, Session
+
+from .requirements import LOOPBACK, free_port, port_open
+
+REJECT_REPLY = "451 4.3.0 Temporary failure (test sink in reject_all mode)"
+
+
+@dataclass(frozen=True)
+class SinkMessage:
+    """One accepted message: the SMTP envelope and the DATA bytes exactly as received."""
+
+    mail_from: str
+    rcpt_tos: list[str]
+    data: bytes
+    peer: Any = None
+    mail_options: list[str] = field(default_factory=list)
+
+    @property
+    def message(self) -> email.message.EmailMessage:
+        """``data`` parsed with the modern email policy."""
+        msg = email.message_from_bytes(self.data, policy=email.policy.default)
+        assert isinstance(msg, email.message.EmailMessage)
+        return msg
+
+
+class _Handler:
+    """aiosmtpd handler: refuses in reject_all mode, otherwise stores the message."""
+
+    def __init__(self, sink: SmtpSink) -> None:
+        self.sink = sink
+
+    async def handle_MAIL(
+        self, server: SMTP, session: Session, envelope: Envelope, address: str, mail_options: list
+    ) -> str:
+        if self.sink.reject_all:
+            return self.sink.reject_reply
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        if self.sink.reject_all:
+            return self.sink.reject_reply
+        raw = envelope.original_content or envelope.content or b""
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogateescape")
+        self.sink._store(
+            SinkMessage(
+                mail_from=envelope.mail_from or "",
+                rcpt_tos=list(envelope.rcpt_tos),
+                data=bytes(raw),
+                peer=session.peer,
+                mail_options=list(envelope.mail_options),
+            )
+        )
+        return "250 Message accepted for delivery"
+
+
+class SmtpSink:
+    """An SMTP server on ``127.0.0.1:<free port>`` that stores what it receives.
+
+    Thread-safe: the server thread appends, the test reads ``messages`` or waits with
+    ``wait_for``. Usable as a context manager.
+    """
+
+    host: str = LOOPBACK
+
+    def __init__(self, port: int | None = None, reject_all: bool = False) -> None:
+        self.port: int = port or 0
+        self.reject_all: bool = reject_all
+        self.reject_reply: str = REJECT_REPLY
+        self._messages: list[SinkMessage] = []
+        self._cond = threading.Condition()
+        self._controller: Controller | None = None
+        self.start()
+
+    def start(self) -> None:
+        """Start listening; after ``stop()`` this reuses the same port.
+
+        aiosmtpd's ``Controller`` cannot bind port 0, so the first start picks a free port
+        (retrying when someone else grabs it in between).
+        """
+        if self._controller is not None:
+            return
+        fixed = bool(self.port)
+        last: Exception | None = None
+        for _ in range(1 if fixed else 5):
+            port = self.port if fixed else free_port(self.host)
+            controller = Controller(
+                _Handler(self),
+                hostname=self.host,
+                port=port,
+                ready_timeout=10,
+                enable_SMTPUTF8=True,
+            )
+            try:
+                controller.start()
+            except Exception as exc:  # port taken between free_port() and bind
+                last = exc
+                with contextlib.suppress(Exception):
+                    controller.stop()
+                continue
+            self.port = port
+            self._controller = controller
+            atexit.register(self.stop)  # for sinks a test forgets to stop
+            return
+        raise RuntimeError(f"SMTP sink could not listen on {self.host}:{self.port}: {last}")
+
+    def stop(self) -> None:
+        """Stop listening: new connections are refused until ``start()``."""
+        controller, self._controller = self._controller, None
+        if controller is not None:
+            atexit.unregister(self.stop)
+            controller.stop()
+        deadline = time.monotonic() + 5
+        while self.port and port_open(self.host, self.port) and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    close = stop
+
+    @property
+    def running(self) -> bool:
+        """True while the server accepts connections."""
+        return self._controller is not None
+
+    def _store(self, message: SinkMessage) -> None:
+        with self._cond:
+            self._messages.append(message)
+            self._cond.notify_all()
+
+    @property
+    def messages(self) -> list[SinkMessage]:
+        """A snapshot of every message accepted so far, oldest first."""
+        with self._cond:
+            return list(self._messages)
+
+    def clear(self) -> None:
+        """Forget the messages received so far."""
+        with self._cond:
+            self._messages.clear()
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[SinkMessage]:
+        """Block until at least ``count`` messages arrived; return them all.
+
+        Raises ``AssertionError`` (a plain test failure) with what did arrive on timeout.
+        """
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self._messages) >= count, timeout=timeout):
+                got = [(m.mail_from, m.rcpt_tos) for m in self._messages]
+                raise AssertionError(
+                    f"SMTP sink got {len(self._messages)} of {count} messages in {timeout}s: {got}"
+                )
+            return list(self._messages)
+
+    def __enter__(self) -> SmtpSink:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<SmtpSink {self.host}:{self.port} {state} {len(self.messages)} messages>"
