@@ -27,11 +27,14 @@ test: install services
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
+# The main job on embedded defaults: SMTP listener on 127.0.0.1:2525 for pbem@localhost, data and the
+# outbox Maildir in ./pbem-data. See the README for playing a game against it with `pbem send`.
 run: install
 	$(BIN)/pbem serve
 
-bench: install
+bench: install services
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/mail.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.alien_city.board import (
-    COLOURS,
     LOT_INDEX,
+    LOT_NAMES,
     N_LOTS,
     NEIGHBOURS,
     PIECE_INDEX,
@@ -37,6 +37,9 @@ k1nw g5sw b4ne r2se
 r4se b5nw g1ne k3sw
 r1sw b2ne g3se k4nw
 """
+
+# The same layout with edition 1.2's numbers (3 -> 0).
+DEFAULT_TILES_1_2 = DEFAULT_TILES.replace("3", "0")
 
 _COLOUR_LETTER = {"r": "red", "b": "blue", "g": "green", "k": "black"}
 
@@ -102,7 +105,7 @@ def parse_structures(text: str | Mapping[str, str]) -> dict[int, tuple[int, int]
     return out
 
 
-def position(structures: str | Mapping[str, str] = "", *, tiles: str = DEFAULT_TILES,
+def position(structures: str | Mapping[str, str] = "", *, tiles: str | None = None,
              options: Mapping[str, Any] | None = None, to_move: str | None = "black",
              supply: Mapping[str, Mapping[str, int]] | None = None,
              caps: Mapping[str, int] | None = None, check: bool = True) -> AlienCityState:
@@ -115,6 +118,8 @@ def position(structures: str | Mapping[str, str] = "", *, tiles: str = DEFAULT_T
     """
     game = AlienCity()
     opts = game.normalize_options(options)
+    if tiles is None:
+        tiles = DEFAULT_TILES_1_2 if opts["edition"] == "1.2" else DEFAULT_TILES
     state = game.start(opts, setup_from_text(tiles))
     pieces = parse_structures(structures)
     held = {seat: list(START_SUPPLY[seat]) for seat in SEATS}
@@ -140,10 +145,10 @@ def position(structures: str | Mapping[str, str] = "", *, tiles: str = DEFAULT_T
             raise SetupError("the empty lots do not form one street network")
         for lot in pieces:
             if not any(board[j] == 0 for j in NEIGHBOURS[lot]):
-                raise SetupError(f"the structure on lot {lot} has no street")
+                raise SetupError(f"the structure on {LOT_NAMES[lot]} has no street")
     state.set_position(pieces, held, cap_count, to_move)
     return state
 
 
-__all__ = ["COLOURS", "DEFAULT_TILES", "parse_structures", "position", "setup_from_text",
+__all__ = ["DEFAULT_TILES", "DEFAULT_TILES_1_2", "parse_structures", "position", "setup_from_text",
            "tiles_from_text"]

@@ -223,7 +223,7 @@ def render_html(state: AlienCityState, viewer: str | None) -> str:
 
 def render_legal(state: AlienCityState, viewer: str | None) -> str:
     if state.is_over:
-        return "The game is over: neither seat has a legal build. No more moves; see the score."
+        return "The game is over: neither seat has a legal build. See the score."
     seat = state.to_move
     assert seat is not None
     moves = state.legal_moves()

@@ -56,6 +56,10 @@ class Structure:
     claimed_by: str | None
 
 
+def _or_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
 def other_seat(seat: str) -> str:
     return SEATS[1] if seat == SEATS[0] else SEATS[0]
 
@@ -91,6 +95,13 @@ class AlienCityState(State):
             self._place_symmetric_towers()
 
     # --- construction helpers ---------------------------------------------------------------------
+    def clear_cache(self) -> None:
+        """Forget everything derived from the position (street analysis, allowed lots, ending marks).
+
+        Never needed for correctness; benchmarks use it to time a position from cold.
+        """
+        self._clear_cache()
+
     def _clear_cache(self) -> None:
         self._allow: Allowance | None = None
         self._survive: dict[int, bool] = {}
@@ -205,7 +216,8 @@ class AlienCityState(State):
             self._cap[claim] = SEATS.index(seat) + 1
             self._caps[seat] -= 1
         self._ply += 1
-        text = format_move(move)
+        canonical = BUILD_MOVES[piece][lot]
+        text = format_move(canonical if claim is None else canonical.with_claim(LOT_NAMES[claim]))
         self._last = f"{seat}: {text}"
         self._history.append((seat, text))
         self._clear_cache()
@@ -243,7 +255,8 @@ class AlienCityState(State):
         return [m for m in self.legal_moves() if m in self._ending_set()]
 
     def is_ending(self, move: Move | str) -> bool:
-        """Whether this (legal) build would end the game; its claim part is ignored."""
+        """Whether this build would end the game; its claim part is ignored. Meaningful only for a
+        legal build (``push`` reports what is wrong with any other)."""
         if isinstance(move, str):
             move = self.parse_move(move)
         seat = self._to_move
@@ -440,7 +453,7 @@ class AlienCityState(State):
             others = [LOT_NAMES[i] for i in TILE_LOTS[tile] if i != lot and i in streets.street_ok]
             raise IllegalMoveError(
                 f"{name} is the icon lot of {self.layout.tile_name(tile)}: it may be built on only "
-                f"when no other lot of that tile can be; build first on {' or '.join(others)}",
+                f"when no other lot of that tile can be; build first on {_or_list(others)}",
                 rule="icon lot", suggestions=self._suggest(here))
         if lot not in allow.piece_lots[piece]:
             tile = TILE_OF[lot]

@@ -47,8 +47,9 @@ Rulings the server makes where the rules are silent:
    tile therefore has exactly one allowed rotation per quadrant, a two-arrow tile two. The quadrant
    is read for every draw, black holes included, but means nothing for them.
 3. Discards are automatic: when the drawn space tile has no free cell and allowed rotation that
-   matches all neighbours, the server discards it, says so, and draws again for the same player.
-   The discarded tile leaves the game. If that empties the pile, the game ends.
+   matches all neighbours, the server discards it, says so, and draws again for the same player
+   with a fresh clock reading. The discarded tile leaves the game. If that empties the pile, the
+   game ends.
 4. Game end: the game ends after the move made with the last tile of the pile (a black hole too),
    or at once when the last tile is discarded.
 5. A wormhole that ends at a station or a planet does not join that station or planet: they are

@@ -11,15 +11,15 @@ import html
 from typing import TYPE_CHECKING
 
 from . import moves as mv
-from .catalogue import CORNERS, DIRS, EDGES, ROTATIONS, SEG_DIRS, TILES
+from .catalogue import CORNERS, EDGES, ROTATIONS, SEG_DIRS, TILES
 from .geometry import CELL_ORDER, CELLS, COLS, NEIGHBOURS, SIZE, cell_name
 
 if TYPE_CHECKING:
     from .state import SpaceTruckinState
 
-LEGEND = ("Edges: o planet (O: joined inside the tile), | - wormhole, blank void. Centre: + nexus,\n"
-          "# station, | - straight, L J 7 r curve, O planet. * arrow corner. Ships: first letter\n"
-          "of the owner (R red, B blue, G green, Y yellow, W white), next to their segment's edge.")
+LEGEND = ("Edges: o planet (O: joined inside the tile), | - wormhole, blank void.\n"
+          "Centre: + nexus, # station, | - straight, L J 7 r curve, O planet.\n"
+          "* arrow. Ships: R B G Y W (owner's initial) beside their segment's edge.")
 _CURVES = {(0, 1): "L", (0, 3): "J", (1, 2): "r", (2, 3): "7", (0, 2): "|", (1, 3): "-"}
 # (line, column) in the block for a ship whose segment's first edge is N, E, S, W; a station's engineer.
 _SHIP_POS = {0: (0, 3), 1: (1, 3), 2: (2, 3), 3: (1, 1), -1: (1, 1)}
@@ -119,7 +119,7 @@ def _drawn_lines(state: SpaceTruckinState) -> list[str]:
             mark = "no fit"
         marks.append(f"{ROTATIONS[q]:>3} {mark:<6}")
     out.append(" " + "".join(f"{m:<10}" for m in marks).rstrip())
-    out.append("  (legal: fits somewhere; arrow: the arrow rule forbids it; no fit: no free cell)")
+    out.append("  (arrow: the arrow forbids it; no fit: no free cell takes it)")
     return out
 
 
@@ -197,12 +197,13 @@ def render_legal(state: SpaceTruckinState, viewer: str | None = None) -> str:
     for cell, q in placements:
         touching = any(state.tile_at(n) is not None for n in NEIGHBOURS[cell])
         (near if touching else away).setdefault(cell, []).append(q)
-    lines = [f"You drew {tile.id} (clock quadrant {CORNERS[state._quadrant]}). "
-             f"Write: place CELL ROTATION [cargo EDGE | battleship EDGE | engineer]."]
+    lines = [f"You drew {tile.id} (clock quadrant {CORNERS[state._quadrant]}). Write:",
+             "  place CELL ROTATION [cargo EDGE | battleship EDGE | engineer]"]
     if away:
         rots = sorted({q for qs in away.values() for q in qs})
-        lines.append(f"Free cells away from all tiles: {len(away)}, rotation "
-                     + " or ".join(str(ROTATIONS[q]) for q in rots) + ".")
+        which = "any rotation" if len(rots) == 4 else "rotation " + " or ".join(
+            str(ROTATIONS[q]) for q in rots)
+        lines.append(f"Free cells away from all tiles: {len(away)}, {which}.")
     if near:
         lines.append("Cells touching tiles:")
         items = [f"{cell_name(c)} " + "/".join(str(ROTATIONS[q]) for q in near[c])
@@ -236,9 +237,8 @@ def _ship_summary(state: SpaceTruckinState, t: int, placements: list[tuple[int, 
         else:
             lines.append(f"  {role} on the {name}: not where it joins a {seg.kind} with a ship:")
             lines.extend(_wrap(blocked, "    "))
-    lines.append("  (name a segment by an edge as placed, e.g. cargo " + DIRS[
-        SEG_DIRS[t][placements[0][1]][0][0]] + ")" if placements and SEG_DIRS[t][0] else "")
-    return [line for line in lines if line]
+    lines.append("  (name a segment by any of its edges as placed: place E4 90 cargo E)")
+    return lines
 
 
 def _legal_black_hole(state: SpaceTruckinState) -> str:

@@ -8,6 +8,8 @@ features, so it rebuilds the structure from the board (ten times a game at most)
 
 from __future__ import annotations
 
+import difflib
+import random
 from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
@@ -69,6 +71,8 @@ class SpaceTruckinState(State):
         self._tile = [-1] * CELLS
         self._rot = [0] * CELLS
         self._face: list[str | None] = [None] * CELLS
+        # _pat[c]: what the neighbours demand of cell c, direction by direction ('?' = no neighbour)
+        self._pat = ["????"] * CELLS
         self._ship = [-1] * _NODES
         self._parent = list(range(_NODES))
         self._open = [0] * _NODES
@@ -128,7 +132,7 @@ class SpaceTruckinState(State):
     def copy(self) -> SpaceTruckinState:
         new = object.__new__(SpaceTruckinState)
         new.__dict__.update(self.__dict__)
-        for name in ("_tile", "_rot", "_face", "_ship", "_parent", "_open", "_seam", "_nships",
+        for name in ("_tile", "_rot", "_face", "_pat", "_ship", "_parent", "_open", "_seam", "_nships",
                      "_pool", "_reserve", "_lost", "_banked", "_discarded"):
             setattr(new, name, list(getattr(self, name)))
         new._members = {r: list(m) for r, m in self._members.items()}
@@ -162,7 +166,12 @@ class SpaceTruckinState(State):
         """Lay tile ``t`` at quarter turns ``q`` and join its segments to the neighbours'."""
         self._tile[cell] = t
         self._rot[cell] = q
-        self._face[cell] = EDGES[t][q]
+        face = self._face[cell] = EDGES[t][q]
+        pat = self._pat
+        for d, n in enumerate(NEIGHBOURS[cell]):
+            k = (d + 2) % 4
+            p = pat[n]
+            pat[n] = p[:k] + face[d] + p[k + 1:]
         base = cell * MAX_SEGMENTS
         dirs = SEG_DIRS[t][q]
         for s in range(len(dirs)):
@@ -190,8 +199,8 @@ class SpaceTruckinState(State):
     def _rebuild(self) -> None:
         self._parent = list(range(_NODES))
         self._members = {}
-        for cell in range(CELLS):
-            self._face[cell] = None
+        self._face = [None] * CELLS
+        self._pat = ["????"] * CELLS
         for cell in range(CELLS):
             if self._tile[cell] >= 0:
                 self._put(cell, self._tile[cell], self._rot[cell])
@@ -328,6 +337,8 @@ class SpaceTruckinState(State):
 
     # --- placements ----------------------------------------------------------------------------------
     def _pattern(self, cell: int, skip: int = -1) -> str:
+        if skip < 0:
+            return self._pat[cell]
         face = self._face
         out = []
         for d, n in enumerate(NEIGHBOURS[cell]):
@@ -340,12 +351,12 @@ class SpaceTruckinState(State):
         allowed = tile.arrow_rotations(quadrant)
         edges0 = tile.edges
         out = []
+        tiles, pat, fit = self._tile, self._pat, fitting_rotations
         for cell in CELL_ORDER:
-            if self._tile[cell] >= 0:
-                continue
-            for q in fitting_rotations(edges0, self._pattern(cell)):
-                if q in allowed:
-                    out.append((cell, q))
+            if tiles[cell] < 0:
+                for q in fit(edges0, pat[cell]):
+                    if q in allowed:
+                        out.append((cell, q))
         return out
 
     def legal_placement_texts(self) -> list[str]:
@@ -415,29 +426,42 @@ class SpaceTruckinState(State):
                 if EDGES[tb][ra][d] == EDGES[ta][rb][(d + 2) % 4]]
 
     def _swaps(self) -> list[Swap]:
+        names, found = self._swap_table()
+        return [Swap(names[i], ROTATIONS[ra], names[j], ROTATIONS[rb]) for i, j, ra, rb in found]
+
+    def _swap_table(self) -> tuple[list[str], list[tuple[int, int, int, int]]]:
+        """Legal swaps as index tuples, in canonical order; building move objects is the slow part,
+        so ``random_move`` builds only the one it picks. Tiles are grouped by edges so a whole group
+        is skipped where its tiles cannot go."""
         occupied = [c for c in CELL_ORDER if self._tile[c] >= 0]
         names = [cell_name(c) for c in occupied]
-        pats = [self._pattern(c) for c in occupied]
+        pats = [self._pat[c] for c in occupied]
         kinds = [TILES[self._tile[c]].edges for c in occupied]
+        groups: dict[str, list[int]] = {}
+        for j, k in enumerate(kinds):
+            groups.setdefault(k, []).append(j)
         fit = fitting_rotations
-        out = []
+        found: list[tuple[int, int, int, int]] = []
         for i, a in enumerate(occupied):
             nbs = NEIGHBOURS[a]
-            pa, ka, na = pats[i], kinds[i], names[i]
-            for j in range(i + 1, len(occupied)):
-                b = occupied[j]
-                if b in nbs:
-                    pairs = self._swap_rotations(a, b)
-                else:
-                    ras = fit(kinds[j], pa)
-                    if not ras:
+            pa, ka = pats[i], kinds[i]
+            for k, js in groups.items():
+                ras = fit(k, pa)
+                if not ras:
+                    continue
+                for j in js:
+                    if j <= i:
                         continue
-                    rbs = fit(ka, pats[j])
-                    pairs = [(ra, rb) for ra in ras for rb in rbs]
-                nb = names[j]
-                for ra, rb in pairs:
-                    out.append(Swap(na, ROTATIONS[ra], nb, ROTATIONS[rb]))
-        return out
+                    b = occupied[j]
+                    if b in nbs:
+                        for ra, rb in self._swap_rotations(a, b):
+                            found.append((i, j, ra, rb))
+                        continue
+                    for rb in fit(ka, pats[j]):
+                        for ra in ras:
+                            found.append((i, j, ra, rb))
+        found.sort()
+        return names, found
 
     # --- moves ---------------------------------------------------------------------------------------
     def legal_moves(self) -> list[Move]:
@@ -447,35 +471,57 @@ class SpaceTruckinState(State):
             return [*self._removals(), *self._swaps(), Pass()]
         return [Place(cell_name(c), ROTATIONS[q]) for c, q in self._placements(self._drawn, self._quadrant)]
 
-    def random_move(self, rng: Any) -> Move:
+    def random_move(self, rng: random.Random) -> Move:
         """A random legal move with a random ship choice (or none), so self-play deploys ships."""
-        move = rng.choice(self.legal_moves())
-        if isinstance(move, Place):
-            move = rng.choice(self.ship_options(move))
-        return move
+        if self._drawn >= 0 and TILES[self._drawn].black_hole and not self._over:
+            removals = self._removals()
+            names, found = self._swap_table()
+            k = rng.randrange(len(removals) + len(found) + 1)
+            if k < len(removals):
+                return removals[k]
+            if k - len(removals) < len(found):
+                i, j, ra, rb = found[k - len(removals)]
+                return Swap(names[i], ROTATIONS[ra], names[j], ROTATIONS[rb])
+            return Pass()
+        placements = self._placements(self._drawn, self._quadrant) if self._drawn >= 0 else []
+        if not placements:
+            return rng.choice(self.legal_moves())  # raises IndexError like the base when none
+        cell, q = rng.choice(placements)
+        return rng.choice(self.ship_options(Place(cell_name(cell), ROTATIONS[q])))
 
     def _suggest(self, partial: str) -> list[str]:
-        import difflib
-
-        texts = [mv.move_text(m) for m in self.legal_moves()]
+        """Legal moves near what was written: same prefix, else the nearest cells, else similar text."""
+        moves = self.legal_moves()
+        texts = [mv.move_text(m) for m in moves]
         if not texts:
             return []
-        partial = partial.strip()
-        if isinstance(partial, str) and partial:
-            key = partial.lower()
-            starts = [t for t in texts if t.lower().startswith(key)]
-            if starts:
-                return starts[:5]
-            for word in key.split():
-                cell = parse_cell(word)
-                if cell is not None:
-                    same = [t for t in texts if cell_name(cell) in t.split()]
-                    if same:
-                        return same[:5]
-            close = difflib.get_close_matches(key, texts, n=5, cutoff=0.5)
-            if close:
-                return close
-        return texts[:5]
+        key = partial.strip().lower()
+        if not key:
+            return texts[:5]
+        words = key.split()
+        if len(words) >= 3 and words[0] == "place":
+            cell = parse_cell(words[1])
+            if cell is not None and words[2].isdigit():
+                place = Place(cell_name(cell), int(words[2]))
+                if place in moves:
+                    return [mv.move_text(m) for m in self.ship_options(place)][:5]
+        starts = [t for t in texts if t.lower().startswith(key)]
+        if starts:
+            return starts[:5]
+        cells = [c for c in (parse_cell(w) for w in key.split()) if c is not None]
+        if cells:
+            target = cells[0]
+
+            def distance(text: str) -> int:
+                c = parse_cell(text.split()[1]) if len(text.split()) > 1 else None
+                if c is None:
+                    return 99
+                dc = abs(c % 9 - target % 9)
+                dr = abs(c // 9 - target // 9)
+                return min(dc, 9 - dc) + min(dr, 9 - dr)
+
+            return sorted(texts, key=distance)[:5]
+        return difflib.get_close_matches(key, texts, n=5, cutoff=0.5) or texts[:5]
 
     def parse_move(self, text: str) -> Move:
         return self._canonical(mv.parse(text, self._suggest), notation=True)
@@ -585,7 +631,7 @@ class SpaceTruckinState(State):
                     + f". Winner{'s' if len(sc.winners) > 1 else ''}: {', '.join(sc.winners)}.")
         return msgs
 
-    def _check_cell(self, text: str, what: str) -> int:
+    def _check_cell(self, text: str) -> int:
         cell = parse_cell(text)
         if cell is None:
             raise IllegalMoveError(f"{text!r} is not a cell: columns A-I, rows 1-9.", rule="cell")
@@ -613,7 +659,7 @@ class SpaceTruckinState(State):
     def _do_place(self, move: Place, seat: str) -> list[str]:
         t = self._drawn
         tile = TILES[t]
-        cell = self._check_cell(move.cell, "place")
+        cell = self._check_cell(move.cell)
         q = self._check_rotation(move.rotation)
         if self._tile[cell] >= 0:
             raise IllegalMoveError(f"{move.cell} already holds {TILES[self._tile[cell]].id}.",
@@ -679,7 +725,9 @@ class SpaceTruckinState(State):
         kind = mv.SHIP_SEGMENT[move.ship]
         kinds = [seg.kind for seg in tile.segments]
         if kind not in kinds:
-            raise IllegalMoveError(f"a {move.ship} goes on a {kind} segment and {tile.id} has none.",
+            article = "an" if move.ship == "engineer" else "a"
+            raise IllegalMoveError(f"{article} {move.ship} goes on a {kind} segment and {tile.id} has "
+                                   "none.",
                                    suggestions=[mv.move_text(m) for m in self.ship_options(move)],
                                    rule="ship deployment")
         if kind == "station":
@@ -707,7 +755,7 @@ class SpaceTruckinState(State):
         return s
 
     def _do_remove(self, move: Remove, seat: str) -> list[str]:
-        cell = self._check_cell(move.cell, "remove")
+        cell = self._check_cell(move.cell)
         t = self._tile[cell]
         options = [mv.move_text(m) for m in self._removals()]
         if t < 0:
@@ -738,8 +786,8 @@ class SpaceTruckinState(State):
                 f"{move.edge} is lost in an unknown universe."]
 
     def _do_swap(self, move: Swap, seat: str) -> list[str]:
-        a = self._check_cell(move.cell_a, "swap")
-        b = self._check_cell(move.cell_b, "swap")
+        a = self._check_cell(move.cell_a)
+        b = self._check_cell(move.cell_b)
         ra = self._check_rotation(move.rotation_a)
         rb = self._check_rotation(move.rotation_b)
         if a == b:
@@ -848,12 +896,12 @@ class SpaceTruckinState(State):
         placed = {self._tile[c] for c in range(CELLS) if self._tile[c] >= 0}
         if len(placed) != sum(1 for c in range(CELLS) if self._tile[c] >= 0):
             raise SetupError("a tile is placed twice")
-        self._rebuild()
+        self._face = [EDGES[t][self._rot[c]] if t >= 0 else None for c, t in enumerate(self._tile)]
         for cell in range(CELLS):
-            if self._tile[cell] >= 0 and self._edge_mismatches(cell, self._tile[cell], self._rot[cell]):
-                raise SetupError(f"{cell_name(cell)} does not match its neighbours: "
-                                 + "; ".join(self._edge_mismatches(cell, self._tile[cell],
-                                                                   self._rot[cell])))
+            t = self._tile[cell]
+            bad = self._edge_mismatches(cell, t, self._rot[cell]) if t >= 0 else []
+            if bad:
+                raise SetupError(f"{TILES[t].id} at {cell_name(cell)} does not match: " + "; ".join(bad))
         for (cell_text, edge), seat in (ships or {}).items():
             cell = parse_cell(cell_text)
             if cell is None or self._tile[cell] < 0:

@@ -23,10 +23,10 @@ import json
 import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from email import policy
 from email.header import decode_header, make_header
 from email.message import Message
 from email.parser import BytesParser
+from email.policy import EmailPolicy
 from email.utils import getaddresses, parseaddr
 from typing import Any
 
@@ -66,11 +66,42 @@ class IncomingMail:
     #: The player's reply without the quoted mail but *with* any signature: ``command_text`` is
     #: this cut at the signature. Kept for logs and for comparing with other quote strippers.
     reply_text: str = ""
+    #: Where ``json_turn`` came from: an attachment's file name (or content type), or
+    #: "the mail body". Lets the caller tell a turn file from one of its own attachments that a
+    #: client re-attached to the reply (iOS Mail offers to).
+    json_source: str | None = None
 
 
-# --- entry point -----------------------------------------------------------------------------------
+# --- entry point ---------------------------------------------------------------------------------
 
 _READ_ERROR = "X-Pbem-Read-Error"
+
+
+class _TolerantPolicy(EmailPolicy):
+    """``policy.default``, except that a header the stdlib's parser chokes on is read simplified.
+
+    Some hostile headers make ``email._header_value_parser`` raise (e.g. IndexError on a
+    Content-Type whose parameters end abruptly), and the feed parser itself fetches Content-Type,
+    so without this a single bad header would make the whole message unreadable. Retrying with
+    the parameters dropped, then empty, keeps the header's type (``is_attachment`` and friends
+    need it) while losing only what could not be parsed anyway.
+    """
+
+    def header_fetch_parse(self, name: str, value: str) -> Any:
+        try:
+            return super().header_fetch_parse(name, value)
+        except Exception:
+            pass
+        text = "".join(str(value).splitlines())
+        for simpler in (text.split(";")[0], ""):
+            try:
+                return self.header_factory(name, simpler)
+            except Exception:
+                continue
+        return ""
+
+
+_POLICY = _TolerantPolicy()
 
 
 def read_mail(raw: bytes, *, own_addresses: Collection[str] = ()) -> IncomingMail:
@@ -89,7 +120,7 @@ def read_mail(raw: bytes, *, own_addresses: Collection[str] = ()) -> IncomingMai
 def _read(raw: bytes, own_addresses: Collection[str]) -> IncomingMail:
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogateescape")
-    msg = BytesParser(policy=policy.default).parsebytes(bytes(raw))
+    msg = BytesParser(policy=_POLICY).parsebytes(bytes(raw))
     mail = IncomingMail()
 
     mail.message_id = next(iter(_msgids(_first_raw(msg, "Message-ID"))), None)
@@ -102,12 +133,12 @@ def _read(raw: bytes, own_addresses: Collection[str]) -> IncomingMail:
         mail.from_addr = from_spec.lower()
     mail.from_name = senders[0][0] if senders else ""
 
-    specs: list[str] = []
+    specs: dict[str, str] = {}  # lower-cased → as written, first occurrence wins
     for _name, spec in _addresses(msg, ("To", "Cc", "Delivered-To", "X-Original-To")):
-        if "@" in spec and spec.lower() not in (s.lower() for s in specs):
-            specs.append(spec)
-    mail.to_addrs = [s.lower() for s in specs]
-    for spec in specs:
+        if "@" in spec:
+            specs.setdefault(spec.lower(), spec)
+    mail.to_addrs = list(specs)
+    for spec in specs.values():
         _base, tag = split_plus(spec)
         if tag and tag not in mail.plus_tokens:
             mail.plus_tokens.append(tag)
@@ -130,20 +161,22 @@ def _read(raw: bytes, own_addresses: Collection[str]) -> IncomingMail:
             mail.body_token = token.group(1)
             break
 
-    mail.json_turn, mail.json_error = _json_turn(msg, mail.text, mail.command_text)
+    mail.json_turn, mail.json_error, mail.json_source = _json_turn(
+        msg, mail.text, mail.command_text
+    )
 
     mail.auto = _auto(msg, mail.subject, from_spec, own_addresses)
     if mail.auto == "bounce":
         mail.bounce_for = _bounce_recipients(msg)
 
     for name in _LOGGED_HEADERS:
-        value = _header(msg, name)
-        if value is not None:
-            mail.headers[name] = value[:500]
+        raw = _raw_values(msg, name)
+        if raw:
+            mail.headers[name] = _clean_str(_decode_raw_header(raw[0][:2000]))[:500]
     return mail
 
 
-# --- headers -----------------------------------------------------------------------------------------
+# --- headers -------------------------------------------------------------------------------------
 
 _LOGGED_HEADERS = (
     "Message-ID", "Date", "From", "To", "Cc", "Subject", "In-Reply-To", "Return-Path",
@@ -158,13 +191,12 @@ def _clean_str(value: str) -> str:
     Raw 8-bit header bytes reach us as surrogate escapes; most are UTF-8 sent without RFC 2047,
     so reinterpret them as that and replace what still does not decode.
     """
-    if any("\udc80" <= ch <= "\udcff" for ch in value):
-        data = value.encode("utf-8", "surrogateescape")
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
         try:
-            value = data.decode("utf-8")
-        except UnicodeDecodeError:
-            value = data.decode("utf-8", "replace")
-    value = value.encode("utf-8", "replace").decode("utf-8")  # any other lone surrogate
+            data = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a surrogate that does not stand for a byte
+            data = value.encode("utf-8", "replace")
+        value = data.decode("utf-8", "replace")
     for ch in "\r\n\x00":
         value = value.replace(ch, " ")
     return value.strip()
@@ -202,11 +234,19 @@ def _header(msg: Message, name: str) -> str | None:
         return _clean_str(_decode_raw_header(raw[0])) if raw else None
 
 
+_LONG_HEADER = 4000  # beyond this, the stdlib's structured parser takes seconds per header
+
+
 def _addresses(msg: Message, names: tuple[str, ...]) -> list[tuple[str, str]]:
     """(display name, addr-spec) pairs from address headers, tolerant of garbage."""
     pairs: list[tuple[str, str]] = []
     for name in names:
+        raw = _raw_values(msg, name)
+        if not raw:
+            continue
         try:
+            if sum(len(v) for v in raw) > _LONG_HEADER:
+                raise ValueError("too long for the structured parser")
             for header in msg.get_all(name) or []:
                 found = getattr(header, "addresses", None)
                 if found is None:
@@ -215,7 +255,7 @@ def _addresses(msg: Message, names: tuple[str, ...]) -> list[tuple[str, str]]:
                     pairs.extend((a.display_name, a.addr_spec) for a in found)
         except Exception:
             try:
-                pairs.extend(getaddresses([_decode_raw_header(v) for v in _raw_values(msg, name)]))
+                pairs.extend(getaddresses([_decode_raw_header(v) for v in raw]))
             except Exception:
                 continue
     out = []
@@ -238,16 +278,16 @@ def _msgids(value: str) -> list[str]:
     return [f"<{tok.strip('<>')}>" for tok in value.split() if "@" in tok.strip("<>")]
 
 
-# --- subject -----------------------------------------------------------------------------------------
+# --- subject -------------------------------------------------------------------------------------
 
 #: Reply/forward prefixes of many locales: Re, Fwd, Fw, AW/WG (de), SV (nordic), VS (fi),
 #: Antw (nl), Odp (pl), R/Rif (it), TR (fr), Ref, RES/ENC (pt), RV (es), YNT (tr), and a few
 #: non-Latin ones. Counters such as "Re[2]:" or "Re^2:" are allowed.
 _PREFIX = re.compile(
-    r"(?i)^\s*(?:re|fwd?|aw|wg|sv|vs|vb|antw|odp|rif|ref|res|enc|rv|ynt|tr|r|πρθ|отв|ответ|"
+    r"(?i)\s*(?:re|fwd?|aw|wg|sv|vs|vb|antw|odp|rif|ref|res|enc|rv|ynt|tr|r|πρθ|отв|ответ|"
     r"回复|答复|转发|回覆|轉寄|답장|전달)\s*(?:\[\d+\]|\(\d+\)|\^\d+)?\s*[:：]\s*"
 )
-_LEADING_BRACKET = re.compile(r"^\s*\[[^\[\]]{0,80}\]\s*")
+_LEADING_BRACKET = re.compile(r"\s*\[[^\[\]]{0,80}\]\s*")  # used with .match()
 _PBEM_TAG = re.compile(r"(?i)\[\s*pbem(?:\s+([^\[\]\s]+))?\s*\]")
 _PLY = re.compile(r"(?i)\(\s*ply\s*:?\s*(\d{1,9})\s*\)")
 
@@ -257,16 +297,17 @@ def _clean_subject(subject: str) -> tuple[str, str | None, bool]:
     text = " ".join(subject.split())
     tag_match = _PBEM_TAG.search(text)
     tag = tag_match.group(1) if tag_match else None
-    while True:
-        m = _PREFIX.match(text) or _LEADING_BRACKET.match(text)
-        if not m or not m.end():
+    pos = 0
+    while m := (_PREFIX.match(text, pos) or _LEADING_BRACKET.match(text, pos)):
+        if m.end() == pos:
             break
-        text = text[m.end():]
+        pos = m.end()
+    text = text[pos:]
     text = " ".join(_PBEM_TAG.sub(" ", text).split())
     return text, tag, tag_match is not None
 
 
-# --- body --------------------------------------------------------------------------------------------
+# --- body ----------------------------------------------------------------------------------------
 
 _MAX_DEPTH = 30  # MIME nesting beyond this is an attack, not a mail
 
@@ -284,12 +325,30 @@ def _walk(msg: Message) -> Iterator[Message]:
             if depth < _MAX_DEPTH and part.get_content_maintype() == "multipart":
                 children = part.get_payload()
                 if isinstance(children, list):
-                    stack.extend((c, depth + 1) for c in reversed(children) if isinstance(c, Message))
+                    children = [c for c in children if isinstance(c, Message)]
+                    stack.extend((c, depth + 1) for c in reversed(children))
         except Exception:
             continue
 
 
-def decode_bytes(data: bytes, charset: str | None) -> str:
+_UTF8_MULTIBYTE = re.compile(rb"[\xc2-\xf4][\x80-\xbf]+")
+
+
+def _guess_8bit(data: bytes) -> str:
+    """Undeclared or mislabelled 8-bit text: UTF-8 if it is that, else Windows' Latin-1."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    if _UTF8_MULTIBYTE.search(data):  # mostly UTF-8 with a few broken bytes
+        return data.decode("utf-8", "replace")
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def _decode_bytes(data: bytes, charset: str | None) -> str:
     """Text in the declared charset, or the best guess when the label is wrong or unknown."""
     label = (charset or "").strip().strip("\"'").lower()
     if label:
@@ -297,20 +356,13 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
             return data.decode(label)
         except UnicodeDecodeError:
             try:
-                return data.decode("utf-8")
-            except UnicodeDecodeError:
-                pass
-            try:
-                if codecs.lookup(label).name != "ascii":
+                if codecs.lookup(label).name not in ("ascii", "utf-8"):
                     return data.decode(label, "replace")
             except Exception:
                 pass
         except Exception:  # unknown label (LookupError) or a codec that is not a text codec
             pass
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
+    return _guess_8bit(data)
 
 
 def _part_bytes(part: Message) -> bytes:
@@ -332,7 +384,7 @@ def _part_text(part: Message) -> str:
         charset = part.get_content_charset()
     except Exception:
         charset = None
-    text = decode_bytes(_part_bytes(part), charset)
+    text = _decode_bytes(_part_bytes(part), charset)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text[1:] if text.startswith("\ufeff") else text
 
@@ -385,6 +437,36 @@ def unflow(text: str, delsp: bool = False) -> str:
     return "\n".join(out)
 
 
+_PGP_BEGIN = "-----BEGIN PGP SIGNED MESSAGE-----"
+_PGP_SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
+_PGP_END = "-----END PGP SIGNATURE-----"
+
+
+def _strip_inline_pgp(text: str) -> str:
+    """Unwrap a cleartext-signed body, whose armour lines would otherwise look like a banner.
+
+    Nothing is verified here; the armour is only removed so the signed text reads as typed.
+    """
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if line.strip() == _PGP_BEGIN), None)
+    if start is None:
+        return text
+    body_start = start + 1
+    while body_start < len(lines) and lines[body_start].strip():  # "Hash: SHA256" and the like
+        body_start += 1
+    sig = next(
+        (i for i in range(body_start, len(lines)) if lines[i].strip() == _PGP_SIGNATURE), None
+    )
+    body_end = len(lines) if sig is None else sig
+    after: list[str] = []
+    if sig is not None:
+        end = next((i for i in range(sig, len(lines)) if lines[i].strip() == _PGP_END), None)
+        after = [] if end is None else lines[end + 1 :]
+    signed = lines[body_start + 1 : body_end]
+    body = [line[2:] if line.startswith("- ") else line for line in signed]  # dash-escaping
+    return "\n".join(lines[:start] + body + after)
+
+
 def _body_text(msg: Message) -> str:
     """The mail's text: text/plain when it says anything, else its HTML rendered as text."""
     plain = html = None
@@ -406,6 +488,7 @@ def _body_text(msg: Message) -> str:
         text = _part_text(plain)
         if _param(plain, "format") == "flowed":
             text = unflow(text, delsp=_param(plain, "delsp") == "yes")
+        text = _strip_inline_pgp(text)
         if text.strip() or html is None:
             return text
     if html is not None:
@@ -413,7 +496,7 @@ def _body_text(msg: Message) -> str:
     return ""
 
 
-# --- quotes and signatures ---------------------------------------------------------------------------
+# --- quotes and signatures -----------------------------------------------------------------------
 
 _WROTE = re.compile(
     r"(?i)(?:(?<!\w)(?:wrote|writes|a [ée]crit|schrieb|geschrieben|escribi[óo]|ha scritto|"
@@ -421,11 +504,13 @@ _WROTE = re.compile(
     r"написал(?:\(а\)|а)?|пишет|escreveu|skrev|kirjoitti|yazd[ıi]|írta|a scris|έγραψε)(?!\w)"
     r"|写道|寫道|のメッセージ|님이 작성)[^\n]{0,120}?[:：]\s*$"
 )
-#: How wrapped attributions begin: the word for "On" in many languages, or a date.
+#: How wrapped attributions begin: the word for "On" in many languages, a weekday (Finnish
+#: starts with it), or a date. A wrapped attribution must also contain a time or an address.
 _ATTRIBUTION_START = re.compile(
-    r"(?i)^(?:(?:on|le|am|el|il|op|w dniu|dne|den|em|no dia|às|på|kello|dana|dňa|στις|в|在)"
-    r"(?!\w)|\d)"
+    r"(?i)^(?:(?:on|le|am|el|il|op|w dniu|dne|den|em|no dia|às|på|kello|dana|dňa|στις|в|在"
+    r"|ma|ti|ke|to|pe|la|su)(?!\w)|\d)"
 )
+_TIME_OR_ADDRESS = re.compile(r"\d{1,2}[:.]\d{2}|@")
 #: Date-first attributions without a verb (older Gmail, CJK locales): "2012/4/2 Bob <b@x>:".
 _DATE_ATTRIBUTION = re.compile(
     r"^\d{1,4}\s*[/.\-年]\s*\d{1,2}\s*[/.\-月]\s*\d{1,4}.{0,200}@[^\s>]+>?\s*[:：]?\s*$"
@@ -517,7 +602,7 @@ def _quote_header_at(lines: list[str], i: int) -> tuple[str, int] | None:
             if not nxt.strip() or _is_quoted(nxt):
                 break
             joined += " " + nxt.strip()
-            if _is_attribution(joined):
+            if _is_attribution(joined) and _TIME_OR_ADDRESS.search(joined):
                 return ("attribution", extra + 1)
     if _header_block_at(lines, i):
         return ("header", 1)
@@ -549,8 +634,10 @@ def _bottom_posted(lines: list[str], start: int) -> list[str]:
         found = _quote_header_at(lines, i)
         if found:
             kind, span = found
-            following = next((x for x in lines[i + span :] if x.strip()), "")
-            if kind == "attribution" and _is_quoted(following):
+            after = i + span
+            while after < len(lines) and not lines[after].strip():
+                after += 1
+            if kind == "attribution" and after < len(lines) and _is_quoted(lines[after]):
                 i += span
                 continue
             break
@@ -582,9 +669,14 @@ def split_reply(text: str) -> tuple[str, str]:
     return "\n".join(reply).strip(), "\n".join(command).strip()
 
 
-# --- tokens and JSON turn files ----------------------------------------------------------------------
+# --- tokens and JSON turn files ------------------------------------------------------------------
 
 _BODY_TOKEN = re.compile(r"(?i)^token\s*[:=]?\s*([A-Za-z0-9][A-Za-z0-9_-]{2,127})$")
+
+
+#: A body is taken for a turn file only when it starts like a JSON object or array does, so that
+#: text such as "[EXTERNAL] …" or "[C4] claim" is not reported as broken JSON.
+_LOOKS_LIKE_JSON = re.compile(r'(?:\{\s*["}]|\[\s*(?:[\[\]{"\d-]|true|false|null))')
 
 
 def _parse_json(text: str, name: str) -> tuple[Any, str | None]:
@@ -618,12 +710,14 @@ def _json_text(part: Message) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        text = decode_bytes(data, _param(part, "charset") or None)
+        text = _decode_bytes(data, _param(part, "charset") or None)
     return text.lstrip("\ufeff")
 
 
-def _json_turn(msg: Message, text: str, command_text: str) -> tuple[Any, str | None]:
-    """A turn file attached as JSON, else the body itself when it is JSON."""
+def _json_turn(
+    msg: Message, text: str, command_text: str
+) -> tuple[Any, str | None, str | None]:
+    """(turn, error, source): a turn file attached as JSON, else the body when it is JSON."""
     error: str | None = None
     for part in _walk(msg):
         try:
@@ -636,27 +730,28 @@ def _json_turn(msg: Message, text: str, command_text: str) -> tuple[Any, str | N
             continue
         value, err = _parse_json(_json_text(part), name)
         if err is None:
-            return value, None
+            return value, None, name
         error = error or err
     body = text.strip()
-    if body[:1] in ("{", "["):
-        value, err = _parse_json(text.rstrip(), "the mail body")
+    source = "the mail body"
+    if _LOOKS_LIKE_JSON.match(body):
+        value, err = _parse_json(text.rstrip(), source)
         if err is None:
-            return value, None
+            return value, None, source
         command = command_text.strip()
-        if command != body and command[:1] in ("{", "["):
+        if command != body and _LOOKS_LIKE_JSON.match(command):
             # A signature or a quote below the JSON is not part of it. Keep the line numbers of
             # the body: the command text starts where the body's text does.
             lead = text[: len(text) - len(text.lstrip())].count("\n")
-            value, err2 = _parse_json("\n" * lead + command, "the mail body")
+            value, err2 = _parse_json("\n" * lead + command, source)
             if err2 is None:
-                return value, None
+                return value, None, source
             err = err2
-        return None, err
-    return None, error
+        return None, err, None
+    return None, error, None
 
 
-# --- automatic mail ----------------------------------------------------------------------------------
+# --- automatic mail ------------------------------------------------------------------------------
 
 _VACATION = re.compile(
     r"(?i)^(?:out of (?:the )?office|auto:|automatic reply|auto[- ]?reply|autoreply"
@@ -687,8 +782,7 @@ def _auto(msg: Message, subject: str, from_spec: str, own: Collection[str]) -> s
         return_path.replace(" ", "") == "<>"
         or local.lower() in ("mailer-daemon", "postmaster")
         or (ctype == "multipart/report" and report_type == "delivery-status")
-        or "message/delivery-status" in parts
-        or "message/global-delivery-status" in parts
+        or any(t in parts for t in _DSN_TYPES)
     ):
         return "bounce"
 
@@ -696,7 +790,8 @@ def _auto(msg: Message, subject: str, from_spec: str, own: Collection[str]) -> s
         return "own-mail"
 
     auto_submitted = (_header(msg, "Auto-Submitted") or "").split(";")[0].strip().lower()
-    bare_subject = _LEADING_BRACKET.sub("", subject.strip(), count=1).strip()
+    lead = _LEADING_BRACKET.match(subject)
+    bare_subject = subject[lead.end() :] if lead else subject
     if (
         (auto_submitted and auto_submitted != "no")
         or _raw_values(msg, "X-Autoreply")
@@ -726,7 +821,7 @@ def _dsn_text(part: Message) -> str:
             if isinstance(block, Message):
                 blocks.append("\n".join(f"{k}: {v}" for k, v in block.raw_items()))
         return "\n\n".join(blocks)
-    return decode_bytes(_part_bytes(part), None)
+    return _decode_bytes(_part_bytes(part), None)
 
 
 _XTEXT = re.compile(r"\+([0-9A-F]{2})")
@@ -764,11 +859,14 @@ def _failed_in_dsn(text: str) -> list[str]:
     return found
 
 
+_DSN_TYPES = ("message/delivery-status", "message/global-delivery-status")
+
+
 def _bounce_recipients(msg: Message) -> list[str]:
     found: list[str] = []
     for part in _walk(msg):
         try:
-            if part.get_content_type() in ("message/delivery-status", "message/global-delivery-status"):
+            if part.get_content_type() in _DSN_TYPES:
                 found.extend(a for a in _failed_in_dsn(_dsn_text(part)) if a not in found)
         except Exception:
             continue

@@ -44,8 +44,7 @@ def board_section(state: State, viewer: str | None, title: str | None = None,
     else:
         section.scores = scores_line(state)
         if with_legal and state.to_move is not None:
-            section.legal = f"Legal moves for {state.to_move} (ply {state.ply}):\n" + state.render_legal(
-                state.to_move)
+            section.legal = state.render_legal(state.to_move)
     return section
 
 
@@ -74,14 +73,19 @@ def record_attachment(row: GameRow) -> Attachment:
     return Attachment(filename=f"{row.id}.json", content=content)
 
 
-def reply_footer(game_id: str | None, server_address: str) -> list[str]:
+def reply_footer(game_id: str | None, server_address: str, status: str | None = None) -> list[str]:
     lines = []
-    if game_id:
+    if game_id and status == "invited":
+        lines.append(f"Game {game_id} starts when every player has accepted: reply 'accept' or "
+                     "'decline' to the invitation. Keep this mail's Reply-To address: it carries "
+                     "your secret token.")
+    elif game_id:
         lines.append(f"Game {game_id}: to move, press Reply and write your move on the first line "
                      "(for example: tower red C4 claim C4). Keep this mail's Reply-To address: it "
                      "carries your secret token.")
         lines.append(f"Other commands: board {game_id}, resign {game_id}, games, help.")
     else:
         lines.append(f"Write commands to {server_address}, one per line. Send 'help' for the list.")
-    lines.append("The attached .json file is the game record: replay it with `pbem replay FILE`.")
+    if status not in (None, "invited"):
+        lines.append("The attached .json file is the game record: replay it with `pbem replay FILE`.")
     return lines

@@ -218,7 +218,8 @@ class Processor:
         if answering is not None:
             references += [*answering.references, answering.message_id or ""]
         attachments = [record_attachment(row)] if row is not None and planned.attach_record else []
-        footer = reply_footer(row.id if row else None, self.config.address)
+        footer = reply_footer(row.id if row else None, self.config.address,
+                              row.status if row else None)
         return build_message(
             from_addr=self.config.address, from_name=self.config.name, to=planned.to,
             subject=planned.subject, message_id=message_id, date=now, reply_to=reply_to,

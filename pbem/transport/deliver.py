@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from pbem.clock import Clock, SystemClock
-from pbem.config import Config
-from pbem.store.base import Store
+
+if TYPE_CHECKING:  # kept out of the import path: the MTA starts this once per message
+    from pbem.config import Config
+    from pbem.store.base import Store
 
 EX_OK = 0
 EX_DATAERR = 65

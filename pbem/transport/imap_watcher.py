@@ -88,7 +88,9 @@ class ImapWatcher:
       this machine and 0 for a remote one;
     * ``max_message_bytes``: larger messages are left alone in the mailbox (logged once); None
       fetches everything;
-    * ``timeout_seconds``: socket timeout for connecting and for commands.
+    * ``timeout_seconds``: socket timeout for connecting and for commands;
+    * ``use_move``: None uses UID MOVE when the server offers it, False forces the
+      COPY + \\Deleted + (UID) EXPUNGE fallback (tests of that path run against a server with MOVE).
     """
 
     def __init__(self, imap: ImapConfig, store: Store, clock: Clock | None = None,
@@ -96,7 +98,8 @@ class ImapWatcher:
                  *, initial_backoff_seconds: float = 0.5, idle_check_seconds: float = 0.25,
                  status_check_seconds: float = 2.0, max_message_bytes: int | None = None,
                  timeout_seconds: float = 60.0, ssl_context: ssl.SSLContext | None = None,
-                 fetch_batch: int = 50, sync_interval_seconds: float | None = None) -> None:
+                 fetch_batch: int = 50, sync_interval_seconds: float | None = None,
+                 use_move: bool | None = None) -> None:
         if not imap.host:
             raise ValueError("ImapWatcher needs imap.host")
         self.imap = imap
@@ -115,7 +118,8 @@ class ImapWatcher:
             sync_interval_seconds = (LOOPBACK_SYNC_SECONDS if _is_loopback(imap.host) else 0.0)
         self.sync_interval_seconds = max(sync_interval_seconds, 0.0)
         # Renewing IDLE well before servers' 29/30-minute limit; the config cannot raise it.
-        self.idle_renew_seconds = min(max(imap.idle_renew_seconds, 1.0), 590.0)
+        self.idle_renew_seconds = min(max(imap.idle_renew_seconds, 0.1), 590.0)
+        self.use_move = use_move
 
         self._processed = threading.Event()
         self._thread: threading.Thread | None = None
@@ -129,6 +133,7 @@ class ImapWatcher:
         self.connections = 0  # sessions established so far
         self.using_idle = False
         self.moved = 0  # messages moved to the processed folder
+        self.idle_commands = 0  # IDLE commands sent (each renewal or wake-up is one more)
         self.stored = 0  # accept_inbound calls that stored a new message
         self.last_error: str | None = None
 
@@ -314,7 +319,7 @@ class ImapWatcher:
         if not finished:
             return 0
         folder = self.imap.processed_folder
-        if client.has_capability("MOVE"):
+        if self.use_move is not False and client.has_capability("MOVE"):
             client.move(finished, folder)
         else:
             client.copy(finished, folder)
@@ -335,9 +340,9 @@ class ImapWatcher:
         next_status_check = time.monotonic() + self.status_check_seconds
         while not self.stop_event.is_set():
             client.idle()
+            self.idle_commands += 1
             idle_since = time.monotonic()
             next_sync = idle_since + self.sync_interval_seconds if self.sync_interval_seconds else None
-            fetch_new = announced = False
             to_move: list[int] = []
             try:
                 while not self.stop_event.is_set():
@@ -346,19 +351,12 @@ class ImapWatcher:
                     if next_sync is not None:
                         timeout = max(0.0, min(timeout, next_sync - started))
                     responses = client.idle_check(timeout=timeout)
-                    for response in responses:
-                        if response and response[0] == b"BYE":
-                            raise ImapDisconnected(
-                                b" ".join(p for p in response if isinstance(p, bytes))
-                                .decode("ascii", "replace"))
-                        if len(response) > 1 and response[1] in (b"EXISTS", b"RECENT"):
-                            fetch_new = announced = True
+                    self._check_bye(responses)
+                    if any(len(r) > 1 and r[1] in (b"EXISTS", b"RECENT") for r in responses):
+                        break  # new mail
                     now = time.monotonic()
-                    if fetch_new:
-                        break
                     if next_sync is not None and now >= next_sync:
-                        fetch_new = True  # look for mail the server has not announced yet
-                        break
+                        break  # look for mail the server has not announced (yet)
                     if not responses and now - started < timeout / 2:
                         # The socket was readable yet nothing could be read: usually EOF, which
                         # idle_check swallows. Leaving IDLE either fails (reconnect) or proves
@@ -376,17 +374,31 @@ class ImapWatcher:
                 raise
             except OSError as exc:
                 raise ImapDisconnected(f"connection lost during IDLE: {exc}") from exc
-            client.idle_done()
+            _, responses = client.idle_done()
+            self._check_bye(responses)
             if self.stop_event.is_set():
                 return
-            if fetch_new and not announced:
-                # Dovecot syncs a mailbox view at the end of a command, so a SEARCH alone would
-                # not see mail that arrived during IDLE yet; NOOP reports it (EXISTS) first.
-                _, responses = client.noop()
-                fetch_new = any(len(r) > 1 and r[1] in (b"EXISTS", b"RECENT") for r in responses)
-            if fetch_new:
-                self._fetch(client, self._last_uid + 1)
-            self._move_finished(client, to_move or None)
+            # Whatever made us leave IDLE, look for new mail: an EXISTS may have arrived with
+            # the DONE reply or with the reply to an earlier command, and tracking those is
+            # fragile. Dovecot updates a session's view only at the end of a command, so NOOP
+            # first, then SEARCH sees everything delivered so far. (~1 ms on a local server.)
+            client.noop()
+            self._fetch(client, self._last_uid + 1)
+            now = time.monotonic()
+            if not to_move and self._awaiting and (self._processed.is_set()
+                                                   or now >= next_status_check):
+                self._processed.clear()
+                next_status_check = now + self.status_check_seconds
+                to_move = self._finished_uids()
+            if to_move:
+                self._move_finished(client, to_move)
+
+    @staticmethod
+    def _check_bye(responses: list[tuple[Any, ...]]) -> None:
+        for response in responses:
+            if response and response[0] == b"BYE":
+                raise ImapDisconnected(b" ".join(p for p in response if isinstance(p, bytes))
+                                       .decode("ascii", "replace"))
 
     def _poll_loop(self, client: IMAPClient) -> None:
         while not self.stop_event.is_set():

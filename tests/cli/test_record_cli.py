@@ -147,3 +147,22 @@ def test_selfplay_prints_the_boards_of_one_game() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("=== ply") > 20
     assert "Totals" in result.stdout or "total" in result.stdout.lower()
+
+
+def test_space_truckin_records(tmp_path: Path) -> None:
+    path = tmp_path / "st.json"
+    assert run("new", "space-truckin", "--players", "3", "--seed", "4", "-o", str(path)).returncode == 0
+    data = json.loads(path.read_text())
+    assert [e["chance"]["tile"] for e in data["moves"]] and "pile" in data["setup"]
+    first = json.loads(run("replay", str(path), "--json").stdout.splitlines()[0])
+    assert set(first) >= {"ply", "to_move", "over", "tile", "quadrant", "scores", "legal"}
+    assert first["to_move"] == data["setup"]["first"]
+    placement = first["legal"][0]
+    assert len(placement.split()) == 2
+    moved = run("move", str(path), f"place {placement}")
+    assert moved.returncode == 0, moved.stdout
+    after = json.loads(path.read_text())
+    assert any(e.get("move", "").startswith(f"place {placement}") for e in after["moves"])
+    lines = [json.loads(x) for x in run("replay", str(path), "--json").stdout.splitlines()]
+    assert [x["ply"] for x in lines] == [0, 1]
+    assert run("selfplay", "space-truckin", "--players", "4", "--seed", "2", "--quiet").returncode == 0

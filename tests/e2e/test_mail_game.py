@@ -4,32 +4,23 @@ deliver`` from an MTA pipe. Replies leave through a real SMTP relay (aiosmtpd)."
 
 from __future__ import annotations
 
-import email.policy
 import smtplib
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from email.message import EmailMessage
 from pathlib import Path
 
-import pytest
-
-from pbem.config import Config, config_from_dict
-from pbem.daemon import Daemon
 from pbem.mail.client import new_mail
 from pbem.record import replay_record
-from pbem.server.processor import Processor
 from pbem.store import open_store
+from tests.e2e.conftest import raw, relay
 from tests.server.players import Player, attached_record
 from tests.services.requirements import free_port
 
 ALICE, BOB, SERVER = "alice@example.org", "bob@example.org", "pbem@localhost"
 REPO = Path(__file__).resolve().parents[2]
-
-
-def relay(sink) -> dict:
-    return {"host": sink.host, "port": sink.port, "security": "none"}
 
 
 def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 300) -> dict[str, EmailMessage]:
@@ -64,30 +55,6 @@ def check_result(finished: dict[str, EmailMessage], store) -> None:
         assert replay_record(record).is_over
         body = message.get_body(preferencelist=("plain",)).get_content()
         assert "Final scores" in body
-
-
-def raw(message: EmailMessage) -> bytes:
-    return message.as_bytes(policy=email.policy.SMTP)
-
-
-@pytest.fixture
-def daemon_for(tmp_path: Path) -> Iterator[Callable[[dict], tuple[Config, Daemon]]]:
-    started: list[tuple[Daemon, object]] = []
-
-    def make(settings: dict) -> tuple[Config, Daemon]:
-        settings.setdefault("server", {})["data_dir"] = str(tmp_path / "data")
-        config = config_from_dict(settings)
-        config.data_dir.mkdir(parents=True, exist_ok=True)
-        store = open_store(config.database_url)
-        daemon = Daemon(config, store, Processor(config, store), processor_poll_seconds=0.2)
-        daemon.start()
-        started.append((daemon, store))
-        return config, daemon
-
-    yield make
-    for daemon, store in started:
-        daemon.stop()
-        store.close()
 
 
 def test_whole_game_over_imap_idle(dovecot, imap_user, smtp_sink, daemon_for) -> None:

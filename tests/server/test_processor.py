@@ -80,7 +80,7 @@ def test_a_whole_game_by_mail(server: Server) -> None:
 def test_board_mail_contents(server: Server) -> None:
     alice_mail, _ = start_game(server)
     text = text_of(alice_mail)
-    assert "Legal moves for black (ply 0)" in text
+    assert "Legal builds for black" in text
     assert "Scores so far" in text
     html = alice_mail.get_body(preferencelist=("html",)).get_content()
     assert "<table" in html
@@ -95,7 +95,7 @@ def test_illegal_move_explains_and_changes_nothing(server: Server) -> None:
     reply = to(out, ALICE)[0]
     text = text_of(reply)
     assert "not applied" in text.lower() or "not understood" in text.lower()
-    assert "Legal moves for black" in text
+    assert "Legal builds for black" in text
     assert to(out, BOB) == []
     assert server.game("ac-1").record == before
 

@@ -154,9 +154,9 @@ def version() -> str | None:
 class Dovecot:
     """A private Dovecot on ``127.0.0.1:<free port>``, running until ``close()``.
 
-    Users live in a passwd-file that Dovecot re-reads when it changes, so ``add_user`` takes
-    effect for the next login without a reload. Every user's mail is a Maildir below the
-    temporary directory, owned by the unprivileged service user.
+    Each user has a passwd-file of its own that Dovecot reads on first use, so ``add_user``
+    takes effect for the very next login without a reload. Every user's mail is a Maildir below
+    the temporary directory, owned by the unprivileged service user (``pbemtest`` under root).
 
     ``stop()``/``start()`` take the server down and bring it back on the same port with the same
     users and mail (to test reconnecting clients); ``close()`` stops it for good and deletes
@@ -228,21 +228,24 @@ class Dovecot:
             if not self.port or attempts > 1:
                 self.port = free_port(self.host)
             self._write_config()
-            self.log_path.write_text("")
+            self.log_path.touch()  # kept across restarts: the tail explains failures
             os.chown(self.log_path, self._user.pw_uid, self._user.pw_gid)
+            stderr_path = self.tmp / "dovecot.stderr"
             # -F: stay in the foreground so we own the master's pid; own session so a Ctrl-C in
             # the terminal reaches pytest (which then stops us cleanly) and not the server.
-            self._proc = subprocess.Popen(
-                [self.dovecot_bin, "-F", "-c", str(self.conf)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                cwd=self.tmp,
-            )
+            with stderr_path.open("wb") as stderr_file:
+                self._proc = subprocess.Popen(
+                    [self.dovecot_bin, "-F", "-c", str(self.conf)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=stderr_file,
+                    stderr=stderr_file,
+                    start_new_session=True,
+                    cwd=self.tmp,
+                )
             if wait_for_port(self.host, self.port, self.start_timeout, lambda: self.running):
                 return
-            stderr = self._kill()
+            self._kill()
+            stderr = stderr_path.read_text(errors="replace").strip()
             error = (
                 f"dovecot did not start on {self.host}:{self.port} within "
                 f"{self.start_timeout:.0f}s\nstderr: {stderr}\nlog tail:\n{log_tail(self.log_path)}"
@@ -251,8 +254,8 @@ class Dovecot:
                 break
         raise RuntimeError(error)
 
-    def _kill(self) -> str:
-        """Stop the master and its children; return what the master wrote to stderr.
+    def _kill(self) -> None:
+        """Stop the master and its children.
 
         SIGTERM goes to the whole process group, so every imap process says ``BYE Server
         shutting down.`` to its client at once. The master itself then often lingers for about a
@@ -261,7 +264,7 @@ class Dovecot:
         """
         proc, self._proc = self._proc, None
         if proc is None:
-            return ""
+            return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -270,10 +273,6 @@ class Dovecot:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        stderr = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
-        if proc.stderr:
-            proc.stderr.close()
-        return stderr
 
     def stop(self) -> None:
         """Take the server down (connections drop, the port refuses); ``start()`` brings it back."""

@@ -71,8 +71,10 @@ def version() -> str | None:
     if d is None:
         return None
     try:
-        out = subprocess.run([str(d / "postgres"), "--version"], capture_output=True, text=True)
-    except OSError:
+        out = subprocess.run(
+            [str(d / "postgres"), "--version"], capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
         return None
     match = re.search(r"\(PostgreSQL\) (\S+)", out.stdout)
     return match.group(1) if match else out.stdout.strip() or None

@@ -94,6 +94,18 @@ def test_wrong_password_is_refused(dovecot: Dovecot, imap_user: ImapUser) -> Non
     client.shutdown()
 
 
+def test_add_user_takes_effect_at_once_and_password_change(dovecot: Dovecot) -> None:
+    user = f"player.{time.monotonic_ns()}@example.org"
+    dovecot.add_user(user, "first")
+    dovecot.connect(user, "first").logout()  # right away, no reload
+    dovecot.add_user(user, "second")
+    dovecot.connect(user, "second").logout()
+    client = dovecot.connect()
+    with pytest.raises(IMAPClient.Error):
+        client.login(user, "first")
+    client.shutdown()
+
+
 def test_idle_sees_delivery(dovecot: Dovecot, imap_user: ImapUser) -> None:
     user, password = imap_user
     client = dovecot.connect(user, password)

@@ -36,6 +36,12 @@ def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     s.close()
 
 
+def _inbox_count(dovecot: Dovecot, user: str) -> int:
+    """STATUS is atomic; search-then-fetch would race with the watcher's moves."""
+    with dovecot.connect(user) as client:
+        return int(client.folder_status("INBOX", ["MESSAGES"])[b"MESSAGES"])
+
+
 def _config(tmp_path: Path, sink: SmtpSink, **kw: object) -> Config:
     relay = RelayConfig(host=sink.host, port=sink.port, security="none", timeout_seconds=5)
     return make_config(tmp_path, relay=relay, **kw)  # type: ignore[arg-type]
@@ -105,7 +111,7 @@ def test_imap_in_reply_out(tmp_path: Path, store: SQLiteStore, smtp_sink: SmtpSi
             started = time.monotonic()
             smtp_sink.wait_for(i + 2, timeout=5)
             latencies.append(time.monotonic() - started)
-        wait_until(lambda: len(dovecot.list_messages(user)) == 0, 5, "moves")
+        wait_until(lambda: _inbox_count(dovecot, user) == 0, 5, "moves")
     finally:
         daemon.stop()
     assert len(dovecot.list_messages(user, "processed")) == 11

@@ -77,13 +77,17 @@ def _config(dovecot: Dovecot, user: str, password: str, **kw: object) -> ImapCon
 
 
 def _boxes(dovecot: Dovecot, user: str) -> tuple[int, int]:
-    """(messages in INBOX, messages in processed); the watcher creates "processed"."""
-    inbox = len(dovecot.list_messages(user))
-    try:
-        processed = len(dovecot.list_messages(user, "processed"))
-    except IMAPClient.Error:
-        processed = -1
-    return inbox, processed
+    """(messages in INBOX, messages in processed; -1 while it does not exist).
+
+    STATUS, not ``dovecot.list_messages``: that one searches and then fetches, which races with
+    the watcher expunging a message in between."""
+    with dovecot.connect(user) as client:
+        inbox = client.folder_status("INBOX", ["MESSAGES"])[b"MESSAGES"]
+        try:
+            processed = client.folder_status("processed", ["MESSAGES"])[b"MESSAGES"]
+        except IMAPClient.Error:
+            processed = -1
+    return int(inbox), int(processed)
 
 
 def test_picks_up_existing_mail_processes_and_moves(dovecot: Dovecot, imap_user,
@@ -258,3 +262,25 @@ def test_wrong_password_keeps_retrying_until_stopped(dovecot: Dovecot, imap_user
     with Running(_config(dovecot, user, "wrong"), store) as run:
         wait_until(lambda: run.watcher.last_error is not None, 5, "a login error")
         assert run.watcher.connections == 0
+
+
+def test_copy_expunge_fallback_without_move(dovecot: Dovecot, imap_user,
+                                            store: SQLiteStore) -> None:
+    """Servers without MOVE: COPY, \\Deleted, then UID EXPUNGE of exactly those messages."""
+    user, password = imap_user
+    dovecot.deliver(user, make_message("to be moved"))
+    with Running(_config(dovecot, user, password), store, use_move=False) as run:
+        wait_until(lambda: _boxes(dovecot, user) == (0, 1), 10, "copy and expunge")
+        assert run.watcher.moved == 1
+    assert len(dovecot.list_messages(user, "processed")) == 1
+
+
+def test_idle_is_renewed(dovecot: Dovecot, imap_user, store: SQLiteStore) -> None:
+    user, password = imap_user
+    config = _config(dovecot, user, password)
+    config.idle_renew_seconds = 0.2
+    with Running(config, store, sync_interval_seconds=0) as run:
+        wait_until(lambda: run.watcher.idle_commands >= 4, 5, "IDLE renewals")
+        assert run.watcher.connections == 1
+        dovecot.deliver(user, make_message("after renewals"))
+        wait_until(lambda: _boxes(dovecot, user) == (0, 1), 5, "processing")

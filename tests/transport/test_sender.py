@@ -60,6 +60,7 @@ def test_relay_delivers_exact_message(tmp_path: Path, store: SQLiteStore,
     assert [m.data for m in got] == [raw for _, _, raw in queued]  # byte-exact, dots and all
     assert all(m.mail_from == SERVER and m.rcpt_tos == [PLAYER, "second@example.net"]
                for m in got)
+    assert len({m.peer for m in got}) == 1  # one connection for the whole batch
     assert store.outbound_counts() == {"pending": 0, "sent": 3}
     assert sender.send_due_once() == 0
 

@@ -1,0 +1,60 @@
+"""A complete 3-player game of Space Truckin' by mail through Dovecot (IMAP IDLE), as in the Alien City
+end-to-end test; no player-facing mail ever carries the draw pile."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from pbem.mail.client import new_mail
+from pbem.record import replay_record
+from tests.e2e.conftest import raw, relay
+from tests.e2e.test_mail_game import SERVER
+from tests.server.players import Player, attached_record
+
+PLAYERS = ["ann@example.org", "bo@example.org", "cy@example.org"]
+
+
+def test_three_player_space_truckin_over_imap(dovecot, imap_user, smtp_sink, daemon_for) -> None:
+    user, password = imap_user
+    _config, daemon = daemon_for({
+        "imap": {"host": dovecot.host, "port": dovecot.port, "security": "none", "username": user,
+                 "password": password, "idle": True, "poll_seconds": 30},
+        "smtp": {"enabled": False}, "relay": relay(smtp_sink)})
+    players = {address: Player(address, n) for n, address in enumerate(PLAYERS)}
+    dovecot.deliver(user, raw(new_mail(PLAYERS[0], SERVER,
+                                       f"new space-truckin with {PLAYERS[1]} {PLAYERS[2]}")))
+    seen, finished = 0, set()
+    deadline = time.monotonic() + 400
+    while len(finished) < 3:
+        assert time.monotonic() < deadline
+        received = smtp_sink.wait_for(seen + 1, timeout=60)
+        for item in received[seen:]:
+            message, rcpt = item.message, item.rcpt_tos[0]
+            record = attached_record(message)
+            if record is not None:
+                assert "pile" not in record["setup"], "hidden draw pile sent to a player"
+            assert b'"pile"' not in item.data
+            if "Game over" in str(message["Subject"]):
+                finished.add(rcpt)
+                continue
+            reply = players[rcpt].respond(message)
+            if reply is not None:
+                dovecot.deliver(user, raw(reply))
+        seen = len(received)
+    row = daemon.store.get_game("st-1")
+    assert row.status == "over" and len(row.seats) == 3
+    assert "pile" in row.record["setup"]  # the server keeps it
+    state = replay_record(row.record)
+    assert state.is_over
+    # players' copies replay to the same final scores without the pile
+    final = [m for m in smtp_sink.messages if "Game over" in str(m.message["Subject"])]
+    for item in final:
+        copy = attached_record(item.message)
+        assert replay_record(copy).score().totals == state.score().totals
+    # every player received boards after the others' turns
+    boards = {p: 0 for p in PLAYERS}
+    for item in smtp_sink.messages:
+        if "Board after ply" in str(item.message["Subject"]):
+            boards[item.rcpt_tos[0]] += 1
+    assert all(count > 5 for count in boards.values()), json.dumps(boards)
