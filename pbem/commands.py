@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pbem.validation import json_path
 
-VERBS = ("help", "new", "accept", "decline", "move", "board", "games", "resign")
+VERBS: list[str] = ["help", "new", "accept", "decline", "move", "board", "games", "resign"]
 GAME_ID = re.compile(r"^[a-z]+-\d+$", re.IGNORECASE)
 USAGE = {
     "help": "help [TOPIC]   (topics: commands, notation, alien-city, ...)",
@@ -26,6 +27,20 @@ USAGE = {
     "games": "games",
     "resign": "resign GAME",
 }
+
+
+# Extra command words registered by feature modules (observe, vacation, admin, history, ...):
+# verb -> parser of the words after the verb. A parser returns a Command or a CommandError.
+ExtraParser = Callable[[str, list[str], bool], "Command | CommandError"]
+_EXTRA: dict[str, ExtraParser] = {}
+
+
+def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
+    """Teach the reader a new command word; ``usage`` appears in help and in suggestions."""
+    if verb not in VERBS:
+        VERBS.append(verb)
+    USAGE[verb] = usage
+    _EXTRA[verb] = parser
 
 
 @dataclass
@@ -41,6 +56,7 @@ class Command:
     option_words: list[str] = field(default_factory=list)
     options: dict[str, Any] | None = None
     topic: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)  # for registered commands
 
 
 @dataclass
@@ -63,6 +79,8 @@ def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | No
     rest = words[1:]
     if verb == "token":
         return None
+    if verb in _EXTRA:
+        return _EXTRA[verb](line, rest, in_game_reply)
     if verb == "help":
         return Command("help", line, topic=" ".join(rest).lower() or None)
     if verb == "games" and not rest:

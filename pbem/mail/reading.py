@@ -11,9 +11,10 @@ own mail coming back — and answering those starts mail loops, so :attr:`Incomi
 why a mail must be left unanswered.
 
 The parser never raises: mail comes from strangers, and one unreadable message must not stop the
-queue. Standard library only; the ``email`` package with ``policy.default`` does MIME, transfer
-encodings and RFC 2047 headers, and this module only adds what it lacks (format=flowed, charset
-fallbacks, quote stripping).
+queue. Standard library only; the ``email`` package with ``policy.default`` (in a subclass that
+survives headers the stdlib's own parser chokes on) does MIME, transfer encodings and RFC 2047
+headers, and this module only adds what it lacks (format=flowed, charset fallbacks, inline PGP,
+quote stripping).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 from pbem.mail.addresses import normalize, same_mailbox, split_plus
 from pbem.mail.html_text import html_to_text
 
-__all__ = ["IncomingMail", "read_mail", "split_reply"]
+__all__ = ["IncomingMail", "read_mail", "split_reply", "unflow"]
 
 
 @dataclass

@@ -13,6 +13,7 @@ from engine.registry import UnknownGameError
 from pbem.commands import Command
 from pbem.mail.compose import Section
 from pbem.record import append_move, draw_chances, iso, new_record
+from pbem.server import hooks
 from pbem.server.context import MailContext, PlannedMail
 from pbem.server.gamemail import (
     board_section,
@@ -93,6 +94,8 @@ def _save(ctx: MailContext, row: GameRow, state) -> None:
         score = state.score()
         row.record.setdefault("result", {"reason": "scored", "totals": score.totals,
                                          "winners": score.winners, "at": iso(ctx.now)})
+    for hook in hooks.GAME_SAVED:
+        hook(ctx, row, state)
     ctx.tx.save_game(row)
     ctx.touched[row.id] = (row, state)
 
@@ -114,6 +117,8 @@ def _notify_others(ctx: MailContext, row: GameRow, state, exclude: str | None, h
         ctx.planned.append(PlannedMail(
             to=seat.email, subject=subject(row.id, text), game_id=row.id, seat=seat.seat,
             sections=[board_section(state, seat.seat, title, lines)]))
+    for hook in hooks.BOARD_SENT:
+        hook(ctx, row, state, headline)
 
 
 # --- commands ----------------------------------------------------------------------------------------
@@ -124,10 +129,6 @@ def do_help(ctx: MailContext, command: Command) -> None:
 
 def do_games(ctx: MailContext, command: Command) -> None:
     rows = ctx.tx.games_for_email(ctx.mail.from_addr)
-    if not rows:
-        ctx.reply(Section(title="Your games", lines=[
-            "You have no games. Start one with: new alien-city with FRIEND@EXAMPLE.ORG"]))
-        return
     lines = []
     for row in rows:
         mine = _sender_seat(row)(ctx.mail.from_addr)
@@ -142,7 +143,14 @@ def do_games(ctx: MailContext, command: Command) -> None:
         when = row.updated_at.strftime("%Y-%m-%d %H:%M UTC") if row.updated_at else "-"
         lines.append(f"{row.id:<8} {game.title:<15} you: {mine.seat if mine else '-':<6} "
                      f"{turn:<28} last activity {when}")
-    ctx.reply(Section(title="Your games", pre="\n".join(lines)))
+    if lines:
+        ctx.reply(Section(title="Your games", pre="\n".join(lines)))
+    else:
+        ctx.reply(Section(title="Your games", lines=[
+            "You have no games. Start one with: new alien-city with FRIEND@EXAMPLE.ORG"]))
+    for hook in hooks.GAMES_LISTING:
+        for section in hook(ctx):
+            ctx.reply(section)
 
 
 def do_new(ctx: MailContext, command: Command) -> None:
@@ -352,3 +360,8 @@ HANDLERS: dict[str, Handler] = {
     "help": do_help, "games": do_games, "new": do_new, "accept": do_accept, "decline": do_decline,
     "resign": do_resign, "board": do_board, "move": do_move,
 }
+
+
+def register_handler(verb: str, handler: Handler) -> None:
+    """Feature modules add their commands here (and their words with commands.register_verb)."""
+    HANDLERS[verb] = handler

@@ -21,6 +21,7 @@ from pbem.config import Config
 from pbem.mail.addresses import plus_address
 from pbem.mail.compose import Section, build_message, new_message_id
 from pbem.mail.reading import IncomingMail, read_mail
+from pbem.server import features, hooks
 from pbem.server.context import MailContext, PlannedMail, StateCache
 from pbem.server.gamemail import record_attachment, reply_footer, subject
 from pbem.server.handlers import HANDLERS, AuthFailed, CommandFailed
@@ -28,6 +29,7 @@ from pbem.store.base import GameRow, Inbound, Store, Tx
 from pbem.tokens import load_or_create_secret, seat_token, token_hash
 
 log = logging.getLogger("pbem.processor")
+assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 
 
@@ -118,13 +120,20 @@ class Processor:
             return f"ignored: {mail.auto}", None, {}
         if not mail.from_addr:
             return "ignored: no From address", None, {}
+        for check in hooks.SENDER_CHECK:
+            reason = check(tx, mail)
+            if reason:
+                return f"ignored: {reason}", None, {}
         ctx = MailContext(config=self.config, tx=tx, now=now, mail=mail, secret=self.secret,
                           cache=self.cache, token_for=self.token_for)
         self._find_context(ctx)
+        turn = mail.json_turn
+        if isinstance(turn, dict) and str(turn.get("format", "")).startswith("pbem-record/"):
+            turn = None  # our own game record, re-attached by the client's reply: not a turn file
         if mail.json_error:
             results = [CommandError("(JSON turn file)", mail.json_error)]
-        elif mail.json_turn is not None:
-            results = parse_json(mail.json_turn)
+        elif turn is not None:
+            results = parse_json(turn)
         else:
             results = parse_text(mail.command_lines, in_game_reply=ctx.context_game is not None)
         if not results:

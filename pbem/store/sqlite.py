@@ -56,7 +56,8 @@ _SCHEMA_VERSION_DDL = (
 _INBOUND_COLS = "id, raw, source, received_at, message_id, sha256, status, outcome"
 _OUTBOUND_COLS = ("id, message_id, sender, recipients, raw, created_at, attempts, next_attempt_at,"
                   " sent_at, last_error")
-_GAME_COLS = "id, game, status, record, created_at, updated_at, to_move, thread_id"
+_GAME_COLS = ("id, game, status, record, created_at, updated_at, to_move, thread_id, deadline_at,"
+              " finished_at")
 _SEAT_COLS = "game_id, seat, email, name, token_hash, accepted"
 
 # Connections inherited through fork(): never used and never closed in the child, because closing
@@ -115,7 +116,8 @@ def _seat(row: Sequence[Any]) -> Seat:
 def _load_games(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> list[GameRow]:
     games = [GameRow(id=r[0], game=r[1], status=r[2], record=json_loads(r[3]),
                      created_at=dt_from_text(r[4]), updated_at=dt_from_text(r[5]),
-                     to_move=r[6], thread_id=r[7]) for r in rows]
+                     to_move=r[6], thread_id=r[7], deadline_at=dt_from_text(r[8]),
+                     finished_at=dt_from_text(r[9])) for r in rows]
     by_id = {g.id: g for g in games}
     ids = list(by_id)
     for i in range(0, len(ids), 500):  # stay well below SQLite's bound-parameter limit
@@ -186,9 +188,10 @@ class SQLiteTx:
         conn = self._c
         conn.execute(
             "INSERT INTO games (id, game, status, to_move, thread_id, created_at, updated_at,"
-            " record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " deadline_at, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (game.id, game.game, game.status, game.to_move, game.thread_id,
-             dt_to_text(game.created_at), dt_to_text(game.updated_at), json_dumps(game.record)))
+             dt_to_text(game.created_at), dt_to_text(game.updated_at), _opt_dt(game.deadline_at),
+             _opt_dt(game.finished_at), json_dumps(game.record)))
         self._insert_seats(game)
 
     def get_game(self, game_id: str, *, for_update: bool = False) -> GameRow | None:
@@ -201,10 +204,11 @@ class SQLiteTx:
             game.updated_at = now_utc()
         conn = self._c
         cur = conn.execute(
-            "UPDATE games SET status = ?, record = ?, to_move = ?, thread_id = ?, updated_at = ?"
-            " WHERE id = ?",
+            "UPDATE games SET status = ?, record = ?, to_move = ?, thread_id = ?, updated_at = ?,"
+            " deadline_at = ?, finished_at = ? WHERE id = ?",
             (game.status, json_dumps(game.record), game.to_move, game.thread_id,
-             dt_to_text(game.updated_at), game.id))
+             dt_to_text(game.updated_at), _opt_dt(game.deadline_at), _opt_dt(game.finished_at),
+             game.id))
         if cur.rowcount == 0:
             raise LookupError(f"no game {game.id!r}")
         conn.execute("DELETE FROM seats WHERE game_id = ?", (game.id,))
@@ -266,6 +270,82 @@ class SQLiteTx:
                      " ON CONFLICT (key) DO UPDATE SET last_at = excluded.last_at",
                      (key, dt_to_text(now)))
         return True
+
+
+    # community
+
+    def add_observer(self, game_id: str, email: str, now: datetime) -> bool:
+        cur = self._c.execute("INSERT INTO observers (game_id, email, since) VALUES (?, ?, ?)"
+                              " ON CONFLICT DO NOTHING", (game_id, email.lower(), dt_to_text(now)))
+        return cur.rowcount == 1
+
+    def remove_observer(self, game_id: str, email: str) -> bool:
+        cur = self._c.execute("DELETE FROM observers WHERE game_id = ? AND email = ?",
+                              (game_id, email.lower()))
+        return cur.rowcount == 1
+
+    def observers(self, game_id: str) -> list[str]:
+        return [r[0] for r in self._c.execute(
+            "SELECT email FROM observers WHERE game_id = ? ORDER BY since, email", (game_id,))]
+
+    def games_observed(self, email: str) -> list[GameRow]:
+        conn = self._c
+        rows = conn.execute(f"SELECT {_GAME_COLS} FROM games WHERE id IN"
+                            " (SELECT game_id FROM observers WHERE email = ?)"
+                            " ORDER BY updated_at DESC, id DESC", (email.lower(),)).fetchall()
+        return _load_games(conn, rows)
+
+    def get_player(self, email: str) -> dict[str, Any]:
+        row = self._c.execute("SELECT settings FROM players WHERE email = ?",
+                              (email.lower(),)).fetchone()
+        return json_loads(row[0]) if row else {}
+
+    def set_player(self, email: str, settings: dict[str, Any]) -> None:
+        self._c.execute("INSERT INTO players (email, settings) VALUES (?, ?) ON CONFLICT (email)"
+                        " DO UPDATE SET settings = excluded.settings",
+                        (email.lower(), json_dumps(settings)))
+
+    def block(self, email: str, now: datetime, by: str, why: str) -> None:
+        self._c.execute("INSERT INTO blocked (email, at, by, why) VALUES (?, ?, ?, ?) ON CONFLICT"
+                        " (email) DO UPDATE SET at = excluded.at, by = excluded.by, why = excluded.why",
+                        (email.lower(), dt_to_text(now), by, why))
+
+    def unblock(self, email: str) -> bool:
+        return self._c.execute("DELETE FROM blocked WHERE email = ?", (email.lower(),)).rowcount == 1
+
+    def is_blocked(self, email: str) -> bool:
+        return self._c.execute("SELECT 1 FROM blocked WHERE email = ?",
+                               (email.lower(),)).fetchone() is not None
+
+    def claim_once(self, key: str, now: datetime) -> bool:
+        cur = self._c.execute("INSERT INTO once_keys (key, at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                              (key, dt_to_text(now)))
+        return cur.rowcount == 1
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._c.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key)"
+                        " DO UPDATE SET value = excluded.value", (key, value))
+
+    def games_due(self, until: datetime) -> list[GameRow]:
+        conn = self._c
+        rows = conn.execute(f"SELECT {_GAME_COLS} FROM games WHERE deadline_at IS NOT NULL"
+                            " AND deadline_at <= ? AND status = 'active' ORDER BY deadline_at, id",
+                            (dt_to_text(until),)).fetchall()
+        return _load_games(conn, rows)
+
+    def active_games(self) -> list[GameRow]:
+        conn = self._c
+        rows = conn.execute(f"SELECT {_GAME_COLS} FROM games WHERE status = 'active'"
+                            " ORDER BY id").fetchall()
+        return _load_games(conn, rows)
+
+
+def _opt_dt(value: datetime | None) -> str | None:
+    return dt_to_text(value) if value is not None else None
 
 
 class SQLiteStore:
@@ -573,6 +653,36 @@ class SQLiteStore:
     def get_game(self, game_id: str) -> GameRow | None:
         with self._read() as conn:
             return _get_game(conn, game_id)
+
+    def search_games(self, *, player: str | None = None, game: str | None = None,
+                     date_from: datetime | None = None, date_to: datetime | None = None,
+                     status: str | None = None, limit: int | None = None,
+                     offset: int = 0) -> list[GameRow]:
+        where, params = [], []
+        if player:
+            where.append("id IN (SELECT game_id FROM seats WHERE email = ?)")
+            params.append(player.strip().lower())
+        if game:
+            where.append("game = ?")
+            params.append(game)
+        if status:
+            where.append("status = ?")
+            params.append(status)
+        if date_from is not None:
+            where.append("COALESCE(finished_at, created_at) >= ?")
+            params.append(dt_to_text(date_from))
+        if date_to is not None:
+            where.append("COALESCE(finished_at, created_at) < ?")
+            params.append(dt_to_text(date_to))
+        sql = f"SELECT {_GAME_COLS} FROM games"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY COALESCE(finished_at, created_at) DESC, id DESC"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [limit, offset]
+        with self._read() as conn:
+            return _load_games(conn, conn.execute(sql, params).fetchall())
 
     def list_games(self, status: str | None = None) -> list[GameRow]:
         with self._read() as conn:

@@ -269,3 +269,14 @@ def test_clock_is_used_for_record_times(server: Server) -> None:
     server.clock.advance(timedelta(minutes=5).total_seconds())
     server.submit(reply_to(alice_mail, ALICE, Player(ALICE).choose_move(alice_mail)))
     assert server.game("ac-1").record["moves"][0]["at"] == "2026-11-20T10:05:00Z"
+
+
+def test_a_reply_that_reattaches_the_game_record_is_read_as_text(server: Server) -> None:
+    alice_mail, _ = start_game(server)
+    move = Player(ALICE).choose_move(alice_mail)
+    reply = reply_to(alice_mail, ALICE, move)
+    record = attached_record(alice_mail)
+    reply.add_attachment(json.dumps(record).encode(), maintype="application", subtype="json",
+                         filename="ac-1.json")
+    out = server.submit(reply)
+    assert "Move applied" in to(out, ALICE)[0]["Subject"]

@@ -284,3 +284,14 @@ def test_idle_is_renewed(dovecot: Dovecot, imap_user, store: SQLiteStore) -> Non
         assert run.watcher.connections == 1
         dovecot.deliver(user, make_message("after renewals"))
         wait_until(lambda: _boxes(dovecot, user) == (0, 1), 5, "processing")
+
+
+def test_oversized_message_is_left_alone(dovecot: Dovecot, imap_user,
+                                         store: SQLiteStore) -> None:
+    user, password = imap_user
+    dovecot.deliver(user, make_message("huge", size=20_000))
+    dovecot.deliver(user, make_message("small"))
+    with Running(_config(dovecot, user, password), store, max_message_bytes=10_000):
+        wait_until(lambda: _boxes(dovecot, user) == (1, 1), 10, "the small one moved")
+    (stored,) = list(store.iter_inbound())
+    assert b"Subject: small" in stored.raw

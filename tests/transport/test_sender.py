@@ -173,3 +173,51 @@ def test_maildir_write_failure_is_retried(tmp_path: Path, store: SQLiteStore) ->
     config.outbox_maildir.unlink()
     clock.advance(5)
     assert sender.send_due_once() == 1
+
+
+def test_thread_keeps_relay_connection_and_survives_its_loss(tmp_path: Path, store: SQLiteStore,
+                                                             smtp_sink: SmtpSink) -> None:
+    """Between batches the connection stays open (no reconnect per reply); when the relay drops
+    it meanwhile, the next mail goes out on a new connection at once, with no failed attempt."""
+    stop = threading.Event()
+    sender = OutboxSender(store, _relay_config(tmp_path, smtp_sink), stop=stop,
+                          keep_connection_seconds=30)
+    sender.start()
+    try:
+        for n in (1, 2):
+            _queue(store, SystemClock(), n=1)
+            sender.wake()
+            smtp_sink.wait_for(n, timeout=5)
+        first, second = smtp_sink.messages
+        assert first.peer == second.peer  # the same connection
+
+        smtp_sink.stop()  # the relay restarts: the open connection is dead
+        smtp_sink.start()
+        _queue(store, SystemClock(), n=1)
+        started = time.monotonic()
+        sender.wake()
+        third = smtp_sink.wait_for(3, timeout=5)[-1]
+        assert time.monotonic() - started < 1.0
+        assert third.peer != first.peer
+        wait_until(lambda: store.outbound_counts() == {"pending": 0, "sent": 3}, 2, "mark_sent")
+        far = SystemClock().now() + timedelta(days=1)
+        assert store.due_outbound(far) == []
+    finally:
+        stop.set()
+        sender.join(5)
+
+
+def test_idle_relay_connection_is_closed(tmp_path: Path, store: SQLiteStore,
+                                         smtp_sink: SmtpSink) -> None:
+    stop = threading.Event()
+    sender = OutboxSender(store, _relay_config(tmp_path, smtp_sink), stop=stop,
+                          keep_connection_seconds=0.2)
+    sender.start()
+    try:
+        _queue(store, SystemClock(), n=1)
+        sender.wake()
+        smtp_sink.wait_for(1, timeout=5)
+        wait_until(lambda: sender._smtp is None, 2, "the idle connection to be closed")
+    finally:
+        stop.set()
+        sender.join(5)
