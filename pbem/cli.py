@@ -22,10 +22,11 @@ from pbem.config import ConfigError
 from pbem.record import (
     RecordError,
     append_move,
+    describe_action,
     draw_chances,
     load_record,
     new_record,
-    positions,
+    positions_with_actions,
     replay_json,
     replay_record,
     write_record,
@@ -121,17 +122,22 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
 
 def cmd_replay(args: argparse.Namespace, extra: list[str]) -> int:
     record, game = load_record(Path(args.file))
-    for state in positions(record, game):
+    for state, actions in positions_with_actions(record, game):
         if args.ply is not None and state.ply != args.ply:
             continue
         if args.json:
-            _out(json.dumps(replay_json(state), separators=(", ", ": ")))
+            line = replay_json(state)
+            if actions:
+                line["actions"] = actions
+            _out(json.dumps(line, separators=(", ", ": ")))
         else:
             title = f"=== ply {state.ply}"
             if state.last_move:
                 title += f": {state.last_move}"
             _out(title + " ===")
             _out(state.render(None))
+            for action in actions:
+                _out(describe_action(action))
         if args.ply is not None:
             return 0
     if args.ply is not None:
@@ -256,13 +262,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Modules that add subcommands (each has ``register_all(subparsers)``); kept apart so the record tools
+# load without the mail stack.
+COMMAND_MODULES = ("pbem.server_cli", "pbem.archive_cli", "pbem.admin_cli")
+
+
 def _server_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
-    """Server commands live in their own module so record tools load without the mail stack."""
-    try:
-        from pbem.server_cli import register_all
-    except ImportError:
-        return []
-    return [register_all]
+    import importlib
+
+    found = []
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # that feature is not installed
+            raise
+        found.append(module.register_all)
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,10 +7,16 @@ need is set here, in one place.
 
 from __future__ import annotations
 
+import email.policy
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
-from email.message import EmailMessage
+from email.charset import QP, Charset
+from email.header import Header
+from email.message import Message
+from email.mime.application import MIMEApplication
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
 from email.utils import format_datetime, formataddr
 from functools import cache
 from typing import Any
@@ -60,21 +66,57 @@ def new_message_id(domain: str, *parts: str) -> str:
     return f"<pbem.{label + '.' if label else ''}{secrets.token_hex(6)}@{domain}>"
 
 
+_SMTP_POLICY = email.policy.compat32.clone(linesep="\r\n")
+_QP_UTF8 = Charset("utf-8")
+_QP_UTF8.body_encoding = QP  # readable in raw form and safe for 7-bit relays
+
+
+def _text_part(text: str, subtype: str) -> MIMEText:
+    """7bit when it is plain ASCII with short lines; quoted-printable otherwise (SMTP refuses lines
+    over 998 octets, and HTML boards can be long)."""
+    if text.isascii() and max(map(len, text.splitlines()), default=0) <= 900:
+        return MIMEText(text, subtype, "us-ascii", policy=_SMTP_POLICY)
+    return MIMEText(text, subtype, _QP_UTF8, policy=_SMTP_POLICY)  # type: ignore[arg-type]
+
+
+def _header(value: str) -> str | Header:
+    """ASCII stays as is; anything else is RFC 2047-encoded."""
+    try:
+        value.encode("ascii")
+    except UnicodeEncodeError:
+        return Header(value, "utf-8")
+    return value
+
+
 def build_message(*, from_addr: str, from_name: str, to: str, subject: str, message_id: str,
                   date: datetime, reply_to: str | None = None, in_reply_to: str | None = None,
                   references: list[str] | None = None, auto_submitted: str = "auto-generated",
                   greeting: str | None = None, intro: list[str] | None = None,
                   sections: list[Section] | None = None, footer: list[str] | None = None,
                   attachments: list[Attachment] | None = None,
-                  extra_headers: dict[str, str] | None = None) -> EmailMessage:
+                  extra_headers: dict[str, str] | None = None) -> Message:
+    """The mail as a stdlib ``email.mime`` tree (compat32 policy): building it this way costs a
+    fraction of the header parsing the modern EmailMessage API does on every assignment, which
+    dominated the time per move. ``as_bytes(policy=SMTP_POLICY)`` gives the wire form."""
     context = {"subject": subject, "greeting": greeting, "intro": intro or [], "sections": sections or [],
                "footer": footer or []}
-    message = EmailMessage()
+    body = MIMEMultipart("alternative", policy=_SMTP_POLICY)
+    body.attach(_text_part(render("mail.txt.j2", **context), "plain"))
+    body.attach(_text_part(render("mail.html.j2", **context), "html"))
+    if attachments:
+        message: Message = MIMEMultipart("mixed", policy=_SMTP_POLICY)
+        message.attach(body)
+        for attachment in attachments:
+            part = MIMEApplication(attachment.content, attachment.subtype, policy=_SMTP_POLICY)
+            part.add_header("Content-Disposition", "attachment", filename=attachment.filename)
+            message.attach(part)
+    else:
+        message = body
     message["From"] = formataddr((from_name, from_addr))
     message["To"] = to
     if reply_to:
         message["Reply-To"] = formataddr((from_name, reply_to))
-    message["Subject"] = subject
+    message["Subject"] = _header(subject)
     message["Date"] = format_datetime(date)
     message["Message-ID"] = message_id
     if in_reply_to:
@@ -83,12 +125,11 @@ def build_message(*, from_addr: str, from_name: str, to: str, subject: str, mess
     if refs:
         message["References"] = " ".join(dict.fromkeys(refs))
     message["Auto-Submitted"] = auto_submitted
-    message[SERVER_HEADER] = from_name
+    message[SERVER_HEADER] = _header(from_name)
     for name, value in (extra_headers or {}).items():
-        message[name] = value
-    message.set_content(render("mail.txt.j2", **context), subtype="plain", charset="utf-8")
-    message.add_alternative(render("mail.html.j2", **context), subtype="html", charset="utf-8")
-    for attachment in attachments or []:
-        message.add_attachment(attachment.content, maintype=attachment.maintype,
-                               subtype=attachment.subtype, filename=attachment.filename)
+        message[name] = _header(value)
     return message
+
+
+def to_bytes(message: Message) -> bytes:
+    return message.as_bytes(policy=_SMTP_POLICY)

@@ -6,6 +6,9 @@ Game-neutral: everything shown comes from the engine's State interface.
 from __future__ import annotations
 
 import json
+import weakref
+from collections.abc import Callable
+from typing import Any
 
 from engine import State
 from pbem.mail.compose import Attachment, Section
@@ -28,8 +31,27 @@ def players_line(row: GameRow) -> str:
     return "Players: " + ", ".join(f"{s.seat} {seat_label(row, s.seat)}" for s in row.seats)
 
 
+# Renderings of one position are shared by all the mails about it (mover, opponents, observers).
+# Keyed by the state object's identity and ply; the weak reference proves the object is the same one.
+_MEMO: dict[int, tuple[weakref.ref, int, dict[tuple[str, str | None], Any]]] = {}
+
+
+def _memo(state: State, what: str, viewer: str | None, make: Callable[[], Any]) -> Any:
+    entry = _MEMO.get(id(state))
+    if entry is None or entry[0]() is not state or entry[1] != state.ply:
+        if len(_MEMO) > 64:
+            _MEMO.clear()
+        entry = (weakref.ref(state), state.ply, {})
+        _MEMO[id(state)] = entry
+    cache = entry[2]
+    key = (what, viewer)
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
 def scores_line(state: State) -> str:
-    totals = state.score().totals
+    totals = _memo(state, "score", None, state.score).totals
     joined = ", ".join(f"{seat} {points}" for seat, points in totals.items())
     return f"Scores so far: {joined}"
 
@@ -37,14 +59,16 @@ def scores_line(state: State) -> str:
 def board_section(state: State, viewer: str | None, title: str | None = None,
                   lines: list[str] | None = None, with_legal: bool = True) -> Section:
     """Board, scores and (unless over) the legal moves of the seat to move."""
-    section = Section(title=title, lines=list(lines or []), board_text=state.render(viewer),
-                      board_html=state.render_html(viewer))
+    section = Section(title=title, lines=list(lines or []),
+                      board_text=_memo(state, "text", viewer, lambda: state.render(viewer)),
+                      board_html=_memo(state, "html", viewer, lambda: state.render_html(viewer)))
     if state.is_over:
-        section.scores = state.score().text
+        section.scores = _memo(state, "score", None, state.score).text
     else:
         section.scores = scores_line(state)
-        if with_legal and state.to_move is not None:
-            section.legal = state.render_legal(state.to_move)
+        mover = state.to_move
+        if with_legal and mover is not None:
+            section.legal = _memo(state, "legal", mover, lambda: state.render_legal(mover))
     return section
 
 

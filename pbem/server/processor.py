@@ -8,7 +8,6 @@ interval at its registered address.
 
 from __future__ import annotations
 
-import email.policy
 import logging
 import re
 import time
@@ -19,7 +18,7 @@ from pbem.clock import Clock, SystemClock
 from pbem.commands import CommandError, parse_json, parse_text
 from pbem.config import Config
 from pbem.mail.addresses import plus_address
-from pbem.mail.compose import Section, build_message, new_message_id
+from pbem.mail.compose import Section, build_message, new_message_id, to_bytes
 from pbem.mail.reading import IncomingMail, read_mail
 from pbem.server import features, hooks
 from pbem.server.context import MailContext, PlannedMail, StateCache
@@ -50,8 +49,13 @@ class Processor:
         self.cache = StateCache()
         self.domain = config.address.rsplit("@", 1)[1]
 
-    def token_for(self, game_id: str, seat: str) -> str:
-        return seat_token(self.secret, game_id, seat)
+    def token_for(self, game_id: str, seat: str, record: dict | None = None) -> str:
+        """The seat's current token. Its generation is raised when a moderator replaces the player
+        (``record["players"][seat]["token_generation"]``), which makes the old token worthless."""
+        generation = 0
+        if record is not None:
+            generation = int((record.get("players") or {}).get(seat, {}).get("token_generation", 0))
+        return seat_token(self.secret, game_id, seat, generation)
 
     # --- the runner --------------------------------------------------------------------------------
     def process_pending(self, limit: int = 100) -> int:
@@ -214,7 +218,8 @@ class Processor:
                  answering: IncomingMail | None):
         reply_to = None
         if row is not None and planned.seat:
-            reply_to = plus_address(self.config.address, self.token_for(row.id, planned.seat))
+            reply_to = plus_address(self.config.address,
+                                    self.token_for(row.id, planned.seat, row.record))
         ply = len([e for e in row.record["moves"] if "move" in e]) if row else None
         message_id = new_message_id(self.domain, row.id if row else "",
                                     f"p{ply}" if row else "", planned.seat or "")
@@ -238,6 +243,6 @@ class Processor:
             extra_headers={"X-Pbem-Game": row.id, "X-Pbem-Ply": str(ply)} if row else None)
 
     def _queue(self, tx: Tx, message, to: str, now: datetime) -> None:
-        raw = message.as_bytes(policy=email.policy.SMTP)
+        raw = to_bytes(message)
         tx.queue_outbound(message_id=message["Message-ID"], sender=self.config.address,
                           recipients=[to], raw=raw, now=now)

@@ -360,6 +360,7 @@ class SQLiteStore:
         self.path = Path(text)
         self.busy_timeout = busy_timeout
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self._local = threading.local()
         self._conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._pid = os.getpid()
@@ -424,6 +425,7 @@ class SQLiteStore:
         _INHERITED.extend(conn for _, conn in self._conns)
         self._conns = []
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self._local = threading.local()
         self._pid = os.getpid()
 
@@ -450,21 +452,25 @@ class SQLiteStore:
         if self._local.in_tx:
             raise StoreError("a store write was started inside store.transaction() on the same "
                              "thread; do it through the Tx, or after the transaction")
-        conn.execute("BEGIN IMMEDIATE")
-        self._local.in_tx = True
-        try:
+        # Threads of this process queue on a lock: SQLite's own busy handler would make them sleep
+        # 1-100 ms between retries, which costs far more than the write itself. Other processes
+        # (pbem deliver) still meet SQLite's lock and its busy_timeout.
+        with self._write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            self._local.in_tx = True
             try:
-                yield conn
-            except BaseException:
-                self._rollback(conn)
-                raise
-            try:
-                conn.execute("COMMIT")
-            except BaseException:
-                self._rollback(conn)
-                raise
-        finally:
-            self._local.in_tx = False
+                try:
+                    yield conn
+                except BaseException:
+                    self._rollback(conn)
+                    raise
+                try:
+                    conn.execute("COMMIT")
+                except BaseException:
+                    self._rollback(conn)
+                    raise
+            finally:
+                self._local.in_tx = False
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:

@@ -23,6 +23,7 @@ class Server:
         self.store = open_store(tmp_path / "pbem.sqlite3")
         self.clock = ManualClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
         self.processor = Processor(self.config, self.store, self.clock, secret=b"s" * 32)
+        self.raw_sent: list[bytes] = []  # every outbound mail exactly as it would go on the wire
 
     def submit(self, message: EmailMessage | bytes) -> list[tuple[str, EmailMessage]]:
         """Store a mail, process it, and return the mails it caused as (recipient, message)."""
@@ -36,6 +37,7 @@ class Server:
         out = []
         for row in rows:
             self.store.mark_sent(row.id, self.clock.now())
+            self.raw_sent.append(row.raw)
             out.append((row.recipients[0], parse(row.raw)))
         return out
 

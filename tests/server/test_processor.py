@@ -86,6 +86,9 @@ def test_board_mail_contents(server: Server) -> None:
     assert "<table" in html
     record = attached_record(alice_mail)
     assert record["id"] == "ac-1" and record["moves"] == []
+    for raw in server.raw_sent:
+        assert max(len(line) for line in raw.split(b"\r\n")) <= 998, "SMTP line limit"
+        assert b"\n" not in raw.replace(b"\r\n", b""), "bare LF on the wire"
 
 
 def test_illegal_move_explains_and_changes_nothing(server: Server) -> None:

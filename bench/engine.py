@@ -1,0 +1,48 @@
+"""Engine benchmarks for both games, with the machine and date, as reported in the README.
+
+    .venv/bin/python bench/engine.py
+
+Goals on a 2-core machine: Alien City legal builds <= 0.5 ms, the full listing with `ending` marks
+<= 5 ms, >= 50 random complete games/s; Space Truckin' legal placements <= 2 ms, >= 20 random complete
+2-player games/s.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import engine_alien_city
+import engine_space_truckin
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}, "
+            f"{datetime.now(UTC):%Y-%m-%d}")
+
+
+def main() -> int:
+    print(f"Machine: {machine()}\n")
+    print("## Alien City")
+    ac = engine_alien_city.main()
+    print("\n## Space Truckin'")
+    st = engine_space_truckin.main()
+    return 1 if (ac or st) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
