@@ -14,6 +14,7 @@ from engine.base import (
     Score,
     SetupError,
     State,
+    is_move_entry,
     replay,
 )
 from engine.registry import available_games, get_game
@@ -31,5 +32,6 @@ __all__ = [
     "State",
     "available_games",
     "get_game",
+    "is_move_entry",
     "replay",
 ]

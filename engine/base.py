@@ -9,9 +9,16 @@ Record shape (see ``schemas/record.schema.json``)::
     {"format": "pbem-record/1", "game": NAME, "options": {...}, "setup": {...},
      "players": {SEAT: {"name", "email"}}, "moves": [ENTRY, ...]}
 
-An ENTRY is either a move ``{"seat": SEAT, "move": TEXT, "at": ISO}`` or a chance event
-``{"chance": {...}, "at": ISO}`` (e.g. the tile drawn and the quadrant read). Readers ignore unknown keys,
-so the server can add ids, actions and results.
+An ENTRY is one of:
+
+- a move ``{"seat": SEAT, "move": TEXT, "at": ISO}``: the only kind that counts as a ply;
+- a chance event ``{"chance": {...}, "at": ISO}`` (e.g. the tile drawn and the quadrant read);
+- a drop ``{"drop": SEAT, "at": ISO, "reason": TEXT}``: the seat leaves the game and the others play
+  on (the server drops a player who forfeits at a deadline when the game can go on without them,
+  ``reason`` "forfeit"). It is not a ply: like a chance event it belongs to the position of the move
+  before it. Games that cannot go on without a player refuse it (``State.drop_seat``).
+
+Readers ignore unknown keys, so the server can add ids, actions and results.
 """
 
 from __future__ import annotations
@@ -80,19 +87,24 @@ class Score:
     """Totals plus a breakdown a person can check by hand.
 
     ``details`` is JSON-able and game-specific; ``text`` is the human rendering used in result mails.
-    ``winners`` is the list of seats with the highest total (several on a draw / shared win).
+    ``winners`` is the list of seats with the highest total (several on a draw / shared win), among the
+    seats still in the game.
     """
 
     totals: dict[str, int]
     text: str
     details: dict[str, Any] = field(default_factory=dict)
+    # Seats dropped from the game (``State.drop_seat``): their points are still listed in ``totals``,
+    # but they cannot win, since they left the game.
+    dropped: list[str] = field(default_factory=list)
 
     @property
     def winners(self) -> list[str]:
-        if not self.totals:
+        playing = {s: v for s, v in self.totals.items() if s not in self.dropped} or self.totals
+        if not playing:
             return []
-        best = max(self.totals.values())
-        return [s for s, v in self.totals.items() if v == best]
+        best = max(playing.values())
+        return [s for s, v in playing.items() if v == best]
 
 
 class State(ABC):
@@ -167,6 +179,21 @@ class State(ABC):
 
     def apply_chance(self, value: Mapping[str, Any]) -> list[str]:
         raise EngineError(f"{self.game.name} has no chance events")
+
+    # --- players leaving (a drop entry in the record) ------------------------------------------------
+    @property
+    def dropped_seats(self) -> tuple[str, ...]:
+        """Seats that have left the game, in the order they left; never the seat to move."""
+        return ()
+
+    def drop_seat(self, seat: str) -> list[str]:
+        """Take ``seat`` out of the turn order; the others play on. Returns announcements.
+
+        Only games that stay playable without a player implement it (Space Truckin'); for a
+        two-player game a player leaving ends the game, which is the server's business, not a
+        position. Raises EngineError, with the state unchanged, when the seat cannot be dropped.
+        """
+        raise EngineError(f"{self.game.title} cannot drop a player")
 
     # --- presentation --------------------------------------------------------------------------------
     @abstractmethod
@@ -249,14 +276,20 @@ def replay(
     """Rebuild the state from a record's entries; raises ReplayError naming the ply and move."""
     state = game.start(game.normalize_options(options), setup)
     for index, entry in enumerate(entries):
-        if upto_ply is not None and state.ply >= upto_ply and "chance" not in entry:
+        if upto_ply is not None and state.ply >= upto_ply and is_move_entry(entry):
             break
         apply_entry(state, entry, index)
     return state
 
 
+def is_move_entry(entry: Mapping[str, Any]) -> bool:
+    """Whether a record entry is a move (a ply), not a chance event or a drop; every tool that counts
+    plies or cuts a record at a ply must ask this, so that the kinds of entries stay in one place."""
+    return "chance" not in entry and "drop" not in entry
+
+
 def apply_entry(state: State, entry: Mapping[str, Any], index: int) -> list[str]:
-    """Apply one record entry (a move or a chance event) with checks that the seat is right."""
+    """Apply one record entry (a move, a chance event or a drop) with checks that the seat is right."""
     if "chance" in entry:
         if state.pending_chance() is None:
             raise ReplayError(state.ply, index, "chance", "no chance event is due here")
@@ -264,6 +297,14 @@ def apply_entry(state: State, entry: Mapping[str, Any], index: int) -> list[str]
             return state.apply_chance(entry["chance"])
         except EngineError as exc:
             raise ReplayError(state.ply, index, "chance", str(exc)) from exc
+    if "drop" in entry:
+        what = f"drop {entry['drop']}"
+        if state.is_over:
+            raise ReplayError(state.ply, index, what, "the game is already over")
+        try:
+            return state.drop_seat(str(entry["drop"]))
+        except EngineError as exc:
+            raise ReplayError(state.ply, index, what, str(exc)) from exc
     text = str(entry.get("move", ""))
     seat = entry.get("seat")
     if state.is_over:

@@ -5,7 +5,8 @@ Every timestamp the server writes (received_at, next_attempt_at, deadlines) come
 forward instead of sleeping through a retry back-off or a reminder interval.
 
 Waiting is never done with ``time.sleep``: threads wait on a ``threading.Event`` with a timeout, so a
-wake-up (new mail, stop request) ends the wait at once. ``wait_until`` is the one helper for that.
+wake-up (new mail, stop request) ends the wait at once. ``wait_until`` and ``wait_either`` are the
+helpers for that.
 """
 
 from __future__ import annotations

@@ -36,7 +36,8 @@ _EXTRA: dict[str, ExtraParser] = {}
 
 
 def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
-    """Teach the reader a new command word; ``usage`` appears in help and in suggestions."""
+    """Teach the reader a new command word (or two words, like "accept undo", which then take
+    precedence over the first word's own meaning); ``usage`` appears in help and in suggestions."""
     if verb not in VERBS:
         VERBS.append(verb)
     USAGE[verb] = usage
@@ -79,6 +80,8 @@ def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | No
     rest = words[1:]
     if verb == "token":
         return None
+    if rest and f"{verb} {rest[0].lower()}" in _EXTRA:  # two-word commands, e.g. "accept undo GAME"
+        return _EXTRA[f"{verb} {rest[0].lower()}"](line, rest[1:], in_game_reply)
     if verb in _EXTRA:
         return _EXTRA[verb](line, rest, in_game_reply)
     if verb == "help":
@@ -121,8 +124,10 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     if len(tail) >= 2 and tail[-2].lower() == "as":
         seat = tail[-1].lower()
         tail = tail[:-2]
-    opponents = [w.strip(",;<>") .lower() for w in tail if w.strip(",;<>")]
-    if not opponents or not all("@" in o for o in opponents):
+    cleaned = [w.strip(",;<>") for w in tail if w.strip(",;<>")]
+    opponents = [w.lower() for w in cleaned if "@" in w]
+    option_words = option_words + [w for w in cleaned if "@" not in w]  # e.g. "with bob@x time 3"
+    if not opponents:
         return CommandError(line, f"'with' takes mail addresses: {USAGE['new']}")
     return Command("new", line, game=rest[0].lower(), opponents=opponents, seat=seat,
                    option_words=option_words)

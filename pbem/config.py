@@ -50,6 +50,18 @@ class RelayConfig:
 
 
 @dataclass
+class DeadlineConfig:
+    """Move clocks: the default time control, reminders, what happens at a deadline, vacations."""
+
+    default_days: float = 7
+    reminders_hours: list[float] = field(default_factory=lambda: [48, 12])
+    policy: str = "forfeit"  # forfeit | notify (the moderators decide)
+    grace_reminder: bool = True  # forfeit only after a final reminder and 24 more hours
+    vacation_days_per_year: int = 30
+    outage_threshold_minutes: float = 30
+
+
+@dataclass
 class Config:
     address: str = "pbem@localhost"
     name: str = "pbem"
@@ -64,6 +76,7 @@ class Config:
     imap: ImapConfig = field(default_factory=ImapConfig)
     relay: RelayConfig = field(default_factory=RelayConfig)
     moderators: list[str] = field(default_factory=list)
+    deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)
     source: Path | None = None  # the file it was read from
 
     @property
@@ -128,6 +141,7 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
         imap=imap_cfg,
         relay=relay_cfg,
         moderators=[a.lower() for a in data.get("moderators", {}).get("addresses", [])],
+        deadlines=DeadlineConfig(**data.get("deadlines", {})),
         source=source,
     )
 
@@ -195,4 +209,16 @@ max_backoff_seconds = 3600
 
 [moderators]
 addresses = []
+
+# Move clocks. A game's time control is chosen at 'new' (command 'timecontrol'); this is the default.
+[deadlines]
+default_days = 7
+# Reminders this many hours before a deadline (at most one reminder mail per player per day).
+reminders_hours = [48, 12]
+policy = "forfeit"            # forfeit | notify (mail the moderators, who decide)
+# With forfeit: at the deadline send a final reminder and allow 24 more hours, once.
+grace_reminder = true
+vacation_days_per_year = 30
+# A scheduler that was down longer than this extends every deadline by the outage.
+outage_threshold_minutes = 30
 '''

@@ -25,6 +25,7 @@ from typing import Protocol
 
 from pbem.clock import Clock, SystemClock, wait_either
 from pbem.config import Config
+from pbem.scheduler import Scheduler
 from pbem.store.base import Store
 from pbem.transport.imap_watcher import ImapWatcher
 from pbem.transport.sender import OutboxSender
@@ -53,6 +54,7 @@ class Daemon:
     def __init__(self, config: Config, store: Store, processor: Processor,
                  clock: Clock | None = None, *, processor_poll_seconds: float = 5.0,
                  processor_error_backoff_seconds: float = 1.0,
+                 scheduler_interval_seconds: float = 60.0,
                  imap_options: dict[str, object] | None = None,
                  sender_options: dict[str, object] | None = None) -> None:
         self.config = config
@@ -78,6 +80,9 @@ class Daemon:
             self.imap = ImapWatcher(config.imap, store, self.clock, wake=self.wake,
                                     stop=self._stop, **options)  # type: ignore[arg-type]
         self.processed_total = 0
+        # Deadlines, reminders and outage recovery; composes mails with the processor's secret.
+        self.scheduler_interval_seconds = scheduler_interval_seconds
+        self.scheduler = Scheduler(config, store, self.clock, secret=getattr(processor, "secret", None))
 
     # --- control --------------------------------------------------------------------------
 
@@ -97,6 +102,7 @@ class Daemon:
         self._stop.clear()
         self._wake.set()  # crash recovery: process whatever is pending right away
         self._spawn(self._processor_loop, "pbem-processor")
+        self._spawn(self._scheduler_loop, "pbem-scheduler")
         self._threads.append(self.sender.start())
         if self.imap is not None:
             self._threads.append(self.imap.start())
@@ -181,3 +187,17 @@ class Daemon:
                 self.sender.wake()
                 if self.imap is not None:
                     self.imap.notify_processed()
+
+    # --- the scheduler thread ---------------------------------------------------------------
+
+    def _scheduler_loop(self) -> None:
+        """Runs at start (recovering from an outage first) and then every interval; a failing run
+        is logged and retried at the next interval, since every action it takes is once-keyed."""
+        while not self._stop.is_set():
+            try:
+                if self.scheduler.run_once():
+                    self.sender.wake()
+            except Exception:
+                log.exception("daemon: scheduler run failed; retrying in %.0f s",
+                              self.scheduler_interval_seconds)
+            self._stop.wait(self.scheduler_interval_seconds)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import Game, State, get_game, replay
-from engine.base import EngineError, ReplayError, apply_entry
+from engine.base import EngineError, ReplayError, apply_entry, is_move_entry
 from engine.registry import UnknownGameError
 from pbem.validation import schema_errors
 
@@ -130,22 +130,99 @@ def append_move(game: Game, state: State, record: dict[str, Any], text: str, now
 
 
 def positions(record: Mapping[str, Any], game: Game | None = None) -> Iterator[State]:
-    """Each position in turn: ply 0, then after every move (chance events folded in)."""
+    """Each position in turn: ply 0, then after every move (chance events and drops folded in: they
+    are not plies, so they belong to the position of the move before them)."""
+    for state, _entries in _positions_counted(record, game):
+        yield state
+
+
+def _positions_counted(record: Mapping[str, Any],
+                       game: Game | None = None) -> Iterator[tuple[State, int]]:
+    """Each position with the number of record entries it took to reach it."""
     game = game or get_game(record["game"])
     state = game.start(game.normalize_options(record.get("options")), record["setup"])
     entries = record["moves"]
     index = 0
-    while index < len(entries) and "chance" in entries[index]:
+    while index < len(entries) and not is_move_entry(entries[index]):
         apply_entry(state, entries[index], index)
         index += 1
-    yield state.copy()
+    yield state.copy(), index
     while index < len(entries):
         apply_entry(state, entries[index], index)
         index += 1
-        while index < len(entries) and "chance" in entries[index]:
+        while index < len(entries) and not is_move_entry(entries[index]):
             apply_entry(state, entries[index], index)
             index += 1
-        yield state.copy()
+        yield state.copy(), index
+
+
+def _action_entries(action: Mapping[str, Any], moves: list[Mapping[str, Any]]) -> int:
+    """Where an action stands in the entry list: its ``entries`` (the record's length right after
+    it), or for an action written without it, the entries up to its ``ply``."""
+    entries = action.get("entries")
+    if isinstance(entries, int):
+        return entries
+    ply = action.get("ply") if isinstance(action.get("ply"), int) else 0
+    seen = 0
+    for index, entry in enumerate(moves):
+        if is_move_entry(entry):
+            if seen == ply:
+                return index
+            seen += 1
+    return len(moves)
+
+
+def positions_with_actions(record: Mapping[str, Any], game: Game | None = None
+                           ) -> Iterator[tuple[State, list[dict[str, Any]]]]:
+    """Each position with the actions (``record["actions"]``: moderators' rollbacks, pauses, ...,
+    players' undos) taken while the game stood there.
+
+    Actions are placed by entry count, not by ply: after a rollback the plies it removed are played
+    again, but the rollback belongs after the position it went back to.
+    """
+    actions = [a for a in record.get("actions") or [] if isinstance(a, Mapping)]
+    placed = [(_action_entries(a, record["moves"]), dict(a)) for a in actions]
+    # Actions are in time order. One taken before a rollback, further along than the rollback went
+    # back to, belongs to the abandoned line: it is shown where that line was cut off.
+    cut: int | None = None
+    for i in range(len(placed) - 1, -1, -1):
+        at, action = placed[i]
+        if cut is not None and at > cut:
+            placed[i] = (cut, action)
+        if "removed" in action or action.get("action") in ("rollback", "undo"):
+            cut = at if cut is None else min(cut, at)
+    held: State | None = None
+    low = -1
+    for state, consumed in _positions_counted(record, game):
+        if held is not None:
+            yield held, [a for at, a in placed if low <= at < consumed]
+            low = consumed
+        held = state
+    assert held is not None  # there is always ply 0
+    yield held, [a for at, a in placed if at >= low]
+
+
+def describe_action(action: Mapping[str, Any]) -> str:
+    """One line for ``pbem replay`` and moderators' listings."""
+    kind = str(action.get("action", "?"))
+    moves = action.get("moves")
+    plural = "move" if moves == 1 else "moves"
+    what = {
+        "rollback": f"rollback {moves} {plural}",
+        "undo": f"undo {moves} {plural}",
+        "deadline": f"deadline set to {action.get('until')}",
+        "replace": f"replace {action.get('seat')}: {action.get('old')} -> {action.get('new')}",
+        "block": f"block {action.get('address')}",
+        "unblock": f"unblock {action.get('address')}",
+    }.get(kind, kind)
+    if kind == "end":
+        winners = (action.get("result") or {}).get("winners") or []
+        what = "end: " + ("draw" if len(winners) != 1 else f"{winners[0]} wins")
+    label = "players' action" if kind == "undo" else "moderator action"
+    text = f"--- {label} at ply {action.get('ply')}: {what} by {action.get('by')}"
+    if kind == "undo" and action.get("accepted_by"):
+        text += " (accepted by " + ", ".join(action["accepted_by"]) + ")"
+    return text + (f": {action['why']}" if action.get("why") else "")
 
 
 def player_view(record: Mapping[str, Any], game: Game | None = None) -> dict[str, Any]:
@@ -176,6 +253,7 @@ def replay_json(state: State) -> dict[str, Any]:
     return line
 
 
-__all__ = ["FORMAT", "RecordError", "ReplayError", "append_move", "check_record", "draw_chances",
-           "dump_record", "iso", "load_record", "new_record", "parse_record", "player_view",
-           "positions", "replay_json", "replay_record", "write_record"]
+__all__ = ["FORMAT", "RecordError", "ReplayError", "append_move", "check_record", "describe_action",
+           "draw_chances", "dump_record", "iso", "load_record", "new_record", "parse_record",
+           "player_view", "positions", "positions_with_actions", "replay_json", "replay_record",
+           "write_record"]

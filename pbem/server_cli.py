@@ -61,7 +61,8 @@ def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
-    """One pass without a daemon: for cron jobs after ``pbem deliver``."""
+    """One pass without a daemon (for cron jobs after ``pbem deliver``): process stored mail, run the
+    deadline scheduler once, send the outbox."""
     import threading
 
     from pbem.server.processor import Processor
@@ -69,12 +70,16 @@ def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
 
     config = _config(args)
     _logging(config)
+    from pbem.scheduler import Scheduler
+
     store = _open(config)
-    processed = Processor(config, store).process_pending(10_000)
+    processor = Processor(config, store)
+    processed = processor.process_pending(10_000)
+    report = Scheduler(config, store, secret=processor.secret).run_once()
     sent = OutboxSender(store, config, stop=threading.Event()).send_due_once()
     counts = store.outbound_counts()
     store.close()
-    print(f"processed {processed} message(s); sent {sent} mail(s); "
+    print(f"processed {processed} message(s); scheduler queued {report.mails} mail(s); sent {sent}; "
           f"{counts.get('pending', 0)} waiting in the outbox")
     return 0
 

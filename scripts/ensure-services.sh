@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real servers the test suite starts for itself: Dovecot with its IMAP server
-# (dovecot-imapd) and PostgreSQL 15. Nothing is started here: the harness in tests/services/
+# (dovecot-imapd), PostgreSQL 15, and Chromium (headless, for the archive site). Nothing is started here: the harness in tests/services/
 # runs private throw-away instances on free loopback ports, as the unprivileged user pbemtest.
 #
 # Called by `make test` (as root on CI machines). Idempotent; when everything is present it does
@@ -26,6 +26,8 @@ missing() {
   need=()
   have_dovecot || need+=(dovecot-imapd)
   have_postgres || need+=("postgresql-${PG_MAJOR}")
+  # Headless Chromium opens the static archive site in tests/archive.
+  command -v chromium >/dev/null 2>&1 || need+=(chromium)
 }
 
 is_root() { [ "$(id -u)" -eq 0 ]; }

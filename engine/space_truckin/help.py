@@ -79,6 +79,14 @@ Rulings the server makes where the rules are silent:
    end is shown separately as a provisional figure.
 16. Players take turns in seat order (red, blue, green, yellow, white) starting with the player the
    server picked at random.
+17. Dropped players. A player who forfeits at a move deadline is dropped and the game goes on while
+   at least two players are left (the record says so in a "drop" entry). The dropped player leaves
+   the turn order; if it was their turn, the next remaining player in seat order plays the tile
+   already drawn, with the same clock quadrant (no new draw). The dropped player's ships stay on
+   the board and still count for majorities, so features they lead still score for them, and
+   their banked points stay; but they take no more turns and cannot win: they are ranked after
+   every player still in the game, the last one dropped first. Boards mark them DROPPED. When only
+   one player would be left, the game ends instead and that player wins.
 """
 
 NOTATION = """\

@@ -135,11 +135,12 @@ def render_text(state: SpaceTruckinState, viewer: str | None = None) -> str:
 def _status(state: SpaceTruckinState) -> str:
     sc = state.score()
     pools = state.pools()
+    dropped = state.dropped_seats
     lines = []
     for seat in state.seats:
         p = pools[seat]
         lines.append(f"{seat:<7} {sc.totals[seat]:>3} pts  pool {p['pool']}  reserve {p['reserve']}  "
-                     f"on board {p['on_board']}  lost {p['lost']}")
+                     f"on board {p['on_board']}  lost {p['lost']}" + ("  DROPPED" if seat in dropped else ""))
     lines.append(f"Tiles left in the pile: {state.tiles_left}.")
     if state.last_move:
         lines.append(f"Last move: {state.last_move}.")

@@ -1,5 +1,8 @@
 """The rules of Space Truckin': placement, ships, features, scoring, black holes, game end.
 
+Seats can be dropped (``drop_seat``, a ``drop`` entry in the record): a dropped seat leaves the turn
+order but keeps its ships and banked points (ruling 17 in help.py).
+
 Features are kept in a union-find over segment nodes (``cell * 4 + segment``) with, per root, the count
 of open edges, whether a joined edge crosses a seam, the number of ships and the member nodes. Placing a
 tile only ever joins features, so it updates that structure incrementally; a black-hole swap can split
@@ -83,6 +86,7 @@ class SpaceTruckinState(State):
         self._reserve = [RESERVE_SHIPS] * n
         self._lost = [0] * n
         self._banked = [0] * n
+        self._dropped: list[int] = []  # seat indices in the order they were dropped
         self._events: list[dict[str, Any]] = []
         self._undrawn = set(PILE_TILES)
         self._discarded: list[int] = []
@@ -118,6 +122,10 @@ class SpaceTruckinState(State):
         return self._last
 
     @property
+    def dropped_seats(self) -> tuple[str, ...]:
+        return tuple(self._seats[i] for i in self._dropped)
+
+    @property
     def drawn_tile(self) -> str | None:
         return TILES[self._drawn].id if self._drawn >= 0 else None
 
@@ -133,7 +141,7 @@ class SpaceTruckinState(State):
         new = object.__new__(SpaceTruckinState)
         new.__dict__.update(self.__dict__)
         for name in ("_tile", "_rot", "_face", "_pat", "_ship", "_parent", "_open", "_seam", "_nships",
-                     "_pool", "_reserve", "_lost", "_banked", "_discarded"):
+                     "_pool", "_reserve", "_lost", "_banked", "_discarded", "_dropped"):
             setattr(new, name, list(getattr(self, name)))
         new._members = {r: list(m) for r, m in self._members.items()}
         new._events = [dict(e) for e in self._events]
@@ -607,15 +615,51 @@ class SpaceTruckinState(State):
         self._quadrant = -1
         if not self._undrawn:
             return self._finish()
-        self._turn = (self._turn + 1) % len(self._seats)
+        self._turn = self._next_seat(self._turn)
         self._need_draw = True
         return []
 
-    def _finish(self) -> list[str]:
+    def _next_seat(self, turn: int) -> int:
+        """The seat after ``turn`` in seat order that is still in the game."""
+        n = len(self._seats)
+        return next(t for t in ((turn + k) % n for k in range(1, n + 1)) if t not in self._dropped)
+
+    def drop_seat(self, seat: str) -> list[str]:
+        """The seat leaves the turn order; the others play on (ruling 17).
+
+        Its ships stay and count for majorities, its banked points stay, it cannot win. If it was
+        its turn, the next seat still in the game plays the tile already drawn, with its quadrant:
+        drawing again would give the table a second look at the pile. With one seat left the game
+        ends with the usual final scoring.
+        """
+        if self._over:
+            raise EngineError("the game is over: nobody can be dropped")
+        if seat not in self._seats:
+            raise EngineError(f"there is no seat {seat!r} in this game ({', '.join(self._seats)})")
+        index = self._seats.index(seat)
+        if index in self._dropped:
+            raise EngineError(f"{seat} has already been dropped")
+        self._dropped.append(index)
+        msgs = [f"{seat} is dropped from the game: their ships stay on the board and still count, "
+                "their points stay, and they take no more turns."]
+        left = [s for i, s in enumerate(self._seats) if i not in self._dropped]
+        if len(left) == 1:
+            return msgs + self._finish(f"Only {left[0]} is left")
+        if index == self._turn:
+            self._turn = self._next_seat(index)
+            after = self._seats[self._turn]
+            if self._drawn >= 0:
+                msgs.append(f"{after} plays the tile {seat} drew, {self.drawn_tile} "
+                            f"(clock quadrant {self.quadrant}).")
+            else:
+                msgs.append(f"{after} is the next to move.")
+        return msgs
+
+    def _finish(self, why: str = "The pile is empty") -> list[str]:
         self._over = True
         self._need_draw = False
         self._drawn = -1
-        msgs = ["The pile is empty: the game is over. Final scoring of incomplete features:"]
+        msgs = [f"{why}: the game is over. Final scoring of incomplete features:"]
         events = self.final_scoring()
         for event in events:
             event["ply"] = self._ply
@@ -627,7 +671,7 @@ class SpaceTruckinState(State):
             msgs.append("  nothing to score.")
         self._events.extend(events)
         sc = self.score()
-        msgs.append("Final totals: " + ", ".join(f"{s} {v}" for s, v in sc.totals.items())
+        msgs.append("Final totals: " + self._totals_text(sc.totals)
                     + f". Winner{'s' if len(sc.winners) > 1 else ''}: {', '.join(sc.winners)}.")
         return msgs
 
@@ -952,6 +996,11 @@ class SpaceTruckinState(State):
         return {seat: {"pool": self._pool[i], "reserve": self._reserve[i], "on_board": on_board[i],
                        "lost": self._lost[i]} for i, seat in enumerate(self._seats)}
 
+    def _totals_text(self, totals: Mapping[str, int]) -> str:
+        """``red 12, blue 9 (dropped)``: a dropped seat's points are shown, marked."""
+        dropped = self.dropped_seats
+        return ", ".join(f"{s} {v}" + (" (dropped)" if s in dropped else "") for s, v in totals.items())
+
     def score(self) -> Score:
         totals = {seat: self._banked[i] for i, seat in enumerate(self._seats)}
         details: dict[str, Any] = {"events": [dict(e) for e in self._events], "pools": self.pools(),
@@ -973,12 +1022,12 @@ class SpaceTruckinState(State):
         else:
             head = "Final scores: "
             tail = []
-        text = head + ", ".join(f"{s} {v}" for s, v in totals.items()) + "."
+        text = head + self._totals_text(totals) + "."
         if lines:
             text += "\n" + "\n".join(lines)
         if tail:
             text += "\n" + "\n".join(tail)
-        return Score(totals=totals, text=text, details=details)
+        return Score(totals=totals, text=text, details=details, dropped=list(self.dropped_seats))
 
     # --- read access for rendering ------------------------------------------------------------
     def tile_at(self, cell: int) -> tuple[int, int] | None:

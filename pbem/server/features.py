@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import importlib
 
-FEATURE_MODULES: tuple[str, ...] = ()
+FEATURE_MODULES: tuple[str, ...] = (
+    "pbem.server.cmd_moderation",
+    "pbem.server.cmd_observe",
+    "pbem.server.cmd_archive",
+    "pbem.server.cmd_time",
+)
 
 for _name in FEATURE_MODULES:
     importlib.import_module(_name)

@@ -91,9 +91,16 @@ def _save(ctx: MailContext, row: GameRow, state) -> None:
     row.updated_at = ctx.now
     if state.is_over and row.status == "active":
         row.status = "over"
+        row.finished_at = ctx.now
         score = state.score()
-        row.record.setdefault("result", {"reason": "scored", "totals": score.totals,
-                                         "winners": score.winners, "at": iso(ctx.now)})
+        result = {"reason": "scored", "totals": score.totals, "winners": score.winners, "at": iso(ctx.now)}
+        if state.dropped_seats:
+            # players dropped at a deadline come after everyone who played to the end, the last one
+            # dropped first; the engine's winners already leave them out
+            playing = [s for s in score.totals if s not in state.dropped_seats]
+            result["ranking"] = [*sorted(playing, key=lambda s: -score.totals[s]),
+                                 *reversed(state.dropped_seats)]
+        row.record.setdefault("result", result)
     for hook in hooks.GAME_SAVED:
         hook(ctx, row, state)
     ctx.tx.save_game(row)
@@ -101,9 +108,11 @@ def _save(ctx: MailContext, row: GameRow, state) -> None:
 
 
 def _notify_others(ctx: MailContext, row: GameRow, state, exclude: str | None, headline: str) -> None:
-    """Everyone but ``exclude`` gets the board: "your move" for the seat to move, the result at the end."""
+    """Everyone but ``exclude`` gets the board: "your move" for the seat to move, the result at the end.
+    Players dropped from the game get only the result: they no longer play, and ``board`` shows the
+    game to them when they want."""
     for seat in row.seats:
-        if seat.seat == exclude:
+        if seat.seat == exclude or (seat.seat in state.dropped_seats and not state.is_over):
             continue
         if state.is_over:
             title, text = "Game over", "Game over"
@@ -158,7 +167,10 @@ def do_new(ctx: MailContext, command: Command) -> None:
         game = get_game(command.game or "")
     except UnknownGameError as exc:
         raise CommandFailed(str(exc)) from None
+    server_keys: dict = {}
     try:
+        for take in hooks.NEW_GAME_OPTIONS:
+            server_keys.update(take(command))
         raw = command.options if command.options is not None else parse_option_words(
             game, command.option_words)
         options = game.normalize_options(raw)
@@ -188,6 +200,7 @@ def do_new(ctx: MailContext, command: Command) -> None:
     record = new_record(game, options, setup, {s: players[s] for s in seats})
     record["id"] = game_id
     record["created_at"] = iso(ctx.now)
+    record.update(server_keys)
     seat_rows = [Seat(seat=s, email=assigned[s], name=names.get(assigned[s], ""),
                       token_hash=token_hash(ctx.token_for(game_id, s)),
                       accepted=assigned[s] == challenger) for s in seats]
@@ -266,7 +279,7 @@ def do_decline(ctx: MailContext, command: Command) -> None:
     if row.status != "invited":
         raise CommandFailed(f"game {row.id} is {row.status}; only invitations can be declined.")
     row.status = "declined"
-    row.updated_at = ctx.now
+    row.updated_at = row.finished_at = ctx.now
     row.record["result"] = {"reason": "declined", "by": seat.seat, "at": iso(ctx.now)}
     ctx.tx.save_game(row)
     ctx.reply(Section(title=f"Declined {row.id}", lines=["The game is cancelled."]), row.id)
@@ -283,10 +296,12 @@ def do_resign(ctx: MailContext, command: Command) -> None:
     seat = authenticate(ctx, row, command)
     if row.status != "active":
         raise CommandFailed(f"game {row.id} is {row.status}; only running games can be resigned.")
-    winners = [s.seat for s in row.seats if s.seat != seat.seat]
+    if seat.seat in state.dropped_seats:
+        raise CommandFailed(f"you were dropped from game {row.id} at a deadline; it goes on without you.")
+    winners = [s.seat for s in row.seats if s.seat != seat.seat and s.seat not in state.dropped_seats]
     row.status = "over"
     row.to_move = None
-    row.updated_at = ctx.now
+    row.updated_at = row.finished_at = ctx.now
     row.record["result"] = {"reason": "resigned", "resigned": seat.seat, "winners": winners,
                             "at": iso(ctx.now)}
     ctx.tx.save_game(row)
@@ -325,6 +340,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
             f"your mail answers the board of ply {expected}, but game {row.id} is at ply {state.ply}: "
             "the move was not applied. Here is the current board; reply to this mail to move.",
             board_section(state, seat.seat, f"Board of {row.id} (ply {state.ply})"))
+    if seat.seat in state.dropped_seats:
+        raise CommandFailed(f"you were dropped from game {row.id} at a deadline; it goes on without you.")
     if state.to_move != seat.seat:
         raise CommandFailed(f"it is {state.to_move}'s turn, not yours ({seat.seat}).",
                             board_section(state, seat.seat, f"Board of {row.id} (ply {state.ply})"))

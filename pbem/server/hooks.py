@@ -29,3 +29,7 @@ SENDER_CHECK: list[Callable[[Tx, IncomingMail], str | None]] = []
 
 # Extra sections for the reply to the "games" command: hook(ctx) -> list of Section.
 GAMES_LISTING: list[Callable[[MailContext], list[Any]]] = []
+
+# Options of ``new`` that belong to the server, not the game (e.g. ``time 3``): each hook removes its
+# words from the command and returns record keys to add. Called as hook(command) -> dict.
+NEW_GAME_OPTIONS: list[Callable[[Any], dict[str, Any]]] = []

@@ -120,6 +120,10 @@ class Tx(Protocol):
     def set_meta(self, key: str, value: str) -> None: ...
     def games_due(self, until: datetime) -> list[GameRow]: ...  # active, deadline_at <= until
     def active_games(self) -> list[GameRow]: ...
+    def search_games(self, *, player: str | None = None, game: str | None = None,
+                     date_from: datetime | None = None, date_to: datetime | None = None,
+                     status: str | None = None, limit: int | None = None,
+                     offset: int = 0) -> list[GameRow]: ...  # as Store's
 
 
 class Store(Protocol):

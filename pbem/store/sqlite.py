@@ -337,11 +337,50 @@ class SQLiteTx:
                             (dt_to_text(until),)).fetchall()
         return _load_games(conn, rows)
 
+    def search_games(self, *, player: str | None = None, game: str | None = None,
+                     date_from: datetime | None = None, date_to: datetime | None = None,
+                     status: str | None = None, limit: int | None = None,
+                     offset: int = 0) -> list[GameRow]:
+        return _search_games(self._c, player=player, game=game, date_from=date_from, date_to=date_to,
+                                 status=status, limit=limit, offset=offset)
+
     def active_games(self) -> list[GameRow]:
         conn = self._c
         rows = conn.execute(f"SELECT {_GAME_COLS} FROM games WHERE status = 'active'"
                             " ORDER BY id").fetchall()
         return _load_games(conn, rows)
+
+
+def _search_games(conn: sqlite3.Connection, *, player: str | None = None, game: str | None = None,
+                  date_from: datetime | None = None, date_to: datetime | None = None,
+                  status: str | None = None, limit: int | None = None,
+                  offset: int = 0) -> list[GameRow]:
+    """One query for the archive search, shaped to use the indexes of migration 3."""
+    date = "COALESCE(finished_at, created_at)"
+    where, params = [], []
+    if player:
+        where.append("id IN (SELECT game_id FROM seats WHERE email = ?)")
+        params.append(player.strip().lower())
+    if game:
+        where.append("game = ?")
+        params.append(game)
+    if status:
+        where.append("status = ?")
+        params.append(status)
+    if date_from is not None:
+        where.append(f"{date} >= ?")
+        params.append(dt_to_text(date_from))
+    if date_to is not None:
+        where.append(f"{date} < ?")
+        params.append(dt_to_text(date_to))
+    sql = f"SELECT {_GAME_COLS} FROM games"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += f" ORDER BY {date} DESC, id DESC"
+    if limit is not None:
+        sql += " LIMIT ? OFFSET ?"
+        params += [limit, offset]
+    return _load_games(conn, conn.execute(sql, params).fetchall())
 
 
 def _opt_dt(value: datetime | None) -> str | None:
@@ -664,31 +703,9 @@ class SQLiteStore:
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
                      offset: int = 0) -> list[GameRow]:
-        where, params = [], []
-        if player:
-            where.append("id IN (SELECT game_id FROM seats WHERE email = ?)")
-            params.append(player.strip().lower())
-        if game:
-            where.append("game = ?")
-            params.append(game)
-        if status:
-            where.append("status = ?")
-            params.append(status)
-        if date_from is not None:
-            where.append("COALESCE(finished_at, created_at) >= ?")
-            params.append(dt_to_text(date_from))
-        if date_to is not None:
-            where.append("COALESCE(finished_at, created_at) < ?")
-            params.append(dt_to_text(date_to))
-        sql = f"SELECT {_GAME_COLS} FROM games"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY COALESCE(finished_at, created_at) DESC, id DESC"
-        if limit is not None:
-            sql += " LIMIT ? OFFSET ?"
-            params += [limit, offset]
         with self._read() as conn:
-            return _load_games(conn, conn.execute(sql, params).fetchall())
+            return _search_games(conn, player=player, game=game, date_from=date_from, date_to=date_to,
+                                 status=status, limit=limit, offset=offset)
 
     def list_games(self, status: str | None = None) -> list[GameRow]:
         with self._read() as conn:

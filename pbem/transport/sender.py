@@ -7,8 +7,9 @@ failure schedules the next attempt with exponential back-off. A crash between se
 the row's fixed Message-ID lets the recipient's mail system (or the Maildir file name) recognise
 the repeat.
 
-With ``config.relay.host`` mail goes to that SMTP relay (one connection per batch); without it,
-each mail becomes one file in the Maildir ``config.outbox_maildir`` for a local MTA or a human.
+With ``config.relay.host`` mail goes to that SMTP relay (one connection, kept open while mail keeps
+coming); without it, each mail becomes one file in the Maildir ``config.outbox_maildir`` for a
+local MTA or a human.
 """
 
 from __future__ import annotations

@@ -166,3 +166,38 @@ def test_space_truckin_records(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in run("replay", str(path), "--json").stdout.splitlines()]
     assert [x["ply"] for x in lines] == [0, 1]
     assert run("selfplay", "space-truckin", "--players", "4", "--seed", "2", "--quiet").returncode == 0
+
+
+def test_space_truckin_record_with_a_drop(tmp_path: Path) -> None:
+    """A drop entry is not a ply: replay --json keeps one line per ply, the dropped seat never moves."""
+    path = tmp_path / "st.json"
+    assert run("new", "space-truckin", "--players", "3", "--seed", "4", "-o", str(path)).returncode == 0
+    first = json.loads(run("replay", str(path), "--json").stdout.splitlines()[0])
+    assert run("move", str(path), f"place {first['legal'][0]}").returncode == 0
+    data = json.loads(path.read_text())
+    late = json.loads(run("replay", str(path), "--json").stdout.splitlines()[-1])["to_move"]
+    data["moves"].append({"drop": late, "at": "2026-11-28T10:00:00Z", "reason": "forfeit"})
+    path.write_text(json.dumps(data))
+    lines = [json.loads(x) for x in run("replay", str(path), "--json").stdout.splitlines()]
+    assert [x["ply"] for x in lines] == [0, 1]
+    assert lines[1]["to_move"] not in (late, None) and late in lines[1]["scores"]
+    assert "DROPPED" in run("replay", str(path), "--ply", "1").stdout
+    legal = lines[1]["legal"]
+    moved = run("move", str(path), "pass" if "pass" in legal else f"place {legal[0]}")  # pass: black hole
+    assert moved.returncode == 0, moved.stdout
+    assert [json.loads(x)["ply"] for x in run("replay", str(path), "--json").stdout.splitlines()] == [0, 1, 2]
+    data = json.loads(path.read_text())
+    data["moves"][-1]["drop"] = late  # a move and a drop in one entry
+    path.write_text(json.dumps(data))
+    result = run("replay", str(path))
+    assert result.returncode == 2 and "$.moves[" in result.stderr
+
+
+def test_alien_city_cannot_replay_a_drop(tmp_path: Path, record: Path) -> None:
+    data = json.loads(record.read_text())
+    data["moves"] = [{"drop": "white", "at": "2026-11-28T10:00:00Z", "reason": "forfeit"}]
+    bad = tmp_path / "dropped.json"
+    bad.write_text(json.dumps(data))
+    result = run("replay", str(bad))
+    assert result.returncode == 1
+    assert "drop white" in result.stderr and "Alien City cannot drop a player" in result.stderr

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pbem.store.migrations import m0001_initial, m0002_community
+from pbem.store.migrations import m0001_initial, m0002_community, m0003_search_indexes
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", m0001_initial.SQLITE, m0001_initial.POSTGRESQL),
     Migration(2, "community", m0002_community.SQLITE, m0002_community.POSTGRESQL),
+    Migration(3, "search indexes", m0003_search_indexes.SQLITE, m0003_search_indexes.POSTGRESQL),
 )
 
 

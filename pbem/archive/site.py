@@ -1,0 +1,241 @@
+"""``pbem archive html``: a static site of archived games, one page per game with every ply drawn.
+
+The site is public, so everything on it comes from the players' view of a record (``player_view``:
+the Space Truckin' draw pile never leaves the server) and every piece of text is escaped. It needs
+no server and no network: plain files, inline CSS, and a few lines of inline JavaScript for the ply
+slider. Without JavaScript the previous/next links still work, through ``:target`` in the CSS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from engine import EngineError, get_game
+from pbem.archive import svg
+from pbem.archive.export import archive_text, file_stem, write_atomic
+from pbem.archive.progress import Progress
+from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
+from pbem.record import iso, player_view, positions
+from pbem.store.base import GameRow, Store
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:60em;padding:0 1em;color:#222}
+table.games{border-collapse:collapse;width:100%}
+table.games th,table.games td{border-bottom:1px solid #ddd;padding:.3em .5em;text-align:left;
+  vertical-align:top}
+nav.plies{margin:.5em 0;display:flex;gap:.5em;align-items:center}
+nav.plies input{flex:1}
+.ply figcaption{margin:.3em 0}
+body:not(.js) .ply{display:none}
+body:not(.js) .ply:target{display:block}
+body:not(.js) #boards:not(:has(.ply:target)) .ply.last{display:block}
+.ply[hidden]{display:none}
+table.games td.date{white-space:nowrap}
+table.games .player{display:block}
+ol.moves{columns:22em}
+ol.moves time{color:#777;font-size:.85em}
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto}
+"""
+
+_SCRIPT = """
+(function () {
+  var figs = Array.prototype.slice.call(document.querySelectorAll('#boards .ply'));
+  if (!figs.length) { return; }
+  document.body.classList.add('js');
+  var nav = document.getElementById('ply-nav');
+  var slider = document.getElementById('ply-slider');
+  var label = document.getElementById('ply-label');
+  var prev = document.getElementById('ply-prev');
+  var next = document.getElementById('ply-next');
+  var last = figs.length - 1;
+  var current = last;
+  nav.hidden = false;
+  function show(n, remember) {
+    n = Math.max(0, Math.min(last, n));
+    current = n;
+    figs.forEach(function (fig, i) { fig.hidden = i !== n; });
+    slider.value = String(n);
+    label.textContent = 'Ply ' + n + ' of ' + last;
+    prev.disabled = n === 0;
+    next.disabled = n === last;
+    if (remember) {
+      try { history.replaceState(null, '', '#ply-' + n); } catch (e) { /* some file: URLs refuse */ }
+    }
+  }
+  function fromHash() {
+    var m = /^#ply-(\\d+)$/.exec(window.location.hash);
+    return m ? parseInt(m[1], 10) : last;
+  }
+  slider.addEventListener('input', function () { show(parseInt(slider.value, 10), true); });
+  prev.addEventListener('click', function () { show(current - 1, true); });
+  next.addEventListener('click', function () { show(current + 1, true); });
+  document.addEventListener('keydown', function (e) {
+    if (e.target === slider) { return; }
+    if (e.key === 'ArrowLeft') { show(current - 1, true); }
+    if (e.key === 'ArrowRight') { show(current + 1, true); }
+  });
+  window.addEventListener('hashchange', function () { show(fromHash(), false); });
+  show(fromHash(), false);
+})();
+"""
+
+
+@dataclass
+class SiteReport:
+    pages: int
+    index: Path
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (game id, why it has no page)
+
+
+def _write(path: Path, text: str) -> None:
+    """Atomic like the record files, and readable by a web server (mkstemp makes files 0600)."""
+    write_atomic(path, text, mode=0o644)
+
+
+def _head(title: str) -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n")
+
+
+def _players_html(row: GameRow) -> str:
+    names = {seat: str((info or {}).get("name") or "")
+             for seat, info in (row.record.get("players") or {}).items()}
+    parts = []
+    for seat, email in players_of(row).items():
+        name = names.get(seat, "")
+        who = f"{escape(name)} &lt;{escape(email)}&gt;" if name else escape(email)
+        parts.append(f'<span class="player" data-seat="{escape(seat)}">{escape(seat)}: {who}</span>')
+    return ", ".join(parts)
+
+
+def _day(row: GameRow) -> str:
+    when = game_date(row)
+    return when.strftime("%Y-%m-%d") if when else ""
+
+
+def game_page(row: GameRow) -> str:
+    """One game: header, boards at every ply with navigation, moves, final scoring."""
+    game = get_game(row.game)
+    view = player_view(row.record, game)
+    prefix = f"{file_stem(row.id)}-"
+    title = f"{row.id}: {game.title}"
+    figures: list[str] = []
+    state: Any = None
+    for state in positions(view, game):
+        ply = state.ply
+        caption = f"Ply {ply}" + (f": {state.last_move}" if state.last_move else ": the start")
+        totals = ", ".join(f"{seat} {points}" for seat, points in state.score().totals.items())
+        info = state.replay_info()
+        extra = ""
+        if info.get("tile") and not state.is_over:
+            extra = f" Drawn next: {info['tile']} (clock quadrant {info.get('quadrant')})."
+        links = []
+        if ply > 0:
+            links.append(f'<a class="prev" href="#ply-{ply - 1}">&larr; ply {ply - 1}</a>')
+        links.append(f'<a class="next" href="#ply-{ply + 1}">ply {ply + 1} &rarr;</a>')
+        figures.append(
+            f'<figure class="ply" id="ply-{ply}" data-ply="{ply}">'
+            f"<figcaption>{escape(caption)}. Scores: {escape(totals)}.{escape(extra)} "
+            f"{' '.join(links)}</figcaption>"
+            + svg.board(state, prefix, f"{row.id} after ply {ply}") + "</figure>")
+    if state is None:
+        raise ValueError(f"{row.id}: the record has no position")
+    figures[-1] = figures[-1].replace('class="ply"', 'class="ply last"', 1)
+    # the last figure's "next" link leads nowhere
+    last_next = f'<a class="next" href="#ply-{state.ply + 1}">ply {state.ply + 1} &rarr;</a>'
+    figures[-1] = figures[-1].replace(last_next, "", 1)
+    moves = []
+    number = 0
+    for entry in view["moves"]:
+        if "move" not in entry:
+            continue
+        number += 1
+        at = str(entry.get("at") or "")
+        when = f' <time datetime="{escape(at)}">{escape(at[:16].replace("T", " "))}</time>' if at else ""
+        moves.append(f'<li><a href="#ply-{number}">{escape(str(entry.get("seat", "")))}: '
+                     f'{escape(str(entry["move"]))}</a>{when}</li>')
+    score = state.score()
+    heading = "Final scoring" if state.is_over else f"Scoring at the end of the record (ply {state.ply})"
+    last = state.ply
+    return "".join([
+        _head(title),
+        '<p><a href="../index.html">&larr; all games</a></p>',
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="players">{_players_html(row)}</p>',
+        f'<p class="result">Result: {escape(result_text(view, row.status))}. '
+        f"Status: {escape(row.status)}. Date: {escape(_day(row))}.</p>",
+        svg.defs(state, prefix),
+        '<nav class="plies" id="ply-nav" hidden>'
+        '<button type="button" id="ply-prev">&larr; previous</button>'
+        f'<input type="range" id="ply-slider" min="0" max="{last}" value="{last}" aria-label="ply">'
+        '<button type="button" id="ply-next">next &rarr;</button>'
+        f'<span id="ply-label">Ply {last} of {last}</span></nav>',
+        '<div id="boards">', "\n".join(figures), "</div>",
+        f"<h2>Moves</h2><ol class=\"moves\">{''.join(moves)}</ol>",
+        f'<h2>{escape(heading)}</h2><pre class="score">{escape(score.text)}</pre>',
+        f'<p>The record (hidden information removed): <a href="{escape(file_stem(row.id))}.json">'
+        f"{escape(file_stem(row.id))}.json</a>; <code>pbem replay</code> shows every position.</p>",
+        f"<script>{_SCRIPT}</script>\n</body></html>\n",
+    ])
+
+
+def index_page(rows: list[GameRow], filters: Filters, now: datetime) -> str:
+    body = []
+    for row in rows:
+        stem = escape(file_stem(row.id))
+        plies = sum(1 for e in row.record.get("moves", []) if "move" in e)
+        body.append(
+            f'<tr class="game" data-id="{escape(row.id)}"><td><a href="games/{stem}.html">{escape(row.id)}'
+            f"</a></td><td>{escape(get_game(row.game).title)}</td><td>{_players_html(row)}</td>"
+            f"<td>{escape(result_text(row.record, row.status))}</td>"
+            f'<td class="date">{escape(_day(row))}</td>'
+            f"<td>{plies}</td></tr>")
+    table = ("<table class=\"games\"><thead><tr><th>Game</th><th>Kind</th><th>Players</th><th>Result</th>"
+             "<th>Date</th><th>Moves</th></tr></thead><tbody>" + "\n".join(body) + "</tbody></table>"
+             if body else "<p>No games.</p>")
+    return "".join([
+        _head("Game archive"),
+        "<h1>Game archive</h1>",
+        f"<p>{len(rows)} game{'s' if len(rows) != 1 else ''} ({escape(filters.describe())}), "
+        f"newest first. Made {escape(iso(now))}.</p>",
+        table,
+        "\n</body></html>\n",
+    ])
+
+
+def write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None = None,
+               now: datetime | None = None) -> SiteReport:
+    now = now or datetime.now(UTC)
+    games_dir = directory / "games"
+    games_dir.mkdir(parents=True, exist_ok=True)
+    listed: list[GameRow] = []
+    failed: list[tuple[str, str]] = []
+    for row in iter_games(store, filters):
+        stem = file_stem(row.id)
+        try:
+            page = game_page(row)
+        except (EngineError, KeyError, TypeError, ValueError) as exc:  # a damaged record: skip, report
+            failed.append((row.id, f"{type(exc).__name__}: {exc}"))
+            continue
+        _write(games_dir / f"{stem}.html", page)
+        public = player_view(row.record)
+        public["id"] = row.id
+        _write(games_dir / f"{stem}.json", archive_text(public))
+        # Only what the index shows is kept, so a large site does not hold every record.
+        listed.append(GameRow(id=row.id, game=row.game, status=row.status,
+                              record={k: row.record[k] for k in ("players", "result", "moves")
+                                      if k in row.record},
+                              seats=row.seats, created_at=row.created_at, finished_at=row.finished_at))
+        if progress is not None:
+            progress.advance()
+    index = directory / "index.html"
+    _write(index, index_page(listed, filters, now))
+    return SiteReport(pages=len(listed), index=index, failed=failed)
+
+
+__all__ = ["SiteReport", "game_page", "index_page", "write_site"]

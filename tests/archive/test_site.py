@@ -1,0 +1,215 @@
+"""The static site: written from the players' view, everything escaped, and what a browser shows
+checked in headless Chromium (index lists the games; a game page shows the last ply's board with
+every structure, the scores, and another ply when the page is opened on that ply's link)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from pbem.archive.importer import row_from_record
+from pbem.archive.sample import random_record
+from pbem.archive.search import make_filters
+from pbem.archive.site import write_site
+from pbem.record import positions, replay_record
+from pbem.store.base import GameRow, Store
+from tests.archive.conftest import Cli, fill
+from tests.services.requirements import missing
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict[str, str | None]
+    children: list[Node] = field(default_factory=list)
+    text: str = ""
+
+    def classes(self) -> set[str]:
+        return set((self.attrs.get("class") or "").split())
+
+    def walk(self) -> Iterator[Node]:
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def find(self, *, tag: str | None = None, cls: str | None = None, id: str | None = None) -> list[Node]:
+        return [n for n in self.walk() if (tag is None or n.tag == tag)
+                and (cls is None or cls in n.classes()) and (id is None or n.attrs.get("id") == id)]
+
+    def all_text(self) -> str:
+        return self.text + "".join(child.all_text() for child in self.children)
+
+
+class Tree(HTMLParser):
+    """The DOM as Chromium serialised it, as nested Nodes (enough for these checks)."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#document", {})
+        self.stack = [self.root]
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = Node(tag, dict(attrs))
+        self.stack[-1].children.append(node)
+        if tag not in VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.stack[-1].children.append(Node(tag, dict(attrs)))
+
+    def handle_endtag(self, tag: str) -> None:
+        for i in range(len(self.stack) - 1, 0, -1):
+            if self.stack[i].tag == tag:
+                del self.stack[i:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].children.append(Node("#text", {}, text=data))
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        missing("headless Chromium is not installed (Debian package: chromium)")
+    return found
+
+
+def browse(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'chromium-profile'}", *extra, url],
+        capture_output=True, text=True, timeout=120, check=True)
+
+
+def dom(tmp_path: Path, url: str) -> Node:
+    return Tree(browse(tmp_path, url, "--dump-dom").stdout).root
+
+
+@pytest.fixture
+def site(tmp_path: Path, store: Store) -> tuple[Path, list[GameRow]]:
+    ac = random_record("alien-city", random.Random(21), "ac-7", ["eve@example.org", "mallory@example.org"],
+                       datetime(2026, 5, 1, tzinfo=UTC), resign_chance=0)
+    ac["players"]["black"]["name"] = "<b>Eve & \"co\"</b>"
+    st = random_record("space-truckin", random.Random(22), "st-3",
+                       ["red@example.org", "blue@example.org", "green@example.org"],
+                       datetime(2026, 5, 2, tzinfo=UTC), resign_chance=0)
+    rows = [row_from_record(r, replay_record(r)) for r in (ac, st)]
+    fill(store, rows)
+    out = tmp_path / "site"
+    report = write_site(store, out, make_filters())
+    assert report.pages == 2
+    return out, rows
+
+
+def test_site_files_never_show_hidden_information(site: tuple[Path, list[GameRow]]) -> None:
+    out, rows = site
+    pile = rows[1].record["setup"]["pile"]
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    assert [p.relative_to(out).as_posix() for p in files] == [
+        "games/ac-7.html", "games/ac-7.json", "games/st-3.html", "games/st-3.json", "index.html"]
+    for path in files:
+        text = path.read_text()
+        assert '"pile"' not in text
+        assert ", ".join(f'"{t}"' for t in pile[40:43]) not in text
+        if path.suffix == ".html":
+            assert "<b>Eve" not in text  # escaped everywhere
+        assert path.stat().st_mode & 0o044 == 0o044  # readable by a web server
+    page = (out / "games/ac-7.html").read_text()
+    assert "&lt;b&gt;Eve &amp; &quot;co&quot;&lt;/b&gt;" in page or "&lt;b&gt;Eve &amp; \"co\"" in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # no CDN, no network
+    final = replay_record(rows[0].record)
+    assert page.count('<figure class="ply') == final.ply + 1
+
+
+def test_index_in_chromium(tmp_path: Path, site: tuple[Path, list[GameRow]]) -> None:
+    out, _rows = site
+    root = dom(tmp_path, (out / "index.html").as_uri())
+    listed = root.find(tag="tr", cls="game")
+    assert [r.attrs["data-id"] for r in listed] == ["st-3", "ac-7"]  # newest first
+    links = [a.attrs["href"] for r in listed for a in r.find(tag="a")]
+    assert links == ["games/st-3.html", "games/ac-7.html"]
+    text = root.all_text()
+    assert "<b>Eve & \"co\"</b>" in text and not root.find(tag="b")
+    assert "Space Truckin'" in text and "Alien City" in text
+
+
+def test_game_page_in_chromium(tmp_path: Path, site: tuple[Path, list[GameRow]]) -> None:
+    out, rows = site
+    record = rows[0].record
+    states = list(positions(record))
+    final = states[-1]
+    url = (out / "games/ac-7.html").as_uri()
+    root = dom(tmp_path, url)
+    figures = root.find(tag="figure", cls="ply")
+    assert len(figures) == final.ply + 1
+    shown = [f for f in figures if "hidden" not in f.attrs]
+    assert [f.attrs["id"] for f in shown] == [f"ply-{final.ply}"]
+    structures = shown[0].find(cls="structure")
+    assert len(structures) == len(final.structures()) > 0
+    assert {s.attrs["data-lot"] for s in structures} == set(final.structures())
+    claimed = [lot for lot, s in final.structures().items() if s.claimed_by]
+    assert len(shown[0].find(cls="cap")) == len(claimed)
+    assert root.find(id="ply-label")[0].all_text() == f"Ply {final.ply} of {final.ply}"
+    assert "hidden" not in root.find(id="ply-nav")[0].attrs  # the script ran
+    assert root.find(tag="pre", cls="score")[0].all_text() == final.score().text
+    assert "Final scoring" in root.all_text()
+
+    # Following the link to ply 3 (what "previous" and the moves list do) shows that ply.
+    root = dom(tmp_path, url + "#ply-3")
+    shown = [f for f in root.find(tag="figure", cls="ply") if "hidden" not in f.attrs]
+    assert [f.attrs["id"] for f in shown] == ["ply-3"]
+    assert len(shown[0].find(cls="structure")) == len(states[3].structures()) == 3
+    assert root.find(id="ply-label")[0].all_text() == f"Ply 3 of {final.ply}"
+    assert root.find(id="ply-slider")[0].attrs.get("max") == str(final.ply)
+
+    shot = tmp_path / "ac-7.png"
+    browse(tmp_path, url, f"--screenshot={shot}", "--window-size=900,1200")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+def test_space_truckin_page_in_chromium(tmp_path: Path, site: tuple[Path, list[GameRow]]) -> None:
+    out, rows = site
+    final = replay_record(rows[1].record)
+    root = dom(tmp_path, (out / "games/st-3.html").as_uri())
+    shown = [f for f in root.find(tag="figure", cls="ply") if "hidden" not in f.attrs]
+    assert [f.attrs["id"] for f in shown] == [f"ply-{final.ply}"]
+    placed = [c for c in range(81) if final.tile_at(c) is not None]
+    assert len(shown[0].find(cls="tile")) == len(placed)
+    ships = sum(1 for c in placed for s in range(4) if final.ship_at(c, s))
+    assert len(shown[0].find(cls="ship")) == ships > 0
+    assert root.find(tag="pre", cls="score")[0].all_text() == final.score().text
+
+
+def test_cli_html(tmp_path: Path, site: tuple[Path, list[GameRow]]) -> None:
+    cli = Cli(tmp_path, tmp_path / "source.sqlite3")
+    code, out, err = cli("archive", "html", str(tmp_path / "only-ac"), "--game", "alien-city")
+    assert (code, err) == (0, "")
+    assert "wrote 1 game page(s)" in out
+    assert (tmp_path / "only-ac/games/ac-7.html").is_file()
+    assert not (tmp_path / "only-ac/games/st-3.html").exists()
+
+
+def test_a_damaged_record_gets_no_page_but_the_others_do(tmp_path: Path, store: Store,
+                                                         site: tuple[Path, list[GameRow]]) -> None:
+    with store.transaction() as tx:
+        broken = tx.get_game("ac-7")
+        assert broken is not None
+        broken.record["moves"][2]["move"] = "tower purple Z99"
+        tx.save_game(broken)
+    cli = Cli(tmp_path, tmp_path / "source.sqlite3")
+    code, stdout, err = cli("archive", "html", str(tmp_path / "again"))
+    assert code == 1 and "no page for ac-7: ReplayError" in err
+    assert "wrote 1 game page(s)" in stdout and (tmp_path / "again/games/st-3.html").is_file()
+    assert "ac-7" not in (tmp_path / "again/index.html").read_text()

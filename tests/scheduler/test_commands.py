@@ -1,0 +1,228 @@
+"""The mail commands vacation, timezone and timecontrol, through the real reader and processor."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from pbem.commands import Command, parse_line
+from pbem.mail.client import reply_to
+from pbem.record import replay_record
+from pbem.server.cmd_time import take_time_option
+from pbem.server.handlers import CommandFailed
+from tests.scheduler.conftest import ALICE, BOB, WEEK, Clocked
+from tests.server.harness import text_of, to
+
+
+def flat(message) -> str:
+    return " ".join(text_of(message).split())
+
+
+def _reply(server: Clocked, original, sender: str, body: str) -> str:
+    out = server.submit(reply_to(original, sender, body))
+    return flat(to(out, sender)[0])
+
+
+# --- timezone ----------------------------------------------------------------------------------------
+
+def test_timezone_is_validated_and_used_for_reminders(server: Clocked) -> None:
+    game_id, _ = server.start_alien_city()
+    out = server.submit(server.mail(ALICE, "timezone europe/bratislava"))
+    text = flat(to(out, ALICE)[0])
+    assert "Your timezone: Europe/Bratislava" in text
+    assert "It is now Fri 20 Nov 2026, 11:00 CET (10:00 UTC) there." in text
+    assert f"{game_id}: your move, deadline Fri 27 Nov 2026, 11:00 CET (10:00 UTC), in 7 days" in text
+    with server.store.transaction() as tx:
+        assert tx.get_player(ALICE)["timezone"] == "Europe/Bratislava"
+    out = server.submit(server.mail(ALICE, "timezone Mars/Olympus_Mons"))
+    assert "I do not know the timezone 'Mars/Olympus_Mons'" in flat(to(out, ALICE)[0])
+    with server.store.transaction() as tx:
+        assert tx.get_player(ALICE)["timezone"] == "Europe/Bratislava"
+    server.clock.set(server.game(game_id).deadline_at - timedelta(hours=48))
+    reminder = to(server.run(), ALICE)[0]
+    assert "deadline Fri 27 Nov 2026, 11:00 CET (10:00 UTC), in 2 days" in flat(reminder)
+    assert "Times are in your timezone, Europe/Bratislava" in flat(reminder)
+
+
+def test_timezone_alone_shows_it(server: Clocked) -> None:
+    out = server.submit(server.mail(BOB, "timezone"))
+    assert "Your timezone: UTC" in flat(to(out, BOB)[0])
+
+
+# --- vacation ----------------------------------------------------------------------------------------
+
+def test_vacation_stops_the_clock_and_cancel_restarts_it(server: Clocked) -> None:
+    game_id, your_move = server.start_alien_city()
+    deadline = server.game(game_id).deadline_at  # Fri 27 Nov 10:00 UTC
+    text = _reply(server, your_move, ALICE, "vacation 2026-11-23..2026-11-25")
+    assert "Vacation set" in text and "Deadlines moved: ac-1" in text
+    assert "Vacation days used in 2026: 3 of 30; 27 left." in text
+    assert server.game(game_id).deadline_at == deadline + timedelta(days=3)
+    # the vacation is shown, and named in 'games'
+    out = server.submit(server.mail(ALICE, "vacation"))
+    assert "Vacation 2026-11-23 to 2026-11-25 (3 days)." in flat(to(out, ALICE)[0])
+    text = _reply(server, your_move, ALICE, "vacation cancel")
+    assert "Cancelled: 2026-11-23 to 2026-11-25." in text
+    assert server.game(game_id).deadline_at == deadline
+    assert "Vacation days used in 2026: 0 of 30" in text
+
+
+def test_vacation_in_the_players_timezone(server: Clocked) -> None:
+    game_id, your_move = server.start_alien_city()
+    deadline = server.game(game_id).deadline_at
+    server.submit(server.mail(ALICE, "timezone Asia/Tokyo"))
+    _reply(server, your_move, ALICE, "vacation 2026-11-23")
+    with server.store.transaction() as tx:
+        entry = tx.get_player(ALICE)["vacations"][0]
+    assert entry["start"] == "2026-11-22T15:00:00+00:00"  # midnight in Tokyo
+    assert entry["end"] == "2026-11-23T15:00:00+00:00"
+    assert server.game(game_id).deadline_at == deadline + timedelta(days=1)
+
+
+def test_vacation_needs_a_token_when_it_moves_deadlines(server: Clocked) -> None:
+    game_id, _ = server.start_alien_city()
+    deadline = server.game(game_id).deadline_at
+    out = server.submit(server.mail(ALICE, "vacation 2026-11-23..2026-11-25"))
+    assert "needs your token" in flat(to(out, ALICE)[0])
+    out = server.submit(server.mail(ALICE, "vacation cancel"))
+    assert "needs your token" in flat(to(out, ALICE)[0])
+    assert server.game(game_id).deadline_at == deadline
+    # somebody without games may plan one with the From address alone
+    out = server.submit(server.mail("newbie@example.org", "vacation 2026-12-01..2026-12-02"))
+    assert "Vacation set" in flat(to(out, "newbie@example.org")[0])
+
+
+def test_vacation_allowance_is_yearly(server: Clocked) -> None:
+    _game_id, your_move = server.start_alien_city()
+    text = _reply(server, your_move, ALICE, "vacation 2026-12-01 to 2026-12-25")
+    assert "Vacation days used in 2026: 25 of 30; 5 left." in text
+    text = _reply(server, your_move, ALICE, "vacation 2026-12-26..2027-01-05")
+    assert ("that is 6 vacation days in 2026, but you have only 5 of your 30 days a year left for "
+            "2026.") in text
+    # 27..31 December are the 5 days left for 2026; 1..5 January count against 2027
+    text = _reply(server, your_move, ALICE, "vacation 2026-12-27 - 2027-01-05")
+    assert "Vacation set" in text and "Vacation days used in 2026: 30 of 30; 0 left." in text
+    with server.store.transaction() as tx:
+        vacations = tx.get_player(ALICE)["vacations"]
+    assert [(v["from"], v["to"]) for v in vacations] == [("2026-12-01", "2026-12-25"),
+                                                         ("2026-12-27", "2027-01-05")]
+    text = _reply(server, your_move, ALICE, "vacation 2026-12-26")
+    assert "you have only 0 of your 30 days a year left for 2026" in text
+    text = _reply(server, your_move, ALICE, "vacation 2026-12-20..2026-12-28")
+    assert "it overlaps your vacation 2026-12-01 to 2026-12-25" in text
+    text = _reply(server, your_move, ALICE, "vacation 2026-11-01..2026-11-02")
+    assert "cannot start in the past" in text
+    text = _reply(server, your_move, ALICE, "vacation 2026-12-02..2026-12-01")
+    assert "ends (2026-12-01) before it starts" in text
+
+
+def test_a_new_turn_during_a_vacation_starts_after_it(server: Clocked) -> None:
+    game_id, your_move = server.start_alien_city()
+    row = server.game(game_id)
+    token = server.processor.token_for(game_id, "white")  # Bob's, as in a new mail he writes
+    out = server.submit(server.mail(BOB, f"vacation 2026-11-21..2026-11-30\ntoken {token}"))
+    assert "Vacation set" in flat(to(out, BOB)[0])
+    server.clock.set(datetime(2026, 11, 22, 9, 0, tzinfo=UTC))
+    state = replay_record(row.record)
+    server.submit(reply_to(your_move, ALICE, state.move_text(state.legal_moves()[0])))
+    row = server.game(game_id)
+    assert row.to_move == "white"
+    assert row.deadline_at == datetime(2026, 12, 1, tzinfo=UTC) + WEEK
+    # no reminders while away; and none are due before the deadline nears anyway
+    server.clock.set(datetime(2026, 11, 29, tzinfo=UTC))
+    assert server.run() == []
+
+
+def test_no_reminders_during_a_vacation(server: Clocked) -> None:
+    game_id, your_move = server.start_alien_city(extra="\ntimecontrol 3")
+    deadline = server.game(game_id).deadline_at  # Mon 23 Nov 10:00
+    server.clock.set(datetime(2026, 11, 21, 12, tzinfo=UTC))
+    _reply(server, your_move, ALICE, "vacation 2026-11-21")  # today: the rest of the day is off
+    assert server.game(game_id).deadline_at == deadline + timedelta(hours=12)
+    assert server.run() == []  # the 48-hour reminder is due, but Alice is away
+    server.clock.set(datetime(2026, 11, 22, 0, 1, tzinfo=UTC))
+    assert [rcpt for rcpt, _ in server.run()] == [ALICE]
+
+
+# --- timecontrol -------------------------------------------------------------------------------------
+
+def test_timecontrol_in_the_mail_that_proposes_the_game(server: Clocked) -> None:
+    out = server.submit(server.mail(ALICE, f"new alien-city with {BOB} as black\ntimecontrol 3 days"))
+    invitation = to(out, BOB)[0]
+    assert "Time control: 3 days per move" in flat(invitation)
+    assert "Time control of ac-1: 3 days per move" in flat(to(out, ALICE)[0])
+    out = server.submit(reply_to(invitation, BOB, "accept"))
+    row = server.game("ac-1")
+    assert row.record["time_control"] == {"days_per_move": 3, "policy": "forfeit"}
+    assert row.deadline_at == server.clock.now() + timedelta(days=3)
+
+
+def test_timecontrol_later_by_the_challenger_only_before_anyone_accepts(server: Clocked) -> None:
+    out = server.submit(server.mail(ALICE, f"new alien-city with {BOB} as black"))
+    created, invitation = to(out, ALICE)[0], to(out, BOB)[0]
+    text = _reply(server, invitation, BOB, "timecontrol ac-1 1")
+    assert "only the player who proposed game ac-1" in text
+    out = server.submit(reply_to(created, ALICE, "timecontrol 2 notify"))
+    assert "Time control changed" in str(to(out, BOB)[0]["Subject"])
+    assert server.game("ac-1").record["time_control"] == {"days_per_move": 2, "policy": "notify"}
+    # without the token: no effect and no reply, only the seat's notice (as for any game command)
+    out = server.submit(server.mail(ALICE, "timecontrol ac-1 5"))
+    assert [str(m["Subject"]) for _, m in out] == ["[pbem ac-1] A mail for your seat was not accepted"]
+    assert server.game("ac-1").record["time_control"]["days_per_move"] == 2
+    server.submit(reply_to(invitation, BOB, "accept"))
+    text = _reply(server, created, ALICE, "timecontrol 9")
+    assert "now only a moderator can change it" in text
+    out = server.submit(server.mail(ALICE, "timecontrol ac-1"))
+    assert "Time control of ac-1: 2 days per move; at a deadline the moderators decide." in flat(
+        to(out, ALICE)[0])
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("timecontrol 3", {"days": 3.0, "policy": None}),
+    ("timecontrol ac-2 1.5 days notify", {"days": 1.5, "policy": "notify"}),
+    ("timecontrol 4d forfeit", {"days": 4.0, "policy": "forfeit"}),
+    ("timecontrol ac-2", {"days": None, "policy": None}),
+])
+def test_timecontrol_parsing(line: str, expected: dict) -> None:
+    command = parse_line(line, in_game_reply=False)
+    assert isinstance(command, Command) and command.args == expected
+
+
+@pytest.mark.parametrize("line", ["timecontrol soon", "timecontrol 3 days maybe",
+                                  "vacation next week", "vacation 2026-02-30", "timezone Europe Paris"])
+def test_bad_time_commands(line: str) -> None:
+    assert not isinstance(parse_line(line, in_game_reply=False), Command)
+
+
+def test_take_time_option_for_new() -> None:
+    command = parse_line("new alien-city edition 1.2 time 3 days notify with bob@x.org",
+                         in_game_reply=False)
+    assert isinstance(command, Command)
+    assert take_time_option(command) == {"time_control": {"days_per_move": 3, "policy": "notify"}}
+    assert command.option_words == ["edition", "1.2"]
+    command = Command("new", "(JSON)", game="alien-city", options={"time": 2, "edition": "2.2"})
+    assert take_time_option(command) == {"time_control": {"days_per_move": 2, "policy": "forfeit"}}
+    assert command.options == {"edition": "2.2"}
+    assert take_time_option(Command("new", "x", option_words=["symmetric"])) == {}
+    with pytest.raises(CommandFailed):
+        take_time_option(Command("new", "x", option_words=["time", "never"]))
+
+
+def test_time_control_chosen_on_new(tmp_path) -> None:
+    from tests.server.harness import Server
+    from tests.server.harness import to as to_address
+
+    server = Server(tmp_path)
+    try:
+        out = server.submit(server.mail("ann@example.org", "new alien-city with bo@example.org time 3"))
+        assert to_address(out, "bo@example.org"), [m["Subject"] for _r, m in out]
+        assert server.game("ac-1").record["time_control"]["days_per_move"] == 3
+        out = server.submit(server.mail("ann@example.org",
+                                        "new alien-city time 2 notify with bo@example.org as white"))
+        control = server.game("ac-2").record["time_control"]
+        assert control["days_per_move"] == 2 and control["policy"] == "notify"
+        out = server.submit(server.mail("ann@example.org", "new alien-city with bo@example.org time x"))
+        assert "time" in to_address(out, "ann@example.org")[0].get_body(("plain",)).get_content()
+    finally:
+        server.close()
