@@ -48,13 +48,6 @@ from pbem.archive.search import make_filters, search
 from pbem.store import open_store
 from pbem.store.base import GameRow, Seat, Store
 
-# Indexes on the expression Store.search_games filters and sorts by (finish date, else creation);
-# measured with --proposed-index to show what adding them to the schema would change.
-PROPOSED_INDEXES = (
-    "CREATE INDEX bench_games_date ON games (COALESCE(finished_at, created_at), id)",
-    "CREATE INDEX bench_games_game_date ON games (game, COALESCE(finished_at, created_at), id)",
-    "CREATE INDEX bench_games_status_date ON games (status, COALESCE(finished_at, created_at), id)",
-)
 GOAL_RATE = 200.0
 GOAL_SEARCH_MS = 100.0
 
@@ -219,15 +212,6 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     ]
     results["searches"] = run_searches(big, combos, args.repeat)
     big.close()
-    if args.proposed_index:
-        # Not in the schema: what an index on the expression the store sorts by would give.
-        with sqlite3.connect(work / "search.sqlite3") as conn:
-            for statement in PROPOSED_INDEXES:
-                conn.execute(statement)
-            conn.execute("ANALYZE")
-        big = open_store(work / "search.sqlite3")
-        results["searches_proposed_index"] = run_searches(big, combos, args.repeat)
-        big.close()
     results["load_after"] = os.getloadavg()[0]
     return results
 
@@ -260,13 +244,6 @@ def report(results: dict[str, Any], args: argparse.Namespace) -> str:
     for s in results["searches"]:
         lines.append(f"{s['filters']:<34} {s['found']:>7} {s['median_ms']:>10.1f} {s['max_ms']:>8.1f}  "
                      f"<= {GOAL_SEARCH_MS:.0f} ms {ok(s['max_ms'] <= GOAL_SEARCH_MS)}")
-    if "searches_proposed_index" in results:
-        lines += ["", "the same with the proposed indexes on COALESCE(finished_at, created_at) "
-                      "(not in the schema):"]
-        for s in results["searches_proposed_index"]:
-            lines.append(f"{s['filters']:<34} {s['found']:>7} {s['median_ms']:>10.1f} "
-                         f"{s['max_ms']:>8.1f}  <= {GOAL_SEARCH_MS:.0f} ms "
-                         f"{ok(s['max_ms'] <= GOAL_SEARCH_MS)}")
     return "\n".join(lines)
 
 
@@ -280,8 +257,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    parser.add_argument("--proposed-index", action=argparse.BooleanOptionalAction, default=True,
-                        help="also time the searches with indexes the schema lacks (default: yes)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="pbem-bench-archive-"))
     try:

@@ -984,6 +984,9 @@ def main(argv: Iterable[str] | None = None) -> int:
             results["smtp"] = bench_smtp(args, workdir, cleanup)
         if args.only in (None, "imap"):
             results["imap"] = bench_imap(args, workdir, cleanup)
+    except KeyboardInterrupt:
+        say("interrupted: servers stopped, temporary files removed")
+        return 130
     except BaseException:
         for log_file in sorted(workdir.glob("*-daemon.log")):
             problems = [line for line in log_file.read_text(errors="replace").splitlines()

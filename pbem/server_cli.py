@@ -18,6 +18,9 @@ def _config(args: argparse.Namespace) -> Config:
 def _logging(config: Config) -> None:
     logging.basicConfig(level=getattr(logging, config.log_level, logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    # aiosmtpd logs every SMTP command at INFO; our one line per processed message says enough.
+    if config.log_level != "DEBUG":
+        logging.getLogger("mail.log").setLevel(logging.WARNING)
 
 
 def _open(config: Config):

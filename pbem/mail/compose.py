@@ -53,6 +53,7 @@ def _environment() -> Environment:
         loader=FileSystemLoader(str(data_dir("templates"))),
         autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
         undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=False,
+        auto_reload=False,  # templates are installed files; no stat() per mail
     )
 
 

@@ -71,7 +71,7 @@ class Processor:
         mail = read_mail(inbound.raw, own_addresses=[self.config.address])
         touched: dict = {}
         try:
-            with self.store.transaction() as tx:
+            with self.store.transaction(durable=False) as tx:
                 outcome, game_id, touched = self._handle(tx, inbound, mail, now)
                 status = "ignored" if outcome.startswith("ignored") else "done"
                 tx.mark_inbound(inbound.id, status, outcome, sender=mail.from_addr or None,

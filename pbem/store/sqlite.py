@@ -590,13 +590,34 @@ class SQLiteStore:
         self._local = threading.local()
 
     @contextmanager
-    def transaction(self) -> Iterator[SQLiteTx]:
-        with self._write() as conn:
-            tx = SQLiteTx(conn)
-            try:
-                yield tx
-            finally:
-                tx._end()
+    def transaction(self, durable: bool = True) -> Iterator[SQLiteTx]:
+        """``durable=False``: COMMIT without fsync (synchronous=NORMAL); ``flush()`` makes it durable
+        later. Atomicity and crash (kill -9) safety are the same; only a power loss may undo it."""
+        conn = self._conn()
+        if not durable:
+            conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with self._write() as conn:
+                tx = SQLiteTx(conn)
+                try:
+                    yield tx
+                finally:
+                    tx._end()
+        finally:
+            if not durable:
+                conn.execute("PRAGMA synchronous = FULL")
+
+    def flush(self) -> None:
+        """Make every commit so far durable, those of ``transaction(durable=False)`` too: one fsync
+        of the WAL file covers all of them."""
+        try:
+            fd = os.open(self.path.with_name(self.path.name + "-wal"), os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     # intake
 
@@ -664,6 +685,14 @@ class SQLiteStore:
                                (dt_to_text(now), outbound_id))
             if cur.rowcount == 0:
                 raise LookupError(f"no outbound message {outbound_id}")
+
+    def mark_sent_many(self, outbound_ids: list[int], now: datetime) -> None:
+        """``mark_sent`` for several rows in one transaction (one fsync instead of one each)."""
+        if not outbound_ids:
+            return
+        with self._write() as conn:
+            conn.executemany("UPDATE outbound SET sent_at = COALESCE(sent_at, ?) WHERE id = ?",
+                             [(dt_to_text(now), i) for i in outbound_ids])
 
     def mark_send_failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
         with self._write() as conn:

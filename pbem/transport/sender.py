@@ -63,6 +63,7 @@ class OutboxSender:
         self._retry_at: dict[int, datetime] = {}  # row id -> next attempt, for rows failed here
         self._maildir: Maildir | None = None
         self._thread: threading.Thread | None = None
+        self._unmarked: list[int] = []
 
     # --- thread control -------------------------------------------------------------------
 
@@ -145,16 +146,25 @@ class OutboxSender:
         rows = self.store.due_outbound(now, limit=self.batch_size)
         if not rows:
             return 0, 0
-        if self.config.relay.host:
-            sent = self._send_via_relay(rows)
-        else:
-            sent = self._send_to_maildir(rows)
+        # The processor commits without fsync; no reply leaves before its move is on disk.
+        self.store.flush()
+        try:
+            if self.config.relay.host:
+                sent = self._send_via_relay(rows)
+            else:
+                sent = self._send_to_maildir(rows)
+        finally:
+            self._flush_sent()
         return sent, len(rows)
 
     def _backoff(self, row: Outbound) -> timedelta:
         cap = self.config.relay.max_backoff_seconds
         exponent = min(max(row.attempts, 0), 32)  # 2**32 * 5 s is far beyond any sane cap
         return timedelta(seconds=min(self.base_backoff_seconds * (2 ** exponent), cap))
+
+    def _flush_sent(self) -> None:
+        ids, self._unmarked = self._unmarked, []
+        self.store.mark_sent_many(ids, self.clock.now())
 
     def _failed(self, row: Outbound, error: str) -> None:
         when = self.clock.now() + self._backoff(row)
@@ -165,7 +175,11 @@ class OutboxSender:
                     error)
 
     def _sent(self, row: Outbound, how: str) -> None:
-        self.store.mark_sent(row.id, self.clock.now())
+        # Marked in groups: one commit (fsync) per group instead of per mail. A crash re-sends at
+        # most the unmarked group, which the at-least-once design allows anyway.
+        self._unmarked.append(row.id)
+        if len(self._unmarked) >= 50:
+            self._flush_sent()
         self._retry_at.pop(row.id, None)
         log.info("sender: outbound %d %s to %s via %s", row.id, row.message_id,
                  ", ".join(row.recipients), how)

@@ -678,3 +678,20 @@ def test_throughput_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
               f"({accept_s * 1000:.2f} ms each); move transaction (get+save game, mark inbound, "
               f"2 outbound): {1 / tx_s:.0f}/s ({tx_s * 1000:.2f} ms each, record up to "
               f"{record_size} bytes)")
+
+
+def test_mark_sent_many_and_non_durable_transactions(store: SQLiteStore, db_path: Path) -> None:
+    with store.transaction(durable=False) as tx:
+        ids = [tx.queue_outbound(message_id=f"<m{i}@x>", sender="s@x", recipients=["r@x"], raw=b"x",
+                                 now=T0) for i in range(3)]
+    # the commit is visible at once, to other connections too, before any flush
+    other = sqlite3.connect(db_path)
+    assert other.execute("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL").fetchone()[0] == 3
+    store.flush()
+    store.mark_sent_many(ids[:2], T0 + timedelta(seconds=5))
+    assert [o.id for o in store.due_outbound(T0 + timedelta(hours=1))] == [ids[2]]
+    assert store.outbound_counts() == {"pending": 1, "sent": 2}
+    store.mark_sent_many([], T0)  # nothing to do, no error
+    # durable=False leaves the connection at synchronous=FULL for the next transaction
+    assert store._conn().execute("PRAGMA synchronous").fetchone()[0] == 2
+    other.close()
