@@ -9,6 +9,15 @@ leaving within half a second of the mail arriving):
   was queued);
 * the sender delivers the outbox.
 
+With ``processor_process=True`` (what ``pbem serve`` uses) the processor loop runs in a forked child
+process instead of a thread, so that its CPU work (parsing, rules, rendering, composing) gets a core
+of its own instead of sharing one interpreter lock with the doors and the sender. The two sides share
+only the database and two pipes (wake: parent to child; done: child to parent). Pipes, not
+multiprocessing Events: an Event's set() can block forever once a waiter was killed, and surviving a
+killed process is the point; a dead peer is simply end-of-file. The child is forked before any thread
+starts and is killed by the kernel if the parent dies. Tests that embed the daemon in a
+multi-threaded process keep the default (a thread), since forking such a process is unsafe.
+
 At start the processor runs once unconditionally and the sender looks at the outbox: whatever a
 previous run left pending (a crash between intake and processing, or between queueing and
 sending) is handled before new mail. That, plus the store's de-duplication and the watcher's
@@ -17,7 +26,12 @@ rescans, is the whole crash-recovery story.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import logging
+import multiprocessing
+import os
+import select
 import signal
 import threading
 from types import FrameType
@@ -56,7 +70,8 @@ class Daemon:
                  processor_error_backoff_seconds: float = 1.0,
                  scheduler_interval_seconds: float = 60.0,
                  imap_options: dict[str, object] | None = None,
-                 sender_options: dict[str, object] | None = None) -> None:
+                 sender_options: dict[str, object] | None = None,
+                 processor_process: bool = False) -> None:
         self.config = config
         self.store = store
         self.processor = processor
@@ -80,6 +95,13 @@ class Daemon:
             self.imap = ImapWatcher(config.imap, store, self.clock, wake=self.wake,
                                     stop=self._stop, **options)  # type: ignore[arg-type]
         self.processed_total = 0
+        self.failure: str | None = None  # why the daemon stopped by itself, if it did
+        self.processor_process = processor_process
+        self._child: multiprocessing.process.BaseProcess | None = None
+        self._mp = multiprocessing.get_context("fork") if processor_process else None
+        self._wake_w: int | None = None  # parent's end of the wake pipe
+        self._pipe_lock = threading.Lock()  # wake() must not write to a descriptor stop() closed
+        self._done_r: int | None = None  # parent's end of the done pipe
         # Deadlines, reminders and outage recovery; composes mails with the processor's secret.
         self.scheduler_interval_seconds = scheduler_interval_seconds
         self.scheduler = Scheduler(config, store, self.clock, secret=getattr(processor, "secret", None))
@@ -89,6 +111,9 @@ class Daemon:
     def wake(self) -> None:
         """New inbound mail was stored: run the processor now. Safe from any thread."""
         self._wake.set()
+        with self._pipe_lock:
+            if self._wake_w is not None:
+                _poke(self._wake_w)
 
     @property
     def stopping(self) -> bool:
@@ -101,7 +126,24 @@ class Daemon:
         self._started = True
         self._stop.clear()
         self._wake.set()  # crash recovery: process whatever is pending right away
-        self._spawn(self._processor_loop, "pbem-processor")
+        if self._mp is not None:
+            # Fork first, while this process has no other threads.
+            wake_r, wake_w = os.pipe()
+            done_r, done_w = os.pipe()
+            os.set_blocking(wake_w, False)
+            os.set_blocking(done_w, False)
+            child = self._mp.Process(target=self._processor_child,
+                                     args=(wake_r, done_w, (wake_w, done_r)),
+                                     name="pbem-processor", daemon=True)
+            child.start()
+            self._child = child
+            os.close(wake_r)
+            os.close(done_w)
+            self._wake_w, self._done_r = wake_w, done_r
+            _poke(wake_w)  # crash recovery: process whatever is pending right away
+            self._spawn(self._processed_bridge, "pbem-processed")
+        else:
+            self._spawn(self._processor_loop, "pbem-processor")
         self._spawn(self._scheduler_loop, "pbem-scheduler")
         self._threads.append(self.sender.start())
         if self.imap is not None:
@@ -124,6 +166,17 @@ class Daemon:
         self._stop.set()
         self._wake.set()
         self.sender.wake()
+        if self._child is not None:
+            with self._pipe_lock:
+                wake_w, self._wake_w = self._wake_w, None
+                if wake_w is not None:
+                    os.close(wake_w)  # end-of-file on the wake pipe tells the child to stop
+            self._child.join(timeout)
+            if self._child.is_alive():
+                log.warning("daemon: processor process did not stop within %.0f s", timeout)
+                self._child.kill()
+                self._child.join()
+            self._child = None
         for thread in self._threads:
             thread.join(timeout)
             if thread.is_alive():
@@ -188,6 +241,68 @@ class Daemon:
                 if self.imap is not None:
                     self.imap.notify_processed()
 
+    # --- the processor process -------------------------------------------------------------
+
+    def _processor_child(self, wake_r: int, done_w: int, parents_ends: tuple[int, int]) -> None:
+        """The processor loop in its own process; ends at end-of-file on the wake pipe (the parent
+        closed it, or died)."""
+        for fd in parents_ends:  # inherited through fork; held open here they would hide the EOF
+            os.close(fd)
+        _die_with_parent()
+        if os.getppid() == 1:  # the parent died before the request above took effect
+            os._exit(0)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops us
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        failures = 0
+        try:
+            while True:
+                readable, _, _ = select.select([wake_r], [], [], self.processor_poll_seconds)
+                if readable and not os.read(wake_r, 4096):
+                    break  # end-of-file: stop
+                while True:
+                    try:
+                        count = self.processor.process_pending()
+                    except Exception:
+                        failures += 1
+                        delay = min(self.processor_error_backoff_seconds * 2 ** (failures - 1),
+                                    MAX_PROCESSOR_BACKOFF_SECONDS)
+                        log.exception("daemon: processing pending messages failed (%d in a row); "
+                                      "retrying in %.1f s", failures, delay)
+                        select.select([wake_r], [], [], delay)
+                        break
+                    failures = 0
+                    if count <= 0:
+                        break
+                    _poke(done_w)
+        finally:
+            try:
+                self.store.close()
+            finally:
+                os._exit(0)  # never run the parent's atexit handlers or finalizers here
+
+    def _processed_bridge(self) -> None:
+        """In the parent: the child committed a batch, so replies can leave and IMAP can move."""
+        done_r = self._done_r
+        assert done_r is not None
+        try:
+            while not self._stop.is_set():
+                readable, _, _ = select.select([done_r], [], [], 0.2)
+                if not readable:
+                    continue
+                if not os.read(done_r, 4096):  # end-of-file: the child is gone
+                    if not self._stop.is_set():
+                        code = self._child.exitcode if self._child is not None else None
+                        self.failure = f"the processor process died (exit {code})"
+                        log.error("daemon: %s; stopping", self.failure)
+                        self._stop.set()
+                    return
+                self.sender.wake()
+                if self.imap is not None:
+                    self.imap.notify_processed()
+        finally:
+            self._done_r = None
+            os.close(done_r)
+
     # --- the scheduler thread ---------------------------------------------------------------
 
     def _scheduler_loop(self) -> None:
@@ -201,3 +316,19 @@ class Daemon:
                 log.exception("daemon: scheduler run failed; retrying in %.0f s",
                               self.scheduler_interval_seconds)
             self._stop.wait(self.scheduler_interval_seconds)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (PR_SET_PDEATHSIG), so a crashed or
+    kill -9'd server never leaves a processor behind that keeps the database busy."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+def _poke(fd: int) -> None:
+    """One byte into a non-blocking pipe; a full pipe already says "wake up"."""
+    with contextlib.suppress(BlockingIOError, BrokenPipeError):
+        os.write(fd, b".")

@@ -5,6 +5,7 @@ before its replies are sent)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 
@@ -20,4 +21,7 @@ def hit(name: str) -> None:
         return
     _counts[name] = _counts.get(name, 0) + 1
     if _counts[name] >= int(nth or 1):
+        if multiprocessing.parent_process() is not None:
+            # In the daemon's processor process: the crash being simulated is the server's.
+            os.kill(os.getppid(), signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)

@@ -226,6 +226,14 @@ class Scheduler:
         composer._queue(tx, composer._compose(tx, planned, row, now, None), planned.to, now)
         self._queued += 1
 
+    def _tell_observers(self, tx: Tx, row: GameRow, state: State, text: str, title: str,
+                        lines: list[str], now: datetime) -> None:
+        """Observers follow the game's events as they follow its moves: the public board only."""
+        for email in tx.observers(row.id):
+            self._send(tx, PlannedMail(
+                to=email, seat=None, game_id=row.id, subject=subject(row.id, text),
+                sections=[board_section(state, None, title, lines, with_legal=False)]), row, now)
+
     def _zone(self, tx: Tx, email: str) -> ZoneInfo:
         return dl.player_zone(tx.get_player(email))
 
@@ -282,6 +290,7 @@ class Scheduler:
                 to=other.email, seat=other.seat, game_id=row.id, subject=subject(row.id, text),
                 sections=[board_section(state, other.seat, title, [*lines, *extra],
                                         with_legal=other.seat != seat)]), row, now)
+        self._tell_observers(tx, row, state, f"{seat} dropped: forfeit", "Board", lines, now)
 
     def _announce_forfeit(self, tx: Tx, row: GameRow, state: Any, seat: str, result: dict[str, Any],
                           graced: bool, now: datetime) -> None:
@@ -309,6 +318,7 @@ class Scheduler:
                 subject=subject(row.id, "Game over: forfeit"),
                 sections=[board_section(state, other.seat, "Game over", lines, with_legal=False)]),
                 row, now)
+        self._tell_observers(tx, row, state, "Game over: forfeit", "Game over", lines, now)
 
     def _notify_moderators(self, tx: Tx, row: GameRow, state: Any, seat: str, now: datetime) -> None:
         missed = row.deadline_at

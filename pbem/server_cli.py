@@ -38,7 +38,8 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     _logging(config)
     store = _open(config)
     processor = Processor(config, store)
-    daemon = Daemon(config, store, processor)
+    # The processor gets a process (and so a core) of its own; see pbem/daemon.py.
+    daemon = Daemon(config, store, processor, processor_process=True)
     if not config.imap.host and not config.smtp_enabled:
         print("pbem serve: no door is open: set [imap] host or enable [smtp]", file=sys.stderr)
         return 2
@@ -48,6 +49,9 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
                                    config.data_dir, out)
     daemon.run_forever()
     store.close()
+    if daemon.failure:
+        print(f"pbem serve: stopped: {daemon.failure}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -19,7 +19,7 @@ from pbem.archive import svg
 from pbem.archive.export import archive_text, file_stem, write_atomic
 from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
-from pbem.record import iso, player_view, positions
+from pbem.record import describe_action, iso, player_view, positions_with_actions
 from pbem.store.base import GameRow, Store
 
 _STYLE = """
@@ -126,7 +126,7 @@ def game_page(row: GameRow) -> str:
     title = f"{row.id}: {game.title}"
     figures: list[str] = []
     state: Any = None
-    for state in positions(view, game):
+    for state, actions in positions_with_actions(view, game):
         ply = state.ply
         caption = f"Ply {ply}" + (f": {state.last_move}" if state.last_move else ": the start")
         totals = ", ".join(f"{seat} {points}" for seat, points in state.score().totals.items())
@@ -138,10 +138,12 @@ def game_page(row: GameRow) -> str:
         if ply > 0:
             links.append(f'<a class="prev" href="#ply-{ply - 1}">&larr; ply {ply - 1}</a>')
         links.append(f'<a class="next" href="#ply-{ply + 1}">ply {ply + 1} &rarr;</a>')
+        # moderators' and players' actions (rollback, pause, undo, ...) taken at this position
+        noted = "".join(f'<p class="action">{escape(describe_action(action))}</p>' for action in actions)
         figures.append(
             f'<figure class="ply" id="ply-{ply}" data-ply="{ply}">'
             f"<figcaption>{escape(caption)}. Scores: {escape(totals)}.{escape(extra)} "
-            f"{' '.join(links)}</figcaption>"
+            f"{' '.join(links)}</figcaption>{noted}"
             + svg.board(state, prefix, f"{row.id} after ply {ply}") + "</figure>")
     if state is None:
         raise ValueError(f"{row.id}: the record has no position")

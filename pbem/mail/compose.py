@@ -11,7 +11,7 @@ import email.policy
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
-from email.charset import QP, Charset
+from email.charset import BASE64, QP, Charset
 from email.header import Header
 from email.message import Message
 from email.mime.application import MIMEApplication
@@ -70,6 +70,8 @@ def new_message_id(domain: str, *parts: str) -> str:
 _SMTP_POLICY = email.policy.compat32.clone(linesep="\r\n")
 _QP_UTF8 = Charset("utf-8")
 _QP_UTF8.body_encoding = QP  # readable in raw form and safe for 7-bit relays
+_B64_UTF8 = Charset("utf-8")
+_B64_UTF8.body_encoding = BASE64  # for HTML: encoded in C, where quoted-printable is pure Python
 
 
 def _text_part(text: str, subtype: str) -> MIMEText:
@@ -77,7 +79,15 @@ def _text_part(text: str, subtype: str) -> MIMEText:
     over 998 octets, and HTML boards can be long)."""
     if text.isascii() and max(map(len, text.splitlines()), default=0) <= 900:
         return MIMEText(text, subtype, "us-ascii", policy=_SMTP_POLICY)
-    return MIMEText(text, subtype, _QP_UTF8, policy=_SMTP_POLICY)  # type: ignore[arg-type]
+    charset = _B64_UTF8 if subtype == "html" else _QP_UTF8
+    return MIMEText(text, subtype, charset, policy=_SMTP_POLICY)  # type: ignore[arg-type]
+
+
+def _boundary() -> str:
+    """A boundary that cannot occur in any part, so the generator need not scan the bodies for a
+    safe one: parts are 7bit text with lines of our own templates, quoted-printable (which writes
+    "=" as "=3D") or base64 (no "=_"), and none of them can contain "=_pbem"."""
+    return f"=_pbem_{secrets.token_hex(12)}"
 
 
 def _header(value: str) -> str | Header:
@@ -101,11 +111,11 @@ def build_message(*, from_addr: str, from_name: str, to: str, subject: str, mess
     dominated the time per move. ``as_bytes(policy=SMTP_POLICY)`` gives the wire form."""
     context = {"subject": subject, "greeting": greeting, "intro": intro or [], "sections": sections or [],
                "footer": footer or []}
-    body = MIMEMultipart("alternative", policy=_SMTP_POLICY)
+    body = MIMEMultipart("alternative", boundary=_boundary(), policy=_SMTP_POLICY)
     body.attach(_text_part(render("mail.txt.j2", **context), "plain"))
     body.attach(_text_part(render("mail.html.j2", **context), "html"))
     if attachments:
-        message: Message = MIMEMultipart("mixed", policy=_SMTP_POLICY)
+        message: Message = MIMEMultipart("mixed", boundary=_boundary(), policy=_SMTP_POLICY)
         message.attach(body)
         for attachment in attachments:
             part = MIMEApplication(attachment.content, attachment.subtype, policy=_SMTP_POLICY)

@@ -10,9 +10,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from engine import State
+from engine import State, get_game
 from pbem.mail.compose import Attachment, Section
-from pbem.record import player_view
 from pbem.store.base import GameRow
 
 
@@ -91,9 +90,10 @@ def result_lines(row: GameRow, state: State) -> list[str]:
 
 def record_attachment(row: GameRow) -> Attachment:
     """The player-facing record (hidden setup removed), ready for ``pbem replay``."""
-    view = player_view(row.record)
-    view["id"] = row.id
-    content = json.dumps(view, indent=1, ensure_ascii=False).encode("utf-8") + b"\n"
+    # A shallow view: serialised at once and never mutated, so the deep copy player_view makes for
+    # callers that edit their copy is not needed; compact JSON uses the C encoder (indent does not).
+    view = {**row.record, "setup": get_game(row.game).redact_setup(row.record["setup"]), "id": row.id}
+    content = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     return Attachment(filename=f"{row.id}.json", content=content)
 
 

@@ -6,18 +6,19 @@ nothing, and any failure to store answers ``451`` so the sending MTA keeps its c
 Processing happens later, in the daemon's processor thread; the listener only wakes it.
 
 aiosmtpd runs its own asyncio loop in a thread. Store calls block (SQLite fsync, a PostgreSQL round
-trip), so they run in a single worker thread via ``run_in_executor`` to keep the loop answering
-other connections meanwhile.
+trip), so they run in a single worker thread, and with group commit: every message that arrived while
+the previous write was on its way to disk is stored in the next single transaction (one flush for
+all), and each session gets its 250 only after that commit returned.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session
@@ -70,8 +71,7 @@ class _Handler:
         source_ref = (f"smtp from=<{envelope.mail_from or ''}> "
                       f"to=<{','.join(envelope.rcpt_tos)}> peer={peer}")
         try:
-            return await self._listener._run_blocking(self._listener._store_message, raw,
-                                                      source_ref)
+            return await self._listener._store_grouped(raw, source_ref)
         except Exception:
             log.exception("smtp: could not store a message from <%s>; answered 451",
                           envelope.mail_from)
@@ -113,6 +113,9 @@ class SmtpListener:
         self._controller: _Controller | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._group_lock = threading.Lock()
+        self._group: list[tuple[bytes, str, concurrent.futures.Future[str]]] = []
+        self._group_running = False
 
     @property
     def port(self) -> int:
@@ -161,22 +164,43 @@ class SmtpListener:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    async def _run_blocking(self, func: Callable[..., str], *args: Any) -> str:
-        executor = self._executor
-        if executor is None:
-            return REPLY_TRY_LATER
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(executor, func, *args)
+    async def _store_grouped(self, raw: bytes, source_ref: str) -> str:
+        """Queue the message for the storer, which commits everything queued meanwhile in one
+        transaction (group commit: one fsync for all sessions waiting for their 250)."""
+        future: concurrent.futures.Future[str] = concurrent.futures.Future()
+        with self._group_lock:
+            self._group.append((raw, source_ref, future))
+            start = not self._group_running
+            self._group_running = True
+        if start:
+            executor = self._executor
+            if executor is None:
+                return REPLY_TRY_LATER
+            executor.submit(self._drain_group)
+        return await asyncio.wrap_future(future)
 
-    def _store_message(self, raw: bytes, source_ref: str) -> str:
-        result = self.store.accept_inbound(raw, "smtp", self.clock.now(), source_ref=source_ref)
-        if result.new:
-            log.info("smtp: stored inbound %d (%d bytes)", result.inbound_id, len(raw))
-        else:
-            log.info("smtp: duplicate of inbound %d (status %s)", result.inbound_id, result.status)
-        if result.status == "pending":
+    def _drain_group(self) -> None:
+        while True:
+            with self._group_lock:
+                batch, self._group = self._group, []
+                if not batch:
+                    self._group_running = False
+                    return
+            now = self.clock.now()
             try:
-                self.wake()
-            except Exception:  # the message is stored; a failing wake must not turn 250 into 451
-                log.exception("smtp: wake callback failed")
-        return f"250 2.0.0 queued as {result.inbound_id}"
+                results = self.store.accept_inbound_many(
+                    [(raw, "smtp", now, ref) for raw, ref, _f in batch])
+            except Exception as exc:
+                log.exception("smtp: could not store %d message(s); answered 451", len(batch))
+                for _raw, _ref, future in batch:
+                    future.set_exception(exc)
+                continue
+            if any(r.status == "pending" for r in results):
+                try:
+                    self.wake()
+                except Exception:
+                    log.exception("smtp: wake callback failed")
+            for (raw, _ref, future), result in zip(batch, results, strict=True):
+                log.info("smtp: stored inbound %d (%d bytes)%s", result.inbound_id, len(raw),
+                         "" if result.new else f" duplicate, status {result.status}")
+                future.set_result(f"250 2.0.0 queued as {result.inbound_id}")

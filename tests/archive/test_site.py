@@ -213,3 +213,21 @@ def test_a_damaged_record_gets_no_page_but_the_others_do(tmp_path: Path, store: 
     assert code == 1 and "no page for ac-7: ReplayError" in err
     assert "wrote 1 game page(s)" in stdout and (tmp_path / "again/games/st-3.html").is_file()
     assert "ac-7" not in (tmp_path / "again/index.html").read_text()
+
+
+def test_game_page_shows_moderator_actions_at_their_ply(site: tuple[Path, list[GameRow]]) -> None:
+    from dataclasses import replace
+
+    from pbem.archive.site import game_page
+
+    _directory, rows = site
+    row = next(r for r in rows if r.game == "alien-city")
+    record = dict(row.record)
+    moves = [e for e in record["moves"] if "move" in e]
+    record["actions"] = [{"action": "pause", "by": "referee@example.org", "at": "2026-11-20T10:00:00Z",
+                          "why": "a <holiday> break", "ply": 2, "entries": 2}]
+    assert len(moves) > 2
+    page = game_page(replace(row, record=record))
+    figure = page[page.index('id="ply-2"'):page.index('id="ply-3"')]
+    assert "referee@example.org" in figure and "a &lt;holiday&gt; break" in figure
+    assert "holiday" not in page[:page.index('id="ply-2"')]

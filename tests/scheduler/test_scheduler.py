@@ -408,3 +408,16 @@ def test_a_ply_that_comes_back_after_an_undo_gets_its_grace_again(server: Clocke
     out = server.run()
     assert "Final reminder" in str(to(out, ALICE)[0]["Subject"])
     assert server.game(game_id).status == "active"
+
+
+def test_observers_are_told_of_a_forfeit(server: Clocked) -> None:
+    game_id, _ = server.start_alien_city()
+    watcher = "carol@example.org"
+    server.submit(server.mail(watcher, f"observe {game_id}"))
+    server.config.deadlines.grace_reminder = False
+    _advance_to(server, server.game(game_id).deadline_at)
+    out = server.run()
+    told = to(out, watcher)
+    assert [str(m["Subject"]) for m in told] == [f"[pbem {game_id}] Game over: forfeit"]
+    assert "wins by forfeit" in flat(told[0])
+    assert "+" not in str(told[0].get("Reply-To", "")), "an observer must not get a seat token"
