@@ -32,9 +32,11 @@ test: install services
 run: install
 	$(BIN)/pbem serve
 
+# Benchmarks (numbers in the README); they start their own servers and stop by themselves.
 bench: install services
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/mail.py
+	$(BIN)/python bench/archive.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis

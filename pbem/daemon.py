@@ -34,6 +34,7 @@ import os
 import select
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Protocol
 
@@ -95,6 +96,7 @@ class Daemon:
             self.imap = ImapWatcher(config.imap, store, self.clock, wake=self.wake,
                                     stop=self._stop, **options)  # type: ignore[arg-type]
         self.processed_total = 0
+        self._failures = 0  # processing failures in a row, for the back-off
         self.failure: str | None = None  # why the daemon stopped by itself, if it did
         self.processor_process = processor_process
         self._child: multiprocessing.process.BaseProcess | None = None
@@ -212,34 +214,45 @@ class Daemon:
 
     # --- the processor thread ---------------------------------------------------------------
 
+    def _drain(self, on_batch: Callable[[int], None], pause: Callable[[float], None]) -> None:
+        """Process until nothing is pending, in the processor thread or the processor process.
+
+        The processor marks a message it cannot handle as failed; an exception here is a store
+        problem (locked, disconnected): wait with back-off (the pending messages are still there)
+        and return, so the caller's loop tries again; never die of it.
+        """
+        while not self._stop.is_set():
+            try:
+                count = self.processor.process_pending()
+            except Exception:
+                self._failures += 1
+                delay = min(self.processor_error_backoff_seconds * 2 ** (self._failures - 1),
+                            MAX_PROCESSOR_BACKOFF_SECONDS)
+                log.exception("daemon: processing pending messages failed (%d in a row); "
+                              "retrying in %.1f s", self._failures, delay)
+                pause(delay)
+                return
+            self._failures = 0
+            if count <= 0:
+                return
+            on_batch(count)
+
     def _processor_loop(self) -> None:
-        failures = 0
+        def committed(count: int) -> None:
+            self.processed_total += count
+            # Each batch committed: its replies can leave and its IMAP messages can move.
+            self.sender.wake()
+            if self.imap is not None:
+                self.imap.notify_processed()
+
+        def pause(delay: float) -> None:
+            self._stop.wait(delay)
+            self._wake.set()
+
         while not self._stop.is_set():
             wait_either(self._wake, self._stop, self.processor_poll_seconds)
             self._wake.clear()
-            while not self._stop.is_set():
-                try:
-                    count = self.processor.process_pending()
-                except Exception:
-                    # The processor marks a message it cannot handle as failed; an exception
-                    # here is a store problem (locked, disconnected): retry with back-off (the
-                    # pending messages are still there), don't die.
-                    failures += 1
-                    delay = min(self.processor_error_backoff_seconds * 2 ** (failures - 1),
-                                MAX_PROCESSOR_BACKOFF_SECONDS)
-                    log.exception("daemon: processing pending messages failed (%d in a row); "
-                                  "retrying in %.1f s", failures, delay)
-                    self._stop.wait(delay)
-                    self._wake.set()
-                    break
-                failures = 0
-                if count <= 0:
-                    break
-                self.processed_total += count
-                # Each batch committed: its replies can leave and its IMAP messages can move.
-                self.sender.wake()
-                if self.imap is not None:
-                    self.imap.notify_processed()
+            self._drain(committed, pause)
 
     # --- the processor process -------------------------------------------------------------
 
@@ -253,27 +266,15 @@ class Daemon:
             os._exit(0)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops us
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        failures = 0
+        def pause(delay: float) -> None:
+            select.select([wake_r], [], [], delay)  # a stop (end-of-file) cuts the wait short
+
         try:
             while True:
                 readable, _, _ = select.select([wake_r], [], [], self.processor_poll_seconds)
                 if readable and not os.read(wake_r, 4096):
                     break  # end-of-file: stop
-                while True:
-                    try:
-                        count = self.processor.process_pending()
-                    except Exception:
-                        failures += 1
-                        delay = min(self.processor_error_backoff_seconds * 2 ** (failures - 1),
-                                    MAX_PROCESSOR_BACKOFF_SECONDS)
-                        log.exception("daemon: processing pending messages failed (%d in a row); "
-                                      "retrying in %.1f s", failures, delay)
-                        select.select([wake_r], [], [], delay)
-                        break
-                    failures = 0
-                    if count <= 0:
-                        break
-                    _poke(done_w)
+                self._drain(lambda _count: _poke(done_w), pause)
         finally:
             try:
                 self.store.close()
