@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pbem.validation import SchemaError, validate
+from pbem.resources import SchemaError, validate
 
 
 class ConfigError(ValueError):

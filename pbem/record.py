@@ -18,7 +18,7 @@ from typing import Any
 from engine import Game, State, get_game, replay
 from engine.base import EngineError, ReplayError, apply_entry, is_move_entry
 from engine.registry import UnknownGameError
-from pbem.validation import schema_errors
+from pbem.resources import schema_errors
 
 FORMAT = "pbem-record/1"
 

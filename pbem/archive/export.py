@@ -114,12 +114,12 @@ def export_games(store: Store, directory: Path, filters: Filters, *, public: boo
                 for done in pending:
                     done.result()
                     if progress is not None:
-                        progress.advance()
+                        progress.update()
                 pending.clear()
         for done in pending:
             done.result()
             if progress is not None:
-                progress.advance()
+                progress.update()
     # The index goes last: it never lists a file that is not complete on disk.
     games = sorted(entries.values(), key=lambda e: (e.get("finished") or e.get("created") or "",
                                                     e["id"]), reverse=True)

@@ -179,7 +179,7 @@ def import_archive(store: Store, directory: Path, *, jobs: int | None = None,
         progress.total = len(paths)
     for checked in checked_files(paths, default_jobs() if jobs is None else jobs):
         if progress is not None:
-            progress.advance()
+            progress.update()
         if checked.row is None:
             report.bad.append(BadFile(Path(checked.path), checked.error or "not a record"))
             continue

@@ -234,7 +234,7 @@ def write_site(store: Store, directory: Path, filters: Filters, *, progress: Pro
                                       if k in row.record},
                               seats=row.seats, created_at=row.created_at, finished_at=row.finished_at))
         if progress is not None:
-            progress.advance()
+            progress.update()
     index = directory / "index.html"
     _write(index, index_page(listed, filters, now))
     return SiteReport(pages=len(listed), index=index, failed=failed)

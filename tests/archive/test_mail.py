@@ -112,7 +112,7 @@ def test_standings_by_mail(server: Server) -> None:
     assert DAVE in text
 
     # The ratings follow from the results: recompute them from the stored games.
-    from pbem.standings import compute
+    from pbem.community.standings import compute
 
     expected = compute(server.store.list_games(status="over"), "alien-city")["alien-city"]
     text = reply_text(server, ALICE, "standings alien-city")

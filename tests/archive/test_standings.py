@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.standings import compute, expected
+from pbem.community.standings import compute, expected
 from pbem.store.base import GameRow, Seat, Store
 from tests.archive.conftest import Cli, fill
 

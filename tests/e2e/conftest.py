@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pbem.config import Config, config_from_dict
-from pbem.daemon import Daemon
-from pbem.server.processor import Processor
+from pbem.daemon.runner import Daemon
+from pbem.processing.processor import Processor
 from pbem.store import open_store
 
 

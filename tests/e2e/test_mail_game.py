@@ -12,7 +12,7 @@ from collections.abc import Callable
 from email.message import EmailMessage
 from pathlib import Path
 
-from pbem.mail.client import new_mail
+from pbem.cli.mailbox import new_mail
 from pbem.record import replay_record
 from pbem.store import open_store
 from tests.e2e.conftest import raw, relay

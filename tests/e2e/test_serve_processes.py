@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.client import new_mail
+from pbem.cli.mailbox import new_mail
 from tests.e2e.conftest import raw
 from tests.services.requirements import free_port, wait_for_port
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-from pbem.mail.client import new_mail
+from pbem.cli.mailbox import new_mail
 from pbem.record import replay_record
 from tests.e2e.conftest import raw, relay
 from tests.e2e.test_mail_game import SERVER

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbem.mail.addresses import normalize, plus_address, same_mailbox, split_plus
+from pbem.reading.addresses import normalize, plus_address, same_mailbox, split_plus
 
 
 @pytest.mark.parametrize(

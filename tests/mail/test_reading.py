@@ -5,7 +5,9 @@ from email.message import EmailMessage
 
 import pytest
 
-from pbem.mail.reading import IncomingMail, read_mail, split_reply, unflow
+from pbem.reading.body import unflow
+from pbem.reading.incoming import IncomingMail, read_mail
+from pbem.reading.quotes import split_reply
 
 MOVE = "tower red C4 claim C4"
 OUR_SUBJECT = "Re: [pbem ac-17] Your move (ply 12)"

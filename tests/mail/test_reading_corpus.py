@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.reading import read_mail
+from pbem.reading.incoming import read_mail
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "mail-corpus"

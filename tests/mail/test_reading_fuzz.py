@@ -7,8 +7,10 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pbem.mail.html_text import html_to_text
-from pbem.mail.reading import IncomingMail, read_mail, split_reply, unflow
+from pbem.reading.body import unflow
+from pbem.reading.html_text import html_to_text
+from pbem.reading.incoming import IncomingMail, read_mail
+from pbem.reading.quotes import split_reply
 
 #: PBEM_FUZZ_EXAMPLES=5000 for a longer run than the default, which keeps the suite quick.
 FUZZ = settings(

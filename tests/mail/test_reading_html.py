@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.mail.html_text import html_to_text
+from pbem.reading.html_text import html_to_text
 
 
 def test_blocks_breaks_and_entities() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from email.message import EmailMessage
 from pathlib import Path
 
+from pbem.cli.mailbox import reply_to
+from pbem.community.moderation import moderator_token
 from pbem.config import config_from_dict
-from pbem.mail.client import reply_to
-from pbem.moderation import moderator_token
-from pbem.server.processor import Processor
+from pbem.processing.processor import Processor
 from tests.server.harness import Server, to
 from tests.server.players import Player
 

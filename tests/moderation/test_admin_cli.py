@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.moderation import moderator_token
+from pbem.community.moderation import moderator_token
 from pbem.record import replay_json, replay_record
 from tests.moderation.helpers import ALICE, BOB, CAROL, MALLORY, MOD, SECRET, ModServer, Table, start
 from tests.server.harness import text_of, to

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.client import reply_to
+from pbem.cli.mailbox import reply_to
 from pbem.record import replay_json, replay_record, write_record
 from pbem.tokens import seat_token
 from tests.moderation.helpers import ALICE, BOB, CAROL, DAVE, MALLORY, MOD, SECRET, ModServer, Table, start

@@ -34,7 +34,7 @@ def test_observers_of_space_truckin_never_see_the_pile(server: ModServer) -> Non
     watched = to(server.submit(server.mail(CAROL, f"observe {game_id}")), CAROL)
     assert "observing" in text_of(watched[0]).lower() and "not started" in text_of(watched[0])
     invitation = to(out, BOB)[0]
-    from pbem.mail.client import reply_to
+    from pbem.cli.mailbox import reply_to
 
     table = Table(server)
     started = table.take(server.submit(reply_to(invitation, BOB, "accept")))

@@ -6,7 +6,7 @@ import random
 from datetime import UTC, datetime
 
 from engine import get_game
-from pbem.moderation import record_action, rewind
+from pbem.community.moderation import record_action, rewind
 from pbem.record import describe_action, new_record, positions, positions_with_actions, replay_record
 from pbem.store.base import GameRow
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.client import reply_to
+from pbem.cli.mailbox import reply_to
 from pbem.record import replay_record, write_record
 from tests.moderation.helpers import ALICE, BOB, ModServer, Table, start
 from tests.server.harness import text_of, to

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.client import reply_to
-from pbem.scheduler import Scheduler
+from pbem.cli.mailbox import reply_to
+from pbem.community.scheduler import Scheduler
 from tests.server.harness import Server, to
 
 ALICE, BOB, CAROL = "alice@example.org", "bob@example.org", "carol@example.org"

@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pbem.commands import Command, parse_line
-from pbem.mail.client import reply_to
+from pbem.cli.mailbox import reply_to
+from pbem.commands.parsing import Command, parse_line
+from pbem.community.deadline_commands import take_time_option
+from pbem.processing.games import CommandFailed
 from pbem.record import replay_record
-from pbem.server.cmd_time import take_time_option
-from pbem.server.handlers import CommandFailed
 from tests.scheduler.conftest import ALICE, BOB, WEEK, Clocked
 from tests.server.harness import text_of, to
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from pbem.daemon import Daemon
-from pbem.scheduler import HEARTBEAT
+from pbem.community.scheduler import HEARTBEAT
+from pbem.daemon.runner import Daemon
 from tests.scheduler.conftest import Clocked
 
 

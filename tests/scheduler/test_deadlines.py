@@ -1,4 +1,4 @@
-"""pbem.deadlines on its own: clock arithmetic and the clock operations moderators use."""
+"""pbem.community.deadlines on its own: clock arithmetic and the clock operations moderators use."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pbem import deadlines as dl
+from pbem.community import deadlines as dl
 from pbem.store.base import GameRow, Seat
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)

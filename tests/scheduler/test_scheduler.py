@@ -11,10 +11,10 @@ from email.message import EmailMessage
 
 import pytest
 
-from pbem import deadlines as dl
-from pbem.mail.client import reply_to
+from pbem.cli.mailbox import reply_to
+from pbem.community import deadlines as dl
+from pbem.community.scheduler import HEARTBEAT, Scheduler
 from pbem.record import positions, replay_json, replay_record
-from pbem.scheduler import HEARTBEAT, Scheduler
 from tests.scheduler.conftest import ALICE, BOB, CAROL, MODERATOR, WEEK, Clocked
 from tests.server.harness import text_of, to
 from tests.server.players import Player
@@ -369,7 +369,7 @@ def test_a_crash_before_commit_repeats_the_action_once(server: Clocked,
     def crash(*args: object, **kwargs: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(broken.composer, "_queue", crash)
+    monkeypatch.setattr(broken.outgoing, "queue", crash)
     report = broken.run_once()
     assert report.errors == 1 and report.graces == 0
     assert server.take_outbox() == []

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
+from pbem.cli.mailbox import new_mail
 from pbem.clock import ManualClock
 from pbem.config import config_from_dict
-from pbem.mail.client import new_mail
-from pbem.server.processor import Processor
+from pbem.processing.processor import Processor
 from pbem.store import open_store
 from tests.server.players import parse
 

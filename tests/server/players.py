@@ -9,7 +9,7 @@ import json
 import random
 from email.message import EmailMessage
 
-from pbem.mail.client import reply_to
+from pbem.cli.mailbox import reply_to
 from pbem.record import replay_record
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.client import reply_to
+from pbem.cli.mailbox import reply_to
 from pbem.record import replay_record
 from tests.server.harness import Server, text_of, to
 from tests.server.players import Player, attached_record

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pbem.config import Config, RelayConfig
-from pbem.daemon import Daemon
+from pbem.daemon.runner import Daemon
 from pbem.store.sqlite import SQLiteStore
 from tests.services.dovecot import Dovecot
 from tests.services.smtp_sink import SmtpSink

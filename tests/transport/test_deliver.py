@@ -6,8 +6,8 @@ import io
 import sqlite3
 from pathlib import Path
 
+from pbem.doors.deliver import EX_DATAERR, EX_OK, EX_TEMPFAIL, deliver, read_message
 from pbem.store.sqlite import SQLiteStore
-from pbem.transport.deliver import EX_DATAERR, EX_OK, EX_TEMPFAIL, deliver, read_message
 from tests.transport import inbound_rows, make_config, make_message
 
 

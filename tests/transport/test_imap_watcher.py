@@ -11,8 +11,8 @@ import pytest
 from imapclient import IMAPClient
 
 from pbem.config import ImapConfig
+from pbem.doors.imap_watcher import ImapWatcher
 from pbem.store.sqlite import SQLiteStore
-from pbem.transport.imap_watcher import ImapWatcher
 from tests.services.dovecot import Dovecot
 from tests.transport import EchoProcessor, imap_config, inbound_rows, make_message, wait_until
 

@@ -13,9 +13,9 @@ import pytest
 
 from pbem.clock import Clock, ManualClock, SystemClock
 from pbem.config import Config, RelayConfig
+from pbem.outbox.maildir import Maildir
+from pbem.outbox.sender import OutboxSender
 from pbem.store.sqlite import SQLiteStore
-from pbem.transport.maildir import Maildir
-from pbem.transport.sender import OutboxSender
 from tests.services.smtp_sink import SmtpSink
 from tests.transport import PLAYER, SERVER, make_config, wait_until
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pbem.doors.smtp_listener import SmtpListener, is_server_address
 from pbem.store.sqlite import SQLiteStore
-from pbem.transport.smtp_listener import SmtpListener, is_server_address
 from tests.transport import PLAYER, SERVER, inbound_rows, make_config, make_message
 
 

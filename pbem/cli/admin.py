@@ -1,0 +1,149 @@
+"""``pbem admin ...``: the moderator operations from the server's own machine.
+
+Whoever can run this can read the store and the secret, so no token is asked for; ``--by`` (default:
+the local user name) is what the game records show as the moderator. Each operation is one store
+transaction; the mails it causes go into the outbox, which a running server sends (or ``pbem
+process``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from collections.abc import Callable
+
+from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store
+from pbem.community.moderation import (
+    Moderation,
+    ModerationError,
+    block,
+    end,
+    list_games,
+    moderator_token,
+    pause,
+    replace,
+    resend,
+    resume,
+    rollback,
+    sections_text,
+    set_deadline,
+    show_game,
+    unblock,
+)
+from pbem.config import Config
+from pbem.processing.context import MailContext
+
+
+def _local_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (containers)
+        return "admin"
+
+
+def _config(args: argparse.Namespace) -> Config:
+    return load_cli_config(args.config or args.admin_config)
+
+
+def _run(args: argparse.Namespace, operation: Callable[[MailContext], None]) -> int:
+    config = _config(args)
+    store = open_configured_store(config)
+    try:
+        sections, queued = Moderation(config, store).run(args.by, operation)
+    except ModerationError as exc:
+        print(f"pbem admin {args.admin_command}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    sys.stdout.write(sections_text(sections))
+    if queued:
+        print(f"{queued} mail(s) queued in the outbox; a running server sends them "
+              "(or `pbem process`).")
+    return 0
+
+
+def cmd_token(args: argparse.Namespace, extra: list[str]) -> int:
+    from pbem.tokens import load_or_create_secret
+
+    config = _config(args)
+    address = args.address.strip().lower()
+    if address not in config.moderators:
+        print(f"pbem admin token: {address} is not in [moderators] addresses of "
+              f"{config.source or 'the configuration'}; its admin mails would be ignored",
+              file=sys.stderr)
+        return 1
+    token = moderator_token(load_or_create_secret(config.data_dir), address)
+    print(f"token {token}")
+    print(f"(add this line to every admin mail from {address}; keep it secret)", file=sys.stderr)
+    return 0
+
+
+def _op(build: Callable[[argparse.Namespace], Callable[[MailContext], None]]):
+    def command(args: argparse.Namespace, extra: list[str]) -> int:
+        return _run(args, build(args))
+    return command
+
+
+def register_all(sub: argparse._SubParsersAction) -> None:
+    admin = sub.add_parser(
+        "admin", help="moderator operations (pause, rollback, replace a player, block, ...)",
+        description="Moderator operations on the server's store. Every change is recorded in the game "
+                    "record with --by and --why, and the players are told by mail.")
+    admin.add_argument("-c", "--config", dest="admin_config", metavar="FILE", help="pbem.toml")
+    ops = admin.add_subparsers(dest="admin_command", metavar="OPERATION", required=True)
+
+    def add(name: str, func, help_text: str, why: bool = True) -> argparse.ArgumentParser:
+        parser = ops.add_parser(name, help=help_text, description=help_text)
+        parser.add_argument("-c", "--config", help=CONFIG_HELP)
+        parser.add_argument("--by", default=_local_user(),
+                            help="who does it, as the game record shows it (default: %(default)s)")
+        if why:
+            parser.add_argument("--why", default="", help="the reason, told to the players and recorded")
+        parser.set_defaults(func=func)
+        return parser
+
+    p = add("token", cmd_token, "print the token line a moderator's admin mails must carry", why=False)
+    p.add_argument("address")
+    p = add("list", _op(lambda a: lambda ctx: list_games(ctx, a.filters)),
+            "list games; filters: a status, a game name, a player's address", why=False)
+    p.add_argument("filters", nargs="*")
+    p = add("show", _op(lambda a: lambda ctx: show_game(ctx, a.game)),
+            "everything about a game, hidden information included", why=False)
+    p.add_argument("game")
+    p = add("pause", _op(lambda a: lambda ctx: pause(ctx, a.game, by=a.by, why=a.why)),
+            "stop a game's move clock")
+    p.add_argument("game")
+    p = add("resume", _op(lambda a: lambda ctx: resume(ctx, a.game, by=a.by, why=a.why)),
+            "start a paused game's move clock again")
+    p.add_argument("game")
+    p = add("deadline", _op(lambda a: lambda ctx: set_deadline(ctx, a.game, a.when, by=a.by, why=a.why)),
+            "set when the seat to move must have moved (UTC)")
+    p.add_argument("game")
+    p.add_argument("when", metavar="YYYY-MM-DD[THH:MM]")
+    p = add("replace", _op(lambda a: lambda ctx: replace(ctx, a.game, a.seat, a.address, by=a.by,
+                                                         why=a.why)),
+            "give a seat to a new address (new token; old and new player told)")
+    p.add_argument("game")
+    p.add_argument("seat")
+    p.add_argument("address")
+    p = add("rollback", _op(lambda a: lambda ctx: rollback(ctx, a.game, a.n, by=a.by, why=a.why)),
+            "take back the last N moves")
+    p.add_argument("game")
+    p.add_argument("n", type=int, metavar="N")
+    p = add("end", _op(lambda a: lambda ctx: end(ctx, a.game, a.result, by=a.by, why=a.why)),
+            "end a game: RESULT is the winning seat or draw")
+    p.add_argument("game")
+    p.add_argument("result", metavar="RESULT")
+    p = add("resend", _op(lambda a: lambda ctx: resend(ctx, a.game, by=a.by, why=a.why)),
+            "mail the current board (or the invitation) to everyone again")
+    p.add_argument("game")
+    p = add("block", _op(lambda a: lambda ctx: block(ctx, a.address, by=a.by, why=a.why)),
+            "ignore all mail from an address, without reply")
+    p.add_argument("address")
+    p = add("unblock", _op(lambda a: lambda ctx: unblock(ctx, a.address, by=a.by, why=a.why)),
+            "read an address's mail again")
+    p.add_argument("address")
+
+
+__all__ = ["register_all"]

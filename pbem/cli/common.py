@@ -1,0 +1,87 @@
+"""What every ``pbem`` command group shares: the usage error, output, configuration, logging and the
+store, so that each group module holds only its own commands."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from engine import get_game
+from engine.options import describe_options
+from engine.registry import available_games
+from pbem.config import Config, load_config
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from pbem.store.base import Store
+
+
+class UsageError(Exception):
+    """Bad command-line input; exit 2 with the message."""
+
+
+def out(text: str = "") -> None:
+    sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+
+
+def load_cli_config(path: str | None) -> Config:
+    """``-c FILE``, else ./pbem.toml if present, else the built-in defaults."""
+    return load_config(Path(path) if path else None)
+
+
+def config_of(args: argparse.Namespace) -> Config:
+    return load_cli_config(getattr(args, "config", None))
+
+
+def setup_logging(config: Config) -> None:
+    logging.basicConfig(level=getattr(logging, config.log_level, logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    # aiosmtpd logs every SMTP command at INFO; our one line per processed message says enough.
+    if config.log_level != "DEBUG":
+        logging.getLogger("mail.log").setLevel(logging.WARNING)
+
+
+def open_configured_store(config: Config) -> Store:
+    """The configured database, its data folder created first (SQLite lives there by default)."""
+    from pbem.store import open_store
+
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    return open_store(config.database_url)
+
+
+def game_help() -> str:
+    lines = []
+    for name in available_games():
+        game = get_game(name)
+        opts = "; ".join(f"{usage}: {text}" for usage, text in describe_options(game))
+        lines.append(f"  {name} ({game.min_players}-{game.max_players} players)"
+                     + (f": options {opts}" if opts else ""))
+    return "games:\n" + "\n".join(lines)
+
+
+CONFIG_HELP = "pbem.toml (default: ./pbem.toml if present, else built-in defaults)"
+
+
+def add_command(sub: argparse._SubParsersAction, name: str, func: Callable[..., int],
+                help_text: str) -> argparse.ArgumentParser:
+    """A subcommand that reads the configuration (``-c FILE``)."""
+    parser = sub.add_parser(name, help=help_text, description=help_text)
+    parser.add_argument("-c", "--config", help=CONFIG_HELP)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def progress_bar(label: str, total: int | None = None, stream: TextIO | None = None) -> tqdm:
+    """A tqdm bar for long runs, drawn only on a terminal: in pipes, cron mails and logs a bar is
+    one carriage-return line per update, i.e. noise."""
+    from tqdm import tqdm
+
+    stream = stream if stream is not None else sys.stderr
+    isatty = getattr(stream, "isatty", None)
+    return tqdm(total=total or None, desc=label, file=stream, unit=" games", leave=True,
+                mininterval=0.1, disable=not (isatty and isatty()), dynamic_ncols=True)

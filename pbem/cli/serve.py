@@ -1,0 +1,115 @@
+"""``pbem serve|deliver|process|init|check-config``: running the mail server and setting it up."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from pbem.cli.common import add_command, config_of, open_configured_store, setup_logging
+from pbem.config import EXAMPLE, ConfigError
+
+
+def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
+    from pbem.daemon.runner import Daemon
+    from pbem.processing.processor import Processor
+
+    config = config_of(args)
+    setup_logging(config)
+    store = open_configured_store(config)
+    processor = Processor(config, store)
+    # The processor gets a process (and so a core) of its own; see pbem/daemon/runner.py.
+    daemon = Daemon(config, store, processor, processor_process=True)
+    if not config.imap.host and not config.smtp_enabled:
+        print("pbem serve: no door is open: set [imap] host or enable [smtp]", file=sys.stderr)
+        return 2
+    out = "Maildir " + str(config.outbox_maildir) if not config.relay.host else (
+        f"relay {config.relay.host}:{config.relay.effective_port}")
+    logging.getLogger("pbem").info("serving %s; data in %s; mail out via %s", config.address,
+                                   config.data_dir, out)
+    daemon.run_forever()
+    store.close()
+    if daemon.failure:
+        print(f"pbem serve: stopped: {daemon.failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
+    from pbem.doors.deliver import EX_TEMPFAIL, deliver, read_message
+
+    try:
+        config = config_of(args)
+    except ConfigError as exc:
+        print(f"pbem deliver: {exc}", file=sys.stderr)
+        return EX_TEMPFAIL
+    raw = read_message(sys.stdin.buffer, config.max_message_bytes)
+    return deliver(config, raw, lambda: open_configured_store(config))
+
+
+def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
+    """One pass without a daemon (for cron jobs after ``pbem deliver``): process stored mail, run the
+    deadline scheduler once, send the outbox."""
+    import threading
+
+    from pbem.outbox.sender import OutboxSender
+    from pbem.processing.processor import Processor
+
+    config = config_of(args)
+    setup_logging(config)
+    from pbem.community.scheduler import Scheduler
+
+    store = open_configured_store(config)
+    processor = Processor(config, store)
+    processed = processor.process_pending(10_000)
+    report = Scheduler(config, store, secret=processor.secret).run_once()
+    sent = OutboxSender(store, config, stop=threading.Event()).send_due_once()
+    counts = store.outbound_counts()
+    store.close()
+    print(f"processed {processed} message(s); scheduler queued {report.mails} mail(s); sent {sent}; "
+          f"{counts.get('pending', 0)} waiting in the outbox")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace, extra: list[str]) -> int:
+    path = Path(args.output)
+    if path.exists() and not args.force:
+        print(f"pbem init: {path} exists (use --force to overwrite)", file=sys.stderr)
+        return 2
+    path.write_text(EXAMPLE, encoding="utf-8")
+    print(f"wrote {path}: every setting is shown with its default; edit and check with "
+          f"`pbem check-config -c {path}`")
+    return 0
+
+
+def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
+    config = config_of(args)
+    print(f"configuration OK ({config.source or 'built-in defaults'})")
+    print(f"  address {config.address}, data in {config.data_dir}, database {config.database_url}")
+    if config.imap.host:
+        print(f"  IMAP {config.imap.username}@{config.imap.host}:{config.imap.effective_port} "
+              f"mailbox {config.imap.mailbox} -> {config.imap.processed_folder}")
+    if config.smtp_enabled:
+        print(f"  SMTP listener {config.smtp_host}:{config.smtp_port}")
+    print("  mail out: " + (f"relay {config.relay.host}:{config.relay.effective_port}"
+                            if config.relay.host else f"Maildir {config.outbox_maildir}"))
+    return 0
+
+
+def register_all(sub: argparse._SubParsersAction) -> None:
+    def add(name: str, func: Callable[..., int], help_text: str) -> argparse.ArgumentParser:
+        return add_command(sub, name, func, help_text)
+
+    add("serve", cmd_serve, "run the mail server (IMAP and/or the embedded SMTP listener)")
+    add("deliver", cmd_deliver, "store one message from standard input (for an MTA pipe); "
+                                "exit 0 stored, 75 try later")
+    add("process", cmd_process, "process stored mail and send the outbox once, without a daemon")
+    p = add("init", cmd_init, "write a commented example pbem.toml")
+    p.add_argument("-o", "--output", default="pbem.toml")
+    p.add_argument("--force", action="store_true")
+    add("check-config", cmd_check_config, "validate the configuration and show what it means")
+
+
+__all__ = ["register_all"]

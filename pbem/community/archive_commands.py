@@ -1,0 +1,126 @@
+"""Mail commands ``history`` and ``standings``: the archive and the ratings, answered by mail.
+
+Both only read. They run inside the mail's transaction like every handler, so they see the store
+through the ``Tx`` interface: ``history`` needs only one player's games (``games_for_email``);
+``standings`` needs every finished game (``Tx.search_games``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from pbem.archive.search import FilterError, check_game, game_date, make_filters, table
+from pbem.commands.parsing import Command, CommandError, register_verb
+from pbem.community.standings import compute, table_text, title_of
+from pbem.outbox.compose import Section
+from pbem.processing import hooks
+from pbem.processing.context import MailContext
+from pbem.processing.games import CommandFailed
+from pbem.processing.handlers import register_handler
+from pbem.store.base import GameRow
+
+HISTORY_USAGE = "history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (dates YYYY-MM-DD)"
+STANDINGS_USAGE = "standings [GAME-NAME]   (games, wins, losses, draws and Elo rating)"
+MAX_ROWS = 50
+RATING_NOTE = (
+    "Ratings: Elo from 1500 with K=32, expected score 1/(1+10^((Rb-Ra)/400)), in the order games "
+    "finished. Games of more than two players count as results between every two players, weighted "
+    "K/(n-1): winners beat the others and tie among themselves. Resignations and forfeits are losses.")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def parse_history(line: str, words: list[str], in_game_reply: bool) -> Command | CommandError:
+    args: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        word = words[i].lower().strip(",;")
+        if word in ("from", "to", "player"):
+            if i + 1 >= len(words):
+                what = "an address" if word == "player" else "a date (YYYY-MM-DD)"
+                return CommandError(line, f"'{word}' needs {what}: {HISTORY_USAGE}")
+            if word in args:
+                return CommandError(line, f"'{word}' is given twice: {HISTORY_USAGE}")
+            value = words[i + 1].strip(",;<>")
+            if word == "player" and "@" not in value:
+                return CommandError(line, f"'player' takes a mail address, not {value!r}: {HISTORY_USAGE}")
+            args[word] = value.lower() if word == "player" else value
+            i += 2
+            continue
+        if "game" in args:
+            return CommandError(line, f"I do not understand {words[i]!r} here: {HISTORY_USAGE}")
+        try:
+            args["game"] = check_game(word)
+        except FilterError as exc:
+            return CommandError(line, f"{exc}. {HISTORY_USAGE}")
+        i += 1
+    try:
+        make_filters(game=args.get("game"), date_from=args.get("from"), date_to=args.get("to"))
+    except FilterError as exc:
+        return CommandError(line, f"{exc}. {HISTORY_USAGE}")
+    return Command("history", line, args=args)
+
+
+def parse_standings(line: str, words: list[str], in_game_reply: bool) -> Command | CommandError:
+    if len(words) > 1:
+        return CommandError(line, f"standings takes at most a game name: {STANDINGS_USAGE}")
+    if not words:
+        return Command("standings", line)
+    try:
+        return Command("standings", line, args={"game": check_game(words[0])})
+    except FilterError as exc:
+        return CommandError(line, f"{exc}. {STANDINGS_USAGE}")
+
+
+def do_history(ctx: MailContext, command: Command) -> None:
+    player = command.args.get("player") or ctx.mail.from_addr
+    try:
+        filters = make_filters(player=player, game=command.args.get("game"),
+                               date_from=command.args.get("from"), date_to=command.args.get("to"))
+    except FilterError as exc:
+        raise CommandFailed(str(exc)) from None
+    rows = [r for r in ctx.tx.games_for_email(filters.player or "") if filters.matches(r)]
+    rows.sort(key=lambda r: (game_date(r) or _EPOCH, r.id), reverse=True)
+    shown = rows[:MAX_ROWS]
+    lines = [f"{len(rows)} game{'s' if len(rows) != 1 else ''}: {filters.describe()}, newest first."]
+    if len(rows) > len(shown):
+        lines.append(f"The newest {len(shown)} are shown; narrow the search with 'from DATE' and "
+                     "'to DATE'.")
+    if not rows:
+        lines.append(f"Usage: {HISTORY_USAGE}")
+    ctx.reply(Section(title=f"History of {player}", lines=lines, pre=table(shown) if rows else None))
+
+
+def finished_games(ctx: MailContext, game: str | None) -> list[GameRow]:
+    """Every finished game (of ``game``), oldest first as the ratings are applied."""
+    return list(reversed(ctx.tx.search_games(game=game, status="over")))
+
+
+def do_standings(ctx: MailContext, command: Command) -> None:
+    game = command.args.get("game")
+    standings = compute(finished_games(ctx, game), game)
+    if not standings:
+        what = f"of {title_of(game)} " if game else ""
+        ctx.reply(Section(title="Standings", lines=[f"No finished games {what}yet."]))
+        return
+    me = ctx.mail.from_addr
+    for name, lines in standings.items():
+        notes = []
+        for rank, line in enumerate(lines, 1):
+            if line.player == me:
+                notes.append(f"You are number {rank} of {len(lines)}: {line.games} games, {line.wins} won, "
+                             f"{line.losses} lost, {line.draws} drawn, rating {line.rating:.0f}.")
+        ctx.reply(Section(title=f"Standings: {title_of(name)}", lines=notes, pre=table_text(name, lines)))
+    ctx.reply(Section(lines=[RATING_NOTE]))
+
+
+def _mark_finished(ctx: MailContext, row: GameRow, state: object) -> None:
+    """Archive searches by date read ``finished_at``; stamp it when a game reaches its end."""
+    if row.status == "over" and row.finished_at is None:
+        row.finished_at = ctx.now
+
+
+register_verb("history", HISTORY_USAGE, parse_history)
+register_verb("standings", STANDINGS_USAGE, parse_standings)
+register_handler("history", do_history)
+register_handler("standings", do_standings)
+hooks.GAME_SAVED.append(_mark_finished)

@@ -1,0 +1,454 @@
+"""Mail commands about time: ``vacation``, ``timezone``, ``timecontrol``; and the hooks that keep every
+game's move clock running (started on each new turn, stopped when the game ends).
+
+Times that players type or read are in their own timezone; everything stored is UTC.
+
+Changing a vacation moves deadlines, so it needs the same proof as a move: the From address of a seat
+together with a token of one of that address's seats (a reply to any game mail carries one). Without
+that, anybody could forge a vacation for an opponent, or cancel theirs. ``timezone`` only changes how
+times are shown and needs no token.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+from engine import State
+from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
+from pbem.community import deadlines as dl
+from pbem.outbox.compose import Section
+from pbem.processing import hooks
+from pbem.processing.context import MailContext, PlannedMail
+from pbem.processing.gamemail import seat_label, subject
+from pbem.processing.games import CommandFailed, authenticate
+from pbem.processing.handlers import register_handler
+from pbem.store.base import GameRow, Seat
+from pbem.tokens import token_hash
+
+USAGE_VACATION = "vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)"
+USAGE_TIMEZONE = "timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)"
+USAGE_TIMECONTROL = "timecontrol [GAME] [DAYS [forfeit|notify]]   (before the others accept)"
+_DATE = r"\d{4}-\d{1,2}-\d{1,2}"
+_RANGE = re.compile(rf"^({_DATE})(?:\s*(?:\.\.\.?|–|—|-|to|until|till)\s*|\s+)({_DATE})$", re.IGNORECASE)
+_SINGLE = re.compile(rf"^({_DATE})$")
+_DAYS = re.compile(r"^(\d+(?:\.\d+)?)(?:d|days?)?$", re.IGNORECASE)
+_DAY_WORDS = ("d", "day", "days")
+KEEP_VACATIONS_YEARS = 1  # past vacations older than last year no longer count against any allowance
+
+
+# --- parsing ---------------------------------------------------------------------------------------------
+
+def _date(text: str) -> date:
+    year, month, day = (int(part) for part in text.split("-"))
+    return date(year, month, day)
+
+
+def parse_vacation(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
+    if not rest:
+        return Command("vacation", line, args={"action": "show"})
+    text = " ".join(rest).strip().rstrip(".")
+    if text.lower() == "cancel":
+        return Command("vacation", line, args={"action": "cancel"})
+    match = _RANGE.match(text) or _SINGLE.match(text)
+    if not match:
+        return CommandError(line, f"write the first and last day of your vacation: {USAGE_VACATION}")
+    try:
+        first = _date(match.group(1))
+        last = _date(match.group(2)) if match.lastindex == 2 else first
+    except ValueError as exc:
+        return CommandError(line, f"not a date: {exc}. {USAGE_VACATION}")
+    return Command("vacation", line, args={"action": "set", "from": first, "to": last})
+
+
+def parse_timezone(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
+    if len(rest) > 1:
+        return CommandError(line, f"one timezone name, like Europe/Bratislava: {USAGE_TIMEZONE}")
+    return Command("timezone", line, args={"name": rest[0] if rest else None})
+
+
+def parse_timecontrol(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
+    words = list(rest)
+    game = words.pop(0).lower() if words and GAME_ID.match(words[0]) else None
+    days = policy = None
+    if words:
+        match = _DAYS.match(words.pop(0))
+        if not match:
+            return CommandError(line, f"the days per move are a number: {USAGE_TIMECONTROL}")
+        days = float(match.group(1))
+        if words and words[0].lower() in _DAY_WORDS:
+            words.pop(0)
+        if words and words[0].lower() == "per" and words[1:2] and words[1].lower() == "move":
+            del words[:2]
+    if words:
+        policy = words.pop(0).lower()
+        if policy not in dl.POLICIES or words:
+            return CommandError(line, f"after the days comes forfeit or notify: {USAGE_TIMECONTROL}")
+    return Command("timecontrol", line, game=game, args={"days": days, "policy": policy})
+
+
+def take_time_option(command: Command) -> dict[str, Any]:
+    """For ``new GAME time 3 with ...``: removes ``time N [days] [forfeit|notify]`` from the option
+    words (or ``"time"`` from a turn file's options) and returns the record keys to add, e.g.
+    ``{"time_control": {"days_per_move": 3, "policy": "forfeit"}}``; ``{}`` when absent.
+
+    Meant for ``handlers.do_new``, which must strip the words before the game parses its options.
+    """
+    days: Any = None
+    policy: str | None = None
+    if command.options is not None and "time" in command.options:
+        options = dict(command.options)
+        value = options.pop("time")
+        command.options = options
+        if isinstance(value, dict):
+            days, policy = value.get("days_per_move"), value.get("policy")
+        else:
+            days = value
+    else:
+        words = command.option_words
+        lowered = [w.lower() for w in words]
+        if "time" not in lowered:
+            return {}
+        at = lowered.index("time")
+        end = at + 2
+        days = words[at + 1] if at + 1 < len(words) else None
+        if end < len(words) and lowered[end] in _DAY_WORDS:
+            end += 1
+        if end < len(words) and lowered[end] in dl.POLICIES:
+            policy = lowered[end]
+            end += 1
+        command.option_words = words[:at] + words[end:]
+        match = _DAYS.match(str(days or ""))
+        days = float(match.group(1)) if match else days
+    row = GameRow(id="", game="", status="invited", record={})
+    try:
+        dl.set_time_control(row, days, policy)
+    except dl.ClockError as exc:
+        raise CommandFailed(f"time: {exc}") from None
+    return {"time_control": row.record["time_control"]}
+
+
+# --- helpers ---------------------------------------------------------------------------------------------
+
+def _settings(ctx: MailContext) -> dict[str, Any]:
+    return ctx.tx.get_player(ctx.mail.from_addr)
+
+
+def _proves_address(ctx: MailContext) -> bool:
+    """A token in the mail belongs to one of the sender's seats (in any game)."""
+    for token in [*ctx.mail.plus_tokens, ctx.mail.body_token]:
+        if not token:
+            continue
+        found = ctx.tx.seat_by_token_hash(token_hash(token))
+        if found and found[1].email == ctx.mail.from_addr:
+            return True
+    return False
+
+
+def _require_token(ctx: MailContext, what: str) -> None:
+    games = [g for g in ctx.tx.games_for_email(ctx.mail.from_addr) if g.status in ("invited", "active")]
+    if games and not _proves_address(ctx):
+        raise CommandFailed(
+            f"{what} moves your deadlines, so it needs your token: reply to a mail of one of your games "
+            "(its Reply-To carries the token), or add a line 'token YOURTOKEN'.")
+
+
+def _is_moderator(ctx: MailContext, command: Command) -> bool:
+    """A configured moderator address with its moderator token, as for 'admin' commands; never the
+    From address alone, which anybody can write."""
+    try:
+        from pbem.community.moderation import is_moderator
+    except ImportError:  # moderation not installed: nobody moderates
+        return False
+    tokens = [*ctx.mail.plus_tokens, ctx.mail.body_token, command.token]
+    return is_moderator(ctx.config, ctx.secret, ctx.mail.from_addr, tokens)
+
+
+def _my_moves(ctx: MailContext, email: str) -> list[GameRow]:
+    """The active games where ``email`` is to move, as the rows this mail already holds if any, so that
+    a later save of the same game by the processor does not undo a change made here."""
+    rows = []
+    for row in ctx.tx.games_for_email(email):
+        if row.status == "active" and dl.seat_email(row, row.to_move) == email:
+            held = ctx.touched.get(row.id)
+            rows.append(held[0] if held else row)
+    return rows
+
+
+def _deadline_lines(ctx: MailContext, email: str, settings: dict[str, Any]) -> list[str]:
+    zone = dl.player_zone(settings)
+    lines = []
+    for row in _my_moves(ctx, email):
+        if row.deadline_at is not None:
+            lines.append(f"{row.id}: your move, deadline {dl.format_when(row.deadline_at, zone, ctx.now)}")
+        elif dl.is_paused(row):
+            lines.append(f"{row.id}: your move; the clock is paused")
+    return lines
+
+
+def _zone_line(settings: dict[str, Any]) -> str:
+    zone = dl.player_zone(settings)
+    hint = "" if settings.get("timezone") else " (change it with: timezone Area/City)"
+    return f"Times are shown in your timezone, {zone.key}{hint}."
+
+
+def _retime(ctx: MailContext, email: str, old: list[dl.Interval], new: list[dl.Interval]) -> list[str]:
+    moved = []
+    for row in _my_moves(ctx, email):
+        if dl.retime_for_vacations(row, ctx.now, old, new):
+            ctx.tx.save_game(row)
+            moved.append(row.id)
+    return moved
+
+
+# --- vacation ---------------------------------------------------------------------------------------------
+
+def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
+    zone = dl.player_zone(settings)
+    year = ctx.now.astimezone(zone).year
+    allowance = ctx.config.deadlines.vacation_days_per_year
+    lines = []
+    for entry in dl.vacations(settings):
+        end = dl.vacation_intervals({"vacations": [entry]})[0][1]
+        if end > ctx.now:
+            days = sum(dl.vacation_days(entry).values())
+            lines.append(f"Vacation {entry['from']} to {entry['to']} ({days} day{'s' if days != 1 else ''}).")
+    if not lines:
+        lines.append("You have no vacation planned.")
+    used = dl.days_used(settings, year)
+    lines.append(f"Vacation days used in {year}: {used} of {allowance}; {max(0, allowance - used)} left.")
+    lines.append(_zone_line(settings))
+    return lines
+
+
+def do_vacation(ctx: MailContext, command: Command) -> None:
+    action = command.args.get("action", "show")
+    email = ctx.mail.from_addr
+    settings = _settings(ctx)
+    if action == "show":
+        ctx.reply(Section(title="Your vacations", lines=[
+            *_vacation_summary(ctx, settings), *_deadline_lines(ctx, email, settings)]))
+        return
+    _require_token(ctx, "a vacation")
+    old = dl.vacation_intervals(settings)
+    if action == "cancel":
+        cancelled = _cancel_vacations(ctx, settings)
+        if not cancelled:
+            raise CommandFailed("you have no current or planned vacation to cancel.")
+        title = "Vacation cancelled"
+        first_lines = [f"Cancelled: {text}." for text in cancelled]
+    else:
+        entry = _new_vacation(ctx, settings, command.args["from"], command.args["to"])
+        settings["vacations"] = [*dl.vacations(settings), entry]
+        title = "Vacation set"
+        first_lines = [f"Your clocks stop from the start of {entry['from']} to the end of {entry['to']} "
+                       f"({dl.player_zone(settings).key}). Games where you are to move wait for you; "
+                       "games where you are not to move go on until it is your turn."]
+    ctx.tx.set_player(email, settings)
+    moved = _retime(ctx, email, old, dl.vacation_intervals(settings))
+    lines = [*first_lines, *_vacation_summary(ctx, settings)]
+    if moved:
+        lines.append("Deadlines moved: " + ", ".join(moved) + ".")
+    lines += _deadline_lines(ctx, email, settings)
+    ctx.reply(Section(title=title, lines=lines))
+    ctx.outcomes.append(f"vacation {action}")
+
+
+def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last: date) -> dict[str, Any]:
+    zone = dl.player_zone(settings)
+    today = ctx.now.astimezone(zone).date()
+    allowance = ctx.config.deadlines.vacation_days_per_year
+    if last < first:
+        raise CommandFailed(f"the vacation ends ({last}) before it starts ({first}).")
+    if last < today or first < today:
+        raise CommandFailed(f"a vacation cannot start in the past: today is {today} in {zone.key}.")
+    if (last - first).days >= 366:
+        raise CommandFailed("a vacation is at most a year long.")
+    entry = dl.vacation_entry(first, last, zone)
+    (start, end), = dl.vacation_intervals({"vacations": [entry]})
+    for other in dl.vacations(settings):
+        (o_start, o_end), = dl.vacation_intervals({"vacations": [other]})
+        if o_end > ctx.now and start < o_end and o_start < end:
+            raise CommandFailed(f"it overlaps your vacation {other['from']} to {other['to']}; cancel that "
+                                "one first ('vacation cancel') or choose other days.")
+    for year, days in sorted(dl.vacation_days(entry).items()):
+        left = allowance - dl.days_used(settings, year)
+        if days > left:
+            raise CommandFailed(
+                f"that is {days} vacation day{'s' if days != 1 else ''} in {year}, but you have only "
+                f"{max(0, left)} of your {allowance} days a year left for {year}.")
+    keep_from = today.year - KEEP_VACATIONS_YEARS
+    settings["vacations"] = [v for v in dl.vacations(settings)
+                             if date.fromisoformat(v["to"]).year >= keep_from]
+    return entry
+
+
+def _cancel_vacations(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
+    """Planned vacations go; one under way ends now (its days so far stay used)."""
+    zone = dl.player_zone(settings)
+    today = ctx.now.astimezone(zone).date()
+    kept, cancelled = [], []
+    for entry in dl.vacations(settings):
+        (start, end), = dl.vacation_intervals({"vacations": [entry]})
+        if end <= ctx.now:
+            kept.append(entry)
+        elif start > ctx.now:
+            cancelled.append(f"{entry['from']} to {entry['to']}")
+        else:
+            cancelled.append(f"the rest of {entry['from']} to {entry['to']}")
+            kept.append({**entry, "to": max(today, date.fromisoformat(entry["from"])).isoformat(),
+                         "end": ctx.now.isoformat()})
+    settings["vacations"] = kept
+    return cancelled
+
+
+# --- timezone ---------------------------------------------------------------------------------------------
+
+def do_timezone(ctx: MailContext, command: Command) -> None:
+    settings = _settings(ctx)
+    name = command.args.get("name")
+    if name:
+        found = dl.find_timezone(name)
+        if found is None:
+            raise CommandFailed(f"I do not know the timezone {name!r}: write it as Area/City, like "
+                                "Europe/Bratislava or America/New_York (or UTC).")
+        settings["timezone"] = found
+        ctx.tx.set_player(ctx.mail.from_addr, settings)
+        ctx.outcomes.append(f"timezone {found}")
+    zone = dl.player_zone(settings)
+    ctx.reply(Section(title=f"Your timezone: {zone.key}", lines=[
+        f"It is now {dl.format_when(ctx.now, zone)} there.", _zone_line(settings),
+        *_deadline_lines(ctx, ctx.mail.from_addr, settings)]))
+
+
+# --- timecontrol ------------------------------------------------------------------------------------------
+
+def _created_in_this_mail(ctx: MailContext) -> str | None:
+    for game_id in reversed(ctx.reply_games):
+        held = ctx.touched.get(game_id)
+        if held and held[0].status == "invited" and held[0].created_at == ctx.now:
+            return game_id
+    return None
+
+
+def do_timecontrol(ctx: MailContext, command: Command) -> None:
+    just_created = _created_in_this_mail(ctx)
+    game_id = command.game or just_created or ctx.context_game
+    if not game_id:
+        raise CommandFailed(f"which game? {USAGE_TIMECONTROL}")
+    loaded = ctx.load(game_id)
+    if loaded is None:
+        raise CommandFailed(f"there is no game {game_id}. Send 'games' for the list of yours.")
+    row, _state = loaded
+    grace = ctx.config.deadlines.grace_reminder
+    days = command.args.get("days")
+    if days is None:
+        control = dl.time_control(row.record, ctx.config.deadlines)
+        lines = [f"Time control of {row.id}: {dl.describe_time_control(control, grace)}."]
+        lines += _game_deadline_lines(ctx, row)
+        ctx.reply(Section(title=f"Time control of {row.id}", lines=lines), row.id)
+        return
+    moderator = _is_moderator(ctx, command)
+    seat: Seat | None = None
+    if not moderator:
+        if row.status != "invited":
+            raise CommandFailed(f"game {row.id} is {row.status}: the time control is chosen before the "
+                                "other players accept; now only a moderator can change it.")
+        seat = next((s for s in row.seats if s.email == ctx.mail.from_addr), None)
+        if seat is None or not seat.accepted:
+            raise CommandFailed(f"only the player who proposed game {row.id} can choose its time control.")
+        if game_id != just_created:
+            seat = authenticate(ctx, row, command)
+        if any(s.accepted for s in row.seats if s.seat != seat.seat):
+            raise CommandFailed(f"another player has already accepted game {row.id} on its present terms.")
+    elif row.status not in ("invited", "active"):
+        raise CommandFailed(f"game {row.id} is {row.status}; its time control no longer matters.")
+    try:
+        dl.set_time_control(row, days, command.args.get("policy"))
+    except dl.ClockError as exc:
+        raise CommandFailed(str(exc)) from None
+    ctx.tx.save_game(row)
+    described = dl.describe_time_control(dl.time_control(row.record, ctx.config.deadlines), grace)
+    lines = [f"Time control of {row.id}: {described}."]
+    if row.status == "active":
+        lines.append("It applies from the next move; the present deadline stays.")
+    ctx.reply(Section(title=f"Time control of {row.id}", lines=lines), row.id)
+    ctx.outcomes.append(f"timecontrol {row.id}")
+    note = f"Time control: {described}."
+    if game_id == just_created:
+        for planned in ctx.planned:  # the invitations of this very mail, not yet composed
+            if planned.game_id == row.id and planned.sections:
+                planned.sections[0].lines.append(note)
+        return
+    who = "A moderator" if moderator else seat_label(row, seat.seat) if seat else ctx.mail.from_addr
+    for other in row.seats:
+        if other.email == ctx.mail.from_addr:
+            continue
+        ctx.planned.append(PlannedMail(
+            to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
+            subject=subject(row.id, "Time control changed"),
+            sections=[Section(lines=[f"{who} changed the time control of game {row.id}.", note])]))
+
+
+def _game_deadline_lines(ctx: MailContext, row: GameRow) -> list[str]:
+    zone = dl.player_zone(_settings(ctx))
+    if row.deadline_at is not None and row.to_move:
+        return [f"{row.to_move} to move by {dl.format_when(row.deadline_at, zone, ctx.now)}."]
+    if dl.is_paused(row):
+        return ["The clock is paused."]
+    return []
+
+
+# --- hooks ------------------------------------------------------------------------------------------------
+
+def on_game_saved(ctx: MailContext, row: GameRow, state: State) -> None:
+    """A new turn restarts the clock for the seat to move; the end of the game stops it."""
+    config = ctx.config.deadlines
+    if "time_control" not in row.record:
+        row.record["time_control"] = dl.default_time_control(config)
+    mover = state.to_move
+    if row.status != "active" or state.is_over or mover is None:
+        dl.stop_clock(row)
+        return
+    running = row.record.get("clock") or {}
+    if running.get("ply") == dl.current_ply(row.record) and running.get("seat") == mover:
+        return  # the same turn (e.g. a save that changed no position): the clock keeps running
+    dl.start_clock(row, mover, ctx.now, dl.move_period(row.record, config),
+                   dl.seat_vacations(ctx.tx, row, mover))
+
+
+def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: str) -> None:
+    """The "your move" mail says by when."""
+    if row.deadline_at is None or state.is_over:
+        return
+    for planned in ctx.planned:
+        if planned.game_id == row.id and planned.seat == state.to_move and planned.sections:
+            zone = dl.player_zone(ctx.tx.get_player(planned.to))
+            planned.sections[0].lines.append(
+                f"Deadline for your move: {dl.format_when(row.deadline_at, zone, ctx.now)}.")
+
+
+def games_listing(ctx: MailContext) -> list[Section]:
+    settings = _settings(ctx)
+    lines = _deadline_lines(ctx, ctx.mail.from_addr, settings)
+    if not lines:
+        return []
+    if dl.on_vacation(settings, ctx.now):
+        lines.append("You are on vacation: your clocks are stopped until it ends.")
+    return [Section(title="Your deadlines", lines=[*lines, _zone_line(settings)])]
+
+
+register_verb("vacation", USAGE_VACATION, parse_vacation)
+register_verb("timezone", USAGE_TIMEZONE, parse_timezone)
+register_verb("timecontrol", USAGE_TIMECONTROL, parse_timecontrol)
+register_handler("vacation", do_vacation)
+register_handler("timezone", do_timezone)
+register_handler("timecontrol", do_timecontrol)
+hooks.GAME_SAVED.append(on_game_saved)
+hooks.BOARD_SENT.append(on_board_sent)
+hooks.GAMES_LISTING.append(games_listing)
+hooks.NEW_GAME_OPTIONS.append(take_time_option)
+
+__all__ = ["do_timecontrol", "do_timezone", "do_vacation", "games_listing", "on_board_sent",
+           "on_game_saved", "parse_timecontrol", "parse_timezone", "parse_vacation", "take_time_option"]

@@ -1,0 +1,241 @@
+"""Observers (``observe GAME``, ``unobserve GAME``) and players' take-backs (``undo GAME``,
+``accept undo GAME``, ``decline undo GAME``).
+
+Observers get the board after every move, rendered for no seat and with the player-view record
+attached, so they never see hidden information (the Space Truckin' draw pile). Their mails carry no
+token: an observer can never act for a seat.
+
+An undo takes back the asker's last move and any move made after it, and only once every other
+player has accepted. The pending request lives in ``record["undo_request"]``; a move made meanwhile
+makes it moot, so it is dropped whenever the position changes.
+"""
+
+from __future__ import annotations
+
+from engine import State, get_game, is_move_entry
+from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
+from pbem.community.moderation import record_action, rewind
+from pbem.outbox.compose import Section
+from pbem.processing import hooks
+from pbem.processing.context import MailContext, PlannedMail
+from pbem.processing.gamemail import board_section, players_line, result_lines, subject
+from pbem.processing.games import (
+    CommandFailed,
+    authenticate,
+    game_id_of,
+    load_game,
+    notify_players,
+    save_game,
+)
+from pbem.processing.handlers import register_handler
+from pbem.record import iso, replay_record
+from pbem.store.base import GameRow
+
+
+def _game_parser(verb: str):
+    def parse(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
+        if len(rest) > 1 or (rest and not GAME_ID.match(rest[0])):
+            return CommandError(line, f"{verb} takes a game id like ac-17: {verb} GAME")
+        return Command(verb, line, game=rest[0].lower() if rest else None)
+    return parse
+
+
+# --- observers ---------------------------------------------------------------------------------------
+
+def do_observe(ctx: MailContext, command: Command) -> None:
+    row, state = load_game(ctx, game_id_of(ctx, command))
+    email = ctx.mail.from_addr
+    if any(s.email == email for s in row.seats):
+        raise CommandFailed(f"you play in game {row.id}; you get its boards anyway.")
+    if row.status in ("declined", "cancelled"):
+        raise CommandFailed(f"game {row.id} was {row.status}; there is nothing to watch.")
+    added = ctx.tx.add_observer(row.id, email, ctx.now)
+    first = (f"You are now observing game {row.id}." if added
+             else f"You were already observing game {row.id}.")
+    lines = [first, players_line(row), f"To stop, send: unobserve {row.id}"]
+    if row.status == "invited":
+        ctx.reply(Section(title=f"Observing {row.id}", lines=[
+            *lines, "The game has not started; you will get the board once every player has accepted."]),
+            row.id)
+        return
+    if row.status == "over":
+        lines.insert(1, "The game is over. " + " ".join(result_lines(row, state)))
+    ctx.reply(board_section(state, None, f"Observing {row.id} (ply {state.ply})", lines,
+                            with_legal=False), row.id)
+
+
+def do_unobserve(ctx: MailContext, command: Command) -> None:
+    game_id = game_id_of(ctx, command)
+    if not ctx.tx.remove_observer(game_id, ctx.mail.from_addr):
+        raise CommandFailed(f"you are not observing game {game_id}.")
+    ctx.reply(Section(title=f"No longer observing {game_id}", lines=[
+        f"You will get no more mail about game {game_id}."]))
+
+
+def boards_to_observers(ctx: MailContext, row: GameRow, state: State, headline: str) -> None:
+    """Each observer gets the position as nobody's seat sees it, and the player-view record."""
+    seats = {s.email for s in row.seats}
+    over = state.is_over or row.status == "over"
+    if over:
+        title, lines = "Game over", [headline, *result_lines(row, state)]
+    else:
+        title = f"Board after ply {state.ply}"
+        lines = [headline, f"{state.to_move} is to move." if state.to_move else ""]
+    lines = [line for line in lines if line]
+    lines.append(f"You are observing game {row.id}. To stop, send: unobserve {row.id}")
+    for email in ctx.tx.observers(row.id):
+        if email in seats or ctx.tx.is_blocked(email):
+            continue
+        ctx.planned.append(PlannedMail(
+            to=email, seat=None, game_id=row.id, subject=subject(row.id, title),
+            sections=[board_section(state, None, title, lines, with_legal=False)]))
+
+
+def games_watched(ctx: MailContext) -> list[Section]:
+    rows = ctx.tx.games_observed(ctx.mail.from_addr)
+    if not rows:
+        return []
+    lines = []
+    for row in rows:
+        turn = f"{row.to_move} to move" if row.status == "active" else row.status
+        when = row.updated_at.strftime("%Y-%m-%d %H:%M UTC") if row.updated_at else "-"
+        lines.append(f"{row.id:<8} {get_game(row.game).title:<15} {turn:<28} last activity {when}")
+    return [Section(title="Games you watch", pre="\n".join(lines))]
+
+
+# --- undo --------------------------------------------------------------------------------------------
+
+def do_undo(ctx: MailContext, command: Command) -> None:
+    row, state = load_game(ctx, game_id_of(ctx, command))
+    seat = authenticate(ctx, row, command)
+    if row.status != "active":
+        raise CommandFailed(f"game {row.id} is {row.status}; only moves of running games can be "
+                            "taken back.")
+    pending = row.record.get("undo_request")
+    if pending:
+        raise CommandFailed(f"{pending['seat']} has already asked to take back a move in game {row.id};"
+                            " wait for the answer.")
+    moves = [entry for entry in row.record["moves"] if is_move_entry(entry)]
+    mine = [i for i, entry in enumerate(moves) if entry.get("seat") == seat.seat]
+    if not mine:
+        raise CommandFailed(f"you have made no move in game {row.id} yet.")
+    count = len(moves) - mine[-1]
+    entries = row.record["moves"]
+    first = next(i for i, entry in enumerate(entries) if entry is moves[mine[-1]])
+    if any("drop" in entry for entry in entries[first:]):
+        # taking the move back would bring the dropped player back: a moderator's decision
+        raise CommandFailed(f"a player was dropped from game {row.id} after your last move, so it "
+                            "cannot be taken back by agreement; ask a moderator (rollback).")
+    others = [s for s in row.seats if s.seat != seat.seat and s.seat not in state.dropped_seats]
+    row.record["undo_request"] = {"seat": seat.seat, "by": seat.email, "at": iso(ctx.now),
+                                  "ply": state.ply, "moves": count, "accepted": []}
+    row.updated_at = ctx.now
+    ctx.tx.save_game(row)
+    what = (f"your last move ({moves[mine[-1]]['move']})" if count == 1
+            else f"your last move ({moves[mine[-1]]['move']}) and the {count - 1} move(s) after it")
+    ctx.reply(Section(title=f"Undo asked in {row.id}", lines=[
+        f"You asked to take back {what}. It is taken back when "
+        + ", ".join(s.seat for s in others) + " accept(s); a move made meanwhile cancels the request."]),
+        row.id)
+    asked = (f"{seat.seat} ({seat.email}) asks to take back their last move "
+             f"({moves[mine[-1]]['move']})" + (f" and the {count - 1} move(s) after it" if count > 1 else "")
+             + f" in game {row.id}, going back to ply {state.ply - count}.")
+    for other in others:
+        ctx.planned.append(PlannedMail(
+            to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
+            subject=subject(row.id, f"{seat.seat} asks to take back a move"),
+            sections=[Section(title="Undo requested", lines=[
+                asked, f"To agree, reply: accept undo {row.id}",
+                f"To refuse, reply: decline undo {row.id}",
+                "Making your move instead also refuses it."])]))
+    ctx.outcomes.append(f"undo asked by {seat.seat}")
+
+
+def _pending(ctx: MailContext, row: GameRow, state: State) -> dict:
+    request = row.record.get("undo_request")
+    if not request:
+        raise CommandFailed(f"nobody has asked to take back a move in game {row.id}.")
+    if request.get("ply") != state.ply:  # a move the lapse hook did not see; never act on it
+        del row.record["undo_request"]
+        ctx.tx.save_game(row)
+        raise CommandFailed(f"the undo request of game {row.id} lapsed: moves were made since.")
+    return request
+
+
+def do_accept_undo(ctx: MailContext, command: Command) -> None:
+    row, state = load_game(ctx, game_id_of(ctx, command))
+    seat = authenticate(ctx, row, command)
+    if row.status != "active":
+        raise CommandFailed(f"game {row.id} is {row.status}; nothing can be taken back.")
+    request = _pending(ctx, row, state)
+    if request["seat"] == seat.seat:
+        raise CommandFailed("you asked for this undo; your opponents must accept it.")
+    accepted = request.setdefault("accepted", [])
+    if seat.seat not in accepted:
+        accepted.append(seat.seat)
+    waiting = [s.seat for s in row.seats if s.seat != request["seat"] and s.seat not in accepted
+               and s.seat not in state.dropped_seats]
+    if waiting:
+        row.updated_at = ctx.now
+        ctx.tx.save_game(row)
+        ctx.reply(Section(title=f"Undo accepted in {row.id}", lines=[
+            "Waiting for " + ", ".join(waiting) + " to accept as well."]), row.id)
+        return
+    asker = next(s for s in row.seats if s.seat == request["seat"])
+    removed = rewind(row.record, state.ply - request["moves"])
+    del row.record["undo_request"]
+    emails = {s.seat: s.email for s in row.seats}
+    record_action(row, "undo", asker.email, "", ctx.now, state.ply, seat=asker.seat,
+                  moves=request["moves"], accepted_by=[emails[s] for s in accepted], removed=removed)
+    state = replay_record(row.record, get_game(row.game))
+    save_game(ctx, row, state)
+    headline = (f"{request['moves']} move(s) taken back at {asker.seat}'s request, accepted by "
+                f"{', '.join(accepted)}; game {row.id} is at ply {state.ply} again.")
+    ctx.reply(board_section(state, seat.seat, f"Move taken back in {row.id} (ply {state.ply})", [
+        headline, "It is your move." if state.to_move == seat.seat else f"{state.to_move} is to move."]),
+        row.id)
+    ctx.outcomes.append(f"undo {request['moves']}")
+    notify_players(ctx, row, state, seat.seat, headline)
+
+
+def do_decline_undo(ctx: MailContext, command: Command) -> None:
+    """Also how the asker withdraws the request."""
+    row, state = load_game(ctx, game_id_of(ctx, command))
+    seat = authenticate(ctx, row, command)
+    request = _pending(ctx, row, state)
+    del row.record["undo_request"]
+    row.updated_at = ctx.now
+    ctx.tx.save_game(row)
+    withdrawn = request["seat"] == seat.seat
+    text = (f"{seat.seat} withdrew the request to take back a move in game {row.id}." if withdrawn
+            else f"{seat.seat} declined to take back {request['seat']}'s move in game {row.id}; "
+                 "the game goes on.")
+    ctx.reply(Section(title=f"Undo {'withdrawn' if withdrawn else 'declined'} in {row.id}",
+                      lines=[text]), row.id)
+    for other in row.seats:
+        if other.seat != seat.seat:
+            ctx.planned.append(PlannedMail(
+                to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
+                subject=subject(row.id, "Undo declined" if not withdrawn else "Undo withdrawn"),
+                sections=[Section(lines=[text])]))
+
+
+def lapse_undo(ctx: MailContext, row: GameRow, state: State) -> None:
+    request = row.record.get("undo_request")
+    if request and request.get("ply") != state.ply:
+        del row.record["undo_request"]
+
+
+register_verb("observe", "observe GAME   (get the board after every move)", _game_parser("observe"))
+register_verb("unobserve", "unobserve GAME", _game_parser("unobserve"))
+register_verb("undo", "undo GAME   (ask your opponents to take back your last move)", _game_parser("undo"))
+register_verb("accept undo", "accept undo GAME", _game_parser("accept undo"))
+register_verb("decline undo", "decline undo GAME", _game_parser("decline undo"))
+register_handler("observe", do_observe)
+register_handler("unobserve", do_unobserve)
+register_handler("undo", do_undo)
+register_handler("accept undo", do_accept_undo)
+register_handler("decline undo", do_decline_undo)
+hooks.BOARD_SENT.append(boards_to_observers)
+hooks.GAMES_LISTING.append(games_watched)
+hooks.GAME_SAVED.append(lapse_undo)

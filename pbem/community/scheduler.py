@@ -1,0 +1,428 @@
+"""The scheduler: reminders before deadlines, what happens at them, and recovery after an outage.
+
+``run_once()`` is called every minute or so (by the daemon's scheduler thread, or by hand). It keeps
+no state of its own between runs: everything it needs is in the store, so a restarted scheduler - or a
+second one - continues where the last one stopped.
+
+Exactly once: every action claims a once-key (``Tx.claim_once``) in the same transaction that changes
+the game and queues the mails, e.g. ``remind:ac-1:12.13:48``, ``digest:bob@x:2026-11-22``,
+``grace:ac-1:12.13``, ``forfeit:ac-1:12.13`` (``PLY.TURN``: the turn counts clock starts, so a ply
+that comes back after an undo gets fresh keys). A crash before the commit leaves neither the key nor
+the mails, so the next run does it; after the commit the key stops any repeat. ``record["clock"]``
+tells the same story in readable form (reminders sent, grace given) and is committed with it.
+
+Reminders: at most one reminder mail per player per day (the player's local day), listing every game
+where they are to move, sent when any of those games reaches a reminder time. A reminder that falls on a
+day whose digest already went out is covered when that digest listed the game, otherwise it waits for the
+next day's digest. Players on vacation get none. Grace notices, forfeits and moderator calls are events,
+not reminders: they go out when they happen.
+
+Forfeits: in a game that can go on without the late player (Space Truckin' with three or more players
+still in it) the player is dropped - a ``drop`` entry in the record, so replaying gives the same position -
+and the clock starts for the next seat to move; otherwise the game ends and the others win.
+
+Outages: the scheduler writes a heartbeat to ``meta`` on every run. When the last one is older than the
+threshold, the server was down (or the scheduler stuck), and players could not have known their moves
+were not being read: every running deadline is extended by the outage, once (the key names the stale
+heartbeat), instead of everyone forfeiting in the first minute after the restart.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from engine import EngineError, State, get_game
+from pbem.clock import Clock, SystemClock
+from pbem.community import deadlines as dl
+from pbem.config import Config
+from pbem.outbox.compose import Section
+from pbem.processing.context import PlannedMail
+from pbem.processing.gamemail import board_section, players_line, seat_label, subject
+from pbem.processing.outgoing import Outgoing
+from pbem.record import iso, replay_record
+from pbem.store.base import GameRow, Store, Tx
+from pbem.tokens import load_or_create_secret
+
+log = logging.getLogger("pbem.community.scheduler")
+
+HEARTBEAT = "scheduler.heartbeat"
+LAST_OUTAGE = "scheduler.last_outage"
+
+
+@dataclass
+class RunReport:
+    """What one run did, for logs and tests."""
+
+    outage: timedelta | None = None
+    extended: int = 0
+    graces: int = 0
+    forfeits: int = 0
+    drops: int = 0  # forfeits after which the game went on without the late player
+    notified: int = 0
+    digests: int = 0
+    reminders: int = 0
+    mails: int = 0
+    errors: int = 0
+
+    def __bool__(self) -> bool:
+        """True when the run did something worth a log line (and the sender a wake-up)."""
+        return any((self.outage, self.mails, self.errors))
+
+
+class Scheduler:
+    def __init__(self, config: Config, store: Store, clock: Clock | None = None, *,
+                 secret: bytes | None = None) -> None:
+        self.config = config
+        self.store = store
+        self.clock = clock or SystemClock()
+        self._secret = secret
+        self._outgoing: Outgoing | None = None
+        self._queued = 0  # mails queued in committed or pending transactions, for RunReport.mails
+
+    @property
+    def outgoing(self) -> Outgoing:
+        """The server's mail composition (tokens in Reply-To, threading, footers), built on first
+        use so that a scheduler with nothing to say never touches the secret file."""
+        if self._outgoing is None:
+            secret = self._secret if self._secret is not None else load_or_create_secret(
+                self.config.data_dir)
+            self._outgoing = Outgoing(self.config, secret)
+        return self._outgoing
+
+    # --- the run -------------------------------------------------------------------------------------
+
+    def run_once(self) -> RunReport:
+        now = self.clock.now()
+        report = RunReport()
+        queued_before = self._queued
+        try:
+            self._check_outage(now, report)
+        except Exception:
+            log.exception("scheduler: outage check failed")
+            report.errors += 1
+        with self.store.transaction() as tx:
+            due = [row.id for row in tx.games_due(now)]
+        for game_id in due:
+            self._guarded(report, f"deadline of {game_id}", self._deadline, game_id, now, report)
+        hours = [h for h in self.config.deadlines.reminders_hours if h > 0]
+        if hours:
+            with self.store.transaction() as tx:
+                soon = tx.games_due(now + timedelta(hours=max(hours)))
+            emails = sorted({e for row in soon if (e := dl.seat_email(row, row.to_move))})
+            for email in emails:
+                self._guarded(report, f"reminders for {email}", self._remind, email, now, report)
+        report.mails = self._queued - queued_before
+        if report:
+            log.info("scheduler: %s", report)
+        return report
+
+    def _guarded(self, report: RunReport, what: str, action: Any, *args: Any) -> None:
+        """One game's or one player's trouble must not stop the others' deadlines."""
+        queued = self._queued
+        try:
+            with self.store.transaction() as tx:
+                action(tx, *args)
+        except Exception:
+            self._queued = queued  # rolled back with the transaction
+            log.exception("scheduler: %s failed", what)
+            report.errors += 1
+
+    # --- outages ---------------------------------------------------------------------------------------
+
+    def _check_outage(self, now: datetime, report: RunReport) -> None:
+        threshold = timedelta(minutes=self.config.deadlines.outage_threshold_minutes)
+        with self.store.transaction() as tx:
+            beat = tx.get_meta(HEARTBEAT)
+            last = datetime.fromisoformat(beat) if beat else None
+            if last is not None and now - last > threshold and tx.claim_once(f"outage:{beat}", now):
+                gap = now - last
+                for row in tx.active_games():
+                    started = (row.record.get("clock") or {}).get("started")
+                    if row.deadline_at is None or (started and datetime.fromisoformat(
+                            started.replace("Z", "+00:00")) > last):
+                        continue  # no clock, or a turn that began after the outage (pbem process)
+                    dl.extend(row, gap)
+                    tx.save_game(row)
+                    report.extended += 1
+                tx.set_meta(LAST_OUTAGE, f"{beat} {now.isoformat()}")
+                report.outage = gap
+                log.warning("scheduler: no run since %s (%s): extended %d deadlines by the outage",
+                            beat, gap, report.extended)
+            if last is None or now > last:
+                tx.set_meta(HEARTBEAT, now.isoformat())
+
+    # --- deadlines -------------------------------------------------------------------------------------
+
+    def _deadline(self, tx: Tx, game_id: str, now: datetime, report: RunReport) -> None:
+        row = tx.get_game(game_id, for_update=True)
+        if row is None or row.status != "active" or row.deadline_at is None or row.deadline_at > now:
+            return  # moved or re-timed since the list was read
+        seat = row.to_move
+        ply = dl.current_ply(row.record)
+        control = dl.time_control(row.record, self.config.deadlines)
+        state = replay_record(row.record, get_game(row.game))
+        if seat is None or state.is_over:
+            dl.stop_clock(row)
+            tx.save_game(row)
+            return
+        clock = dl.clock(row)
+        if control["policy"] == "notify":
+            if tx.claim_once(f"notify:{row.id}:{dl.turn_key(row)}:{dl.generation(row)}", now):
+                self._notify_moderators(tx, row, state, seat, now)
+                report.notified += 1
+            clock["expired"] = iso(now)
+            row.deadline_at = None
+        elif (self.config.deadlines.grace_reminder and "grace" not in clock
+              and tx.claim_once(f"grace:{row.id}:{dl.turn_key(row)}", now)):
+            missed = row.deadline_at
+            clock["grace"] = iso(now)
+            # the final reminder is the last one: no 48- or 12-hour reminders for the grace period
+            clock["reminded"] = sorted({*clock.get("reminded", []), *self.config.deadlines.reminders_hours},
+                                       reverse=True)
+            row.deadline_at = max(missed + dl.GRACE, now + dl.GRACE / 24)
+            self._announce_grace(tx, row, state, seat, missed, now)
+            report.graces += 1
+        elif tx.claim_once(f"forfeit:{row.id}:{dl.turn_key(row)}", now):
+            graced = "grace" in clock
+            if self._drop(tx, row, state, seat, graced, now):
+                report.drops += 1
+            else:
+                result = dl.forfeit(row, state.score().totals, seat, now)
+                self._announce_forfeit(tx, row, state, seat, result, graced, now)
+            report.forfeits += 1
+        else:
+            log.warning("scheduler: %s ply %d was forfeited before but is still running; clock stopped",
+                        row.id, ply)
+            clock["expired"] = iso(now)
+            row.deadline_at = None
+        tx.save_game(row)
+
+    def _drop(self, tx: Tx, row: GameRow, state: State, seat: str, graced: bool, now: datetime) -> bool:
+        """A forfeit in a game that goes on without the late player (Space Truckin' with more than two
+        players left): the drop is written into the record and applied to ``state``, the clock starts
+        for the new seat to move, and everyone is told. False, with nothing changed, when the game
+        ends instead: only one player would be left, or the game cannot drop a player.
+        """
+        if len(dl.playing_seats(row)) <= 2:
+            return False
+        trial = state.copy()
+        try:
+            trial.drop_seat(seat)
+        except EngineError:
+            return False
+        if trial.is_over or trial.to_move is None:
+            return False  # nobody could move at once (e.g. a draw is due): end the game as before
+        notes = dl.drop(row, state, seat, now)
+        mover = state.to_move
+        assert mover is not None
+        dl.start_clock(row, mover, now, dl.move_period(row.record, self.config.deadlines),
+                       dl.seat_vacations(tx, row, mover))
+        self._announce_drop(tx, row, state, seat, notes, graced, now)
+        return True
+
+    def _send(self, tx: Tx, planned: PlannedMail, row: GameRow | None, now: datetime) -> None:
+        self.outgoing.queue(tx, planned, row, now)
+        self._queued += 1
+
+    def _tell_observers(self, tx: Tx, row: GameRow, state: State, text: str, title: str,
+                        lines: list[str], now: datetime) -> None:
+        """Observers follow the game's events as they follow its moves: the public board only."""
+        for email in tx.observers(row.id):
+            self._send(tx, PlannedMail(
+                to=email, seat=None, game_id=row.id, subject=subject(row.id, text),
+                sections=[board_section(state, None, title, lines, with_legal=False)]), row, now)
+
+    def _zone(self, tx: Tx, email: str) -> ZoneInfo:
+        return dl.player_zone(tx.get_player(email))
+
+    def _announce_grace(self, tx: Tx, row: GameRow, state: Any, seat: str, missed: datetime,
+                        now: datetime) -> None:
+        ply = state.ply
+        for other in row.seats:
+            zone = self._zone(tx, other.email)
+            until = dl.format_when(row.deadline_at, zone, now)
+            if other.seat == seat:
+                lines = [f"The deadline for your move in {row.id} passed at {dl.format_when(missed, zone)}.",
+                         f"This is your final reminder: you have 24 more hours. Move by {until}, or you "
+                         "forfeit the game.",
+                         "Reply to this mail with your move."]
+                self._send(tx, PlannedMail(
+                    to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
+                    subject=subject(row.id, f"Final reminder: your move (ply {ply})"),
+                    sections=[board_section(state, other.seat, "Final reminder", lines)]), row, now)
+            else:
+                lines = [f"{seat} ({seat_label(row, seat)}) did not move by the deadline in {row.id}.",
+                         f"They have 24 more hours, until {until}; then they forfeit."]
+                self._send(tx, PlannedMail(
+                    to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
+                    subject=subject(row.id, f"{seat} missed the deadline"),
+                    sections=[Section(title="Deadline missed", lines=lines)]), row, now)
+
+    def _announce_drop(self, tx: Tx, row: GameRow, state: State, seat: str, notes: list[str],
+                       graced: bool, now: datetime) -> None:
+        """Like a move's mails: "your move" (board, legal moves, deadline) for the new seat to move,
+        the board for the others, and for the dropped player why they take no more turns."""
+        late = "the deadline and the 24-hour grace period" if graced else "the deadline"
+        playing = dl.playing_seats(row)
+        lines = [f"{seat} ({seat_label(row, seat)}) did not move by {late} and is dropped from game "
+                 f"{row.id}. The game goes on with {', '.join(playing)}.", *notes]
+        mover = state.to_move
+        assert mover is not None and row.deadline_at is not None
+        ply = state.ply
+        for other in row.seats:
+            zone = self._zone(tx, other.email)
+            if other.seat == mover:
+                text, title = f"Your move (ply {ply})", "Your move"
+                extra = [f"You play {mover}. It is your move.",
+                         f"Deadline for your move: {dl.format_when(row.deadline_at, zone, now)}."]
+            elif other.seat == seat:
+                text, title = "You are dropped: forfeit", "Dropped"
+                extra = ["You take no more turns; your ships and points stay in the game, but you cannot "
+                         f"win. You will get the result when the game ends ('board {row.id}' shows it "
+                         "meanwhile)."]
+            else:
+                text, title = f"{seat} dropped: forfeit", "Board"
+                extra = [f"You play {other.seat}. Waiting for {mover}, who has until "
+                         f"{dl.format_when(row.deadline_at, zone, now)}."]
+            self._send(tx, PlannedMail(
+                to=other.email, seat=other.seat, game_id=row.id, subject=subject(row.id, text),
+                sections=[board_section(state, other.seat, title, [*lines, *extra],
+                                        with_legal=other.seat != seat)]), row, now)
+        self._tell_observers(tx, row, state, f"{seat} dropped: forfeit", "Board", lines, now)
+
+    def _announce_forfeit(self, tx: Tx, row: GameRow, state: Any, seat: str, result: dict[str, Any],
+                          graced: bool, now: datetime) -> None:
+        late = "the deadline and the 24-hour grace period" if graced else "the deadline"
+        lines = [f"{seat} ({seat_label(row, seat)}) did not move by {late} and forfeits game {row.id}."]
+        winners = result.get("winners") or []
+        if "ranking" in result:
+            totals = result.get("totals") or {}
+            earlier = [s for s in dl.dropped_seats(row.record) if s != seat]
+            left = [s for s in result["ranking"] if s != seat and s not in earlier]
+            if earlier and len(left) == 1:
+                lines.append(f"The game ends here: only {left[0]} is left.")
+            else:
+                lines.append(f"The game ends here: {get_game(row.game).title} cannot go on without a player.")
+            lines.append("Ranking: " + ", ".join(
+                f"{s} (forfeited)" if s == seat else f"{s} {totals.get(s, 0)} (dropped)" if s in earlier
+                else f"{s} {totals.get(s, 0)}" for s in result["ranking"]))
+        if len(winners) == 1:
+            lines.append(f"{winners[0]} ({seat_label(row, winners[0])}) wins by forfeit.")
+        elif winners:
+            lines.append("Shared win: " + ", ".join(winners) + ".")
+        for other in row.seats:
+            self._send(tx, PlannedMail(
+                to=other.email, seat=other.seat, game_id=row.id,
+                subject=subject(row.id, "Game over: forfeit"),
+                sections=[board_section(state, other.seat, "Game over", lines, with_legal=False)]),
+                row, now)
+        self._tell_observers(tx, row, state, "Game over: forfeit", "Game over", lines, now)
+
+    def _notify_moderators(self, tx: Tx, row: GameRow, state: Any, seat: str, now: datetime) -> None:
+        missed = row.deadline_at
+        assert missed is not None
+        for moderator in self.config.moderators:
+            when = dl.format_when(missed, self._zone(tx, moderator))
+            lines = [f"In {row.id} ({get_game(row.game).title}, ply {state.ply}) {seat} "
+                     f"({seat_label(row, seat)}) did not move by {when}.",
+                     players_line(row),
+                     "The game's policy is 'notify': its clock is stopped until a moderator decides "
+                     "(a new deadline, a pause, or a forfeit)."]
+            self._send(tx, PlannedMail(
+                to=moderator, game_id=row.id, subject=subject(row.id, f"Deadline passed: {seat} to move"),
+                sections=[Section(title="Deadline passed", lines=lines)]), row, now)
+        if not self.config.moderators:
+            log.warning("scheduler: %s passed its deadline under policy 'notify', but no moderators "
+                        "are configured", row.id)
+        for other in row.seats:
+            who = "You" if other.seat == seat else f"{seat} ({seat_label(row, seat)})"
+            self._send(tx, PlannedMail(
+                to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
+                subject=subject(row.id, "Deadline passed"),
+                sections=[Section(title="Deadline passed", lines=[
+                    f"{who} did not move by the deadline in {row.id}. The moderators have been told "
+                    "and will decide how the game goes on; until then a move is still accepted."])]),
+                row, now)
+
+    # --- reminders -------------------------------------------------------------------------------------
+
+    def _remind(self, tx: Tx, email: str, now: datetime, report: RunReport) -> None:
+        settings = tx.get_player(email)
+        games = [row for row in tx.games_for_email(email)
+                 if row.status == "active" and dl.seat_email(row, row.to_move) == email]
+        due = [(row, hours) for row in games for hours in self._due_reminders(row, now)]
+        if not due or dl.on_vacation(settings, now):
+            return
+        zone = dl.player_zone(settings)
+        today = now.astimezone(zone).date().isoformat()
+        last = settings.get("digest") or {}
+        if last.get("date") == today:
+            listed = last.get("games") or {}
+            covered = [(row, h) for row, h in due if listed.get(row.id) == dl.turn_key(row)]
+            self._mark_reminded(tx, covered, now)
+            return  # the rest waits for tomorrow's digest: one reminder mail a day
+        if not tx.claim_once(f"digest:{email}:{today}", now):
+            return
+        report.reminders += self._mark_reminded(tx, due, now)
+        games.sort(key=lambda r: (r.deadline_at is None, r.deadline_at or now, r.id))
+        self._send_digest(tx, email, games, zone, now)
+        settings["digest"] = {"date": today, "at": now.isoformat(),
+                              "games": {row.id: dl.turn_key(row) for row in games}}
+        tx.set_player(email, settings)
+        report.digests += 1
+
+    def _due_reminders(self, row: GameRow, now: datetime) -> list[float]:
+        if row.deadline_at is None or row.deadline_at <= now:
+            return []
+        sent = (row.record.get("clock") or {}).get("reminded") or []
+        period_hours = dl.move_period(row.record, self.config.deadlines).total_seconds() / 3600
+        return [h for h in sorted(self.config.deadlines.reminders_hours, reverse=True)
+                if h not in sent and h < period_hours and row.deadline_at - timedelta(hours=h) <= now]
+
+    def _mark_reminded(self, tx: Tx, due: list[tuple[GameRow, float]], now: datetime) -> int:
+        done = 0
+        for row, hours in due:
+            gen = dl.generation(row)
+            key = f"remind:{row.id}:{dl.turn_key(row)}:{hours:g}" + (f":{gen}" if gen else "")
+            if tx.claim_once(key, now):
+                done += 1
+            sent = dl.clock(row).setdefault("reminded", [])
+            if hours not in sent:
+                sent.append(hours)
+        for row in {id(r): r for r, _h in due}.values():
+            tx.save_game(row)
+        return done
+
+    def _send_digest(self, tx: Tx, email: str, games: list[GameRow], zone: ZoneInfo, now: datetime) -> None:
+        lines = []
+        for row in games:
+            seat = row.to_move or ""
+            others = ", ".join(s.email for s in row.seats if s.seat != seat)
+            when = (f"deadline {dl.format_when(row.deadline_at, zone, now)}" if row.deadline_at
+                    else "clock paused" if dl.is_paused(row) else "no deadline")
+            lines.append(f"{row.id} ({get_game(row.game).title}, you play {seat} against {others}), "
+                         f"ply {dl.current_ply(row.record)}: {when}.")
+        lines.append(f"Times are in your timezone, {zone.key} (change it with: timezone Area/City). "
+                     "Away? 'vacation FROM..TO' stops your clocks.")
+        if len(games) == 1:
+            row = games[0]
+            seat = row.to_move or ""
+            state = replay_record(row.record, get_game(row.game))
+            lines.append("Reply to this mail with your move.")
+            self._send(tx, PlannedMail(
+                to=email, seat=seat, game_id=row.id, attach_record=False,
+                subject=subject(row.id, f"Reminder: your move (ply {state.ply})"),
+                sections=[board_section(state, seat, "Reminder: your move", lines)]), row, now)
+            return
+        lines.append("To move, reply to the latest board mail of the game, or send 'board GAME' to get "
+                     "it again.")
+        self._send(tx, PlannedMail(
+            to=email, subject=f"[pbem] Reminder: your move in {len(games)} games", attach_record=False,
+            sections=[Section(title=f"Your move in {len(games)} games", lines=lines)]), None, now)
+
+
+__all__ = ["HEARTBEAT", "RunReport", "Scheduler"]

@@ -1,0 +1,335 @@
+"""``pbem serve``: the long-running server that ties the doors to the processor.
+
+Threads, and the Events that connect them (no sleeps on the hot path, because the goal is a reply
+leaving within half a second of the mail arriving):
+
+* intake: the SMTP listener and/or the IMAP watcher store raw messages and call ``wake()``;
+* the processor thread waits on the wake Event, runs ``processor.process_pending()`` until it
+  returns 0, then tells the IMAP watcher (move what was processed) and the sender (send what
+  was queued);
+* the sender delivers the outbox.
+
+With ``processor_process=True`` (what ``pbem serve`` uses) the processor loop runs in a forked child
+process instead of a thread, so that its CPU work (parsing, rules, rendering, composing) gets a core
+of its own instead of sharing one interpreter lock with the doors and the sender. The two sides share
+only the database and two pipes (wake: parent to child; done: child to parent). Pipes, not
+multiprocessing Events: an Event's set() can block forever once a waiter was killed, and surviving a
+killed process is the point; a dead peer is simply end-of-file. The child is forked before any thread
+starts and is killed by the kernel if the parent dies. Tests that embed the daemon in a
+multi-threaded process keep the default (a thread), since forking such a process is unsafe.
+
+At start the processor runs once unconditionally and the sender looks at the outbox: whatever a
+previous run left pending (a crash between intake and processing, or between queueing and
+sending) is handled before new mail. That, plus the store's de-duplication and the watcher's
+rescans, is the whole crash-recovery story.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import multiprocessing
+import os
+import select
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Protocol
+
+from pbem.clock import Clock, SystemClock, wait_either
+from pbem.community.scheduler import Scheduler
+from pbem.config import Config
+from pbem.doors.imap_watcher import ImapWatcher
+from pbem.doors.smtp_listener import SmtpListener
+from pbem.outbox.sender import OutboxSender
+from pbem.store.base import Store
+
+log = logging.getLogger(__name__)
+
+MAX_PROCESSOR_BACKOFF_SECONDS = 30.0
+
+
+class Processor(Protocol):
+    def process_pending(self, limit: int = 100) -> int:
+        """Process up to ``limit`` pending inbound messages; return how many were processed."""
+        ...
+
+
+class Daemon:
+    """The server: ``start()`` and ``stop()`` for embedding and tests, ``run_forever()`` for the CLI.
+
+    ``processor_poll_seconds`` is a safety net: the processor also runs that often without a
+    wake-up (for messages another process, such as ``pbem deliver``, stored). The keyword
+    arguments ``imap_options`` and ``sender_options`` pass tuning knobs through to
+    ``ImapWatcher`` and ``OutboxSender``.
+    """
+
+    def __init__(self, config: Config, store: Store, processor: Processor,
+                 clock: Clock | None = None, *, processor_poll_seconds: float = 5.0,
+                 processor_error_backoff_seconds: float = 1.0,
+                 scheduler_interval_seconds: float = 60.0,
+                 imap_options: dict[str, object] | None = None,
+                 sender_options: dict[str, object] | None = None,
+                 processor_process: bool = False) -> None:
+        self.config = config
+        self.store = store
+        self.processor = processor
+        self.clock = clock or SystemClock()
+        self.processor_poll_seconds = processor_poll_seconds
+        self.processor_error_backoff_seconds = processor_error_backoff_seconds
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._started = False
+
+        self.sender = OutboxSender(store, config, self.clock, self._stop,
+                                   **(sender_options or {}))  # type: ignore[arg-type]
+        self.smtp: SmtpListener | None = None
+        if config.smtp_enabled:
+            self.smtp = SmtpListener(config, store, self.clock, wake=self.wake)
+        self.imap: ImapWatcher | None = None
+        if config.imap.host:
+            options: dict[str, object] = {"max_message_bytes": config.max_message_bytes}
+            options.update(imap_options or {})
+            self.imap = ImapWatcher(config.imap, store, self.clock, wake=self.wake,
+                                    stop=self._stop, **options)  # type: ignore[arg-type]
+        self.processed_total = 0
+        self._failures = 0  # processing failures in a row, for the back-off
+        self.failure: str | None = None  # why the daemon stopped by itself, if it did
+        self.processor_process = processor_process
+        self._child: multiprocessing.process.BaseProcess | None = None
+        self._mp = multiprocessing.get_context("fork") if processor_process else None
+        self._wake_w: int | None = None  # parent's end of the wake pipe
+        self._pipe_lock = threading.Lock()  # wake() must not write to a descriptor stop() closed
+        self._done_r: int | None = None  # parent's end of the done pipe
+        # Deadlines, reminders and outage recovery; composes mails with the processor's secret.
+        self.scheduler_interval_seconds = scheduler_interval_seconds
+        self.scheduler = Scheduler(config, store, self.clock, secret=getattr(processor, "secret", None))
+
+    # --- control --------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """New inbound mail was stored: run the processor now. Safe from any thread."""
+        self._wake.set()
+        with self._pipe_lock:
+            if self._wake_w is not None:
+                _poke(self._wake_w)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def start(self) -> None:
+        """Open the doors and start the threads; returns once the SMTP port is listening."""
+        if self._started:
+            return
+        self._started = True
+        self._stop.clear()
+        self._wake.set()  # crash recovery: process whatever is pending right away
+        if self._mp is not None:
+            # Fork first, while this process has no other threads.
+            wake_r, wake_w = os.pipe()
+            done_r, done_w = os.pipe()
+            os.set_blocking(wake_w, False)
+            os.set_blocking(done_w, False)
+            child = self._mp.Process(target=self._processor_child,
+                                     args=(wake_r, done_w, (wake_w, done_r)),
+                                     name="pbem-processor", daemon=True)
+            child.start()
+            self._child = child
+            os.close(wake_r)
+            os.close(done_w)
+            self._wake_w, self._done_r = wake_w, done_r
+            _poke(wake_w)  # crash recovery: process whatever is pending right away
+            self._spawn(self._processed_bridge, "pbem-processed")
+        else:
+            self._spawn(self._processor_loop, "pbem-processor")
+        self._spawn(self._scheduler_loop, "pbem-scheduler")
+        self._threads.append(self.sender.start())
+        if self.imap is not None:
+            self._threads.append(self.imap.start())
+            log.info("daemon: IMAP door: watching %s", self.imap.where)
+        if self.smtp is not None:
+            try:
+                self.smtp.start()
+            except BaseException:
+                self.stop()
+                raise
+            log.info("daemon: SMTP door open on %s:%d for <%s>", self.smtp.host, self.smtp.port,
+                     self.config.address)
+        log.info("daemon: started")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Close the doors first (no new intake), then let the threads finish what they do."""
+        if self.smtp is not None:
+            self.smtp.stop()
+        self._stop.set()
+        self._wake.set()
+        self.sender.wake()
+        if self._child is not None:
+            with self._pipe_lock:
+                wake_w, self._wake_w = self._wake_w, None
+                if wake_w is not None:
+                    os.close(wake_w)  # end-of-file on the wake pipe tells the child to stop
+            self._child.join(timeout)
+            if self._child.is_alive():
+                log.warning("daemon: processor process did not stop within %.0f s", timeout)
+                self._child.kill()
+                self._child.join()
+            self._child = None
+        for thread in self._threads:
+            thread.join(timeout)
+            if thread.is_alive():
+                log.warning("daemon: thread %s did not stop within %.0f s", thread.name, timeout)
+        self._threads.clear()
+        self._started = False
+        log.info("daemon: stopped")
+
+    def run_forever(self) -> None:
+        """Start, then serve until SIGTERM or SIGINT (or ``stop()`` from another thread).
+
+        Must be called from the main thread, where Python delivers signals.
+        """
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            log.info("daemon: %s received, stopping", signal.Signals(signum).name)
+            self._stop.set()
+            self._wake.set()
+
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            self.start()
+            while not self._stop.wait(1.0):
+                pass
+        finally:
+            self.stop()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _spawn(self, target: object, name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)  # type: ignore[arg-type]
+        thread.start()
+        self._threads.append(thread)
+
+    # --- the processor thread ---------------------------------------------------------------
+
+    def _drain(self, on_batch: Callable[[int], None], pause: Callable[[float], None]) -> None:
+        """Process until nothing is pending, in the processor thread or the processor process.
+
+        The processor marks a message it cannot handle as failed; an exception here is a store
+        problem (locked, disconnected): wait with back-off (the pending messages are still there)
+        and return, so the caller's loop tries again; never die of it.
+        """
+        while not self._stop.is_set():
+            try:
+                count = self.processor.process_pending()
+            except Exception:
+                self._failures += 1
+                delay = min(self.processor_error_backoff_seconds * 2 ** (self._failures - 1),
+                            MAX_PROCESSOR_BACKOFF_SECONDS)
+                log.exception("daemon: processing pending messages failed (%d in a row); "
+                              "retrying in %.1f s", self._failures, delay)
+                pause(delay)
+                return
+            self._failures = 0
+            if count <= 0:
+                return
+            on_batch(count)
+
+    def _processor_loop(self) -> None:
+        def committed(count: int) -> None:
+            self.processed_total += count
+            # Each batch committed: its replies can leave and its IMAP messages can move.
+            self.sender.wake()
+            if self.imap is not None:
+                self.imap.notify_processed()
+
+        def pause(delay: float) -> None:
+            self._stop.wait(delay)
+            self._wake.set()
+
+        while not self._stop.is_set():
+            wait_either(self._wake, self._stop, self.processor_poll_seconds)
+            self._wake.clear()
+            self._drain(committed, pause)
+
+    # --- the processor process -------------------------------------------------------------
+
+    def _processor_child(self, wake_r: int, done_w: int, parents_ends: tuple[int, int]) -> None:
+        """The processor loop in its own process; ends at end-of-file on the wake pipe (the parent
+        closed it, or died)."""
+        for fd in parents_ends:  # inherited through fork; held open here they would hide the EOF
+            os.close(fd)
+        _die_with_parent()
+        if os.getppid() == 1:  # the parent died before the request above took effect
+            os._exit(0)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops us
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        def pause(delay: float) -> None:
+            select.select([wake_r], [], [], delay)  # a stop (end-of-file) cuts the wait short
+
+        try:
+            while True:
+                readable, _, _ = select.select([wake_r], [], [], self.processor_poll_seconds)
+                if readable and not os.read(wake_r, 4096):
+                    break  # end-of-file: stop
+                self._drain(lambda _count: _poke(done_w), pause)
+        finally:
+            try:
+                self.store.close()
+            finally:
+                os._exit(0)  # never run the parent's atexit handlers or finalizers here
+
+    def _processed_bridge(self) -> None:
+        """In the parent: the child committed a batch, so replies can leave and IMAP can move."""
+        done_r = self._done_r
+        assert done_r is not None
+        try:
+            while not self._stop.is_set():
+                readable, _, _ = select.select([done_r], [], [], 0.2)
+                if not readable:
+                    continue
+                if not os.read(done_r, 4096):  # end-of-file: the child is gone
+                    if not self._stop.is_set():
+                        code = self._child.exitcode if self._child is not None else None
+                        self.failure = f"the processor process died (exit {code})"
+                        log.error("daemon: %s; stopping", self.failure)
+                        self._stop.set()
+                    return
+                self.sender.wake()
+                if self.imap is not None:
+                    self.imap.notify_processed()
+        finally:
+            self._done_r = None
+            os.close(done_r)
+
+    # --- the scheduler thread ---------------------------------------------------------------
+
+    def _scheduler_loop(self) -> None:
+        """Runs at start (recovering from an outage first) and then every interval; a failing run
+        is logged and retried at the next interval, since every action it takes is once-keyed."""
+        while not self._stop.is_set():
+            try:
+                if self.scheduler.run_once():
+                    self.sender.wake()
+            except Exception:
+                log.exception("daemon: scheduler run failed; retrying in %.0f s",
+                              self.scheduler_interval_seconds)
+            self._stop.wait(self.scheduler_interval_seconds)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies (PR_SET_PDEATHSIG), so a crashed or
+    kill -9'd server never leaves a processor behind that keeps the database busy."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+def _poke(fd: int) -> None:
+    """One byte into a non-blocking pipe; a full pipe already says "wake up"."""
+    with contextlib.suppress(BlockingIOError, BrokenPipeError):
+        os.write(fd, b".")

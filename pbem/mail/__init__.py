@@ -1,1 +1,0 @@
-"""Mail in and mail out; knows nothing about any particular game."""

@@ -1,0 +1,96 @@
+"""What one inbound mail's processing carries around: the transaction, the reader's view of the mail,
+the reply being assembled and the other mails it causes. Handlers only add to it; the processor
+turns it into outbound rows inside the same transaction."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from engine import State, get_game
+from pbem.config import Config
+from pbem.outbox.compose import Section
+from pbem.reading.incoming import IncomingMail
+from pbem.record import replay_record
+from pbem.store.base import GameRow, Tx
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+@dataclass
+class PlannedMail:
+    """A mail about a game to one seat (or to any address when ``seat`` is None)."""
+
+    to: str
+    subject: str
+    sections: list[Section]
+    game_id: str | None = None
+    seat: str | None = None
+    intro: list[str] = field(default_factory=list)
+    in_reply_to: str | None = None
+    auto_submitted: str = "auto-generated"
+    attach_record: bool = True
+
+
+class StateCache:
+    """Replayed states by game id and record length; filled only after commit, so a rolled-back move
+    can never be served from it."""
+
+    def __init__(self, size: int = 256):
+        self._items: OrderedDict[tuple[str, int], State] = OrderedDict()
+        self._size = size
+
+    def get(self, game_id: str, length: int) -> State | None:
+        state = self._items.get((game_id, length))
+        if state is None:
+            return None
+        self._items.move_to_end((game_id, length))
+        return state.copy()
+
+    def put(self, game_id: str, length: int, state: State) -> None:
+        self._items[(game_id, length)] = state.copy()
+        self._items.move_to_end((game_id, length))
+        while len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+
+@dataclass
+class MailContext:
+    config: Config
+    tx: Tx
+    now: datetime
+    mail: IncomingMail
+    secret: bytes
+    cache: StateCache
+    token_for: Callable[[str, str], str]
+    context_game: str | None = None  # game named by the token or subject
+    context_seat: str | None = None  # seat named by a valid token
+    reply_sections: list[Section] = field(default_factory=list)
+    reply_games: list[str] = field(default_factory=list)
+    planned: list[PlannedMail] = field(default_factory=list)
+    auth_failures: list[tuple[str, str | None]] = field(default_factory=list)  # (game_id, seat named)
+    touched: dict[str, tuple[GameRow, State]] = field(default_factory=dict)
+    expected_ply: dict[str, int] = field(default_factory=dict)  # ply of the board the mail answers
+    outcomes: list[str] = field(default_factory=list)
+
+    def load(self, game_id: str) -> tuple[GameRow, State] | None:
+        """The game and its current state (replayed, or from the cache), once per mail."""
+        if game_id in self.touched:
+            return self.touched[game_id]
+        row = self.tx.get_game(game_id, for_update=True)
+        if row is None:
+            return None
+        length = len(row.record["moves"])
+        state = self.cache.get(game_id, length)
+        if state is None:
+            state = replay_record(row.record, get_game(row.game))
+        self.touched[game_id] = (row, state)
+        return row, state
+
+    def reply(self, section: Section, game_id: str | None = None) -> None:
+        self.reply_sections.append(section)
+        if game_id and game_id not in self.reply_games:
+            self.reply_games.append(game_id)

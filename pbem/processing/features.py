@@ -1,0 +1,19 @@
+"""Imports every feature module so that its commands and hooks are registered.
+
+Feature modules register command words (``pbem.commands.register_verb``), handlers
+(``pbem.processing.handlers.register_handler``) and hooks (``pbem.processing.hooks``) at import time.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+FEATURE_MODULES: tuple[str, ...] = (
+    "pbem.community.moderator_commands",
+    "pbem.community.observer_commands",
+    "pbem.community.archive_commands",
+    "pbem.community.deadline_commands",
+)
+
+for _name in FEATURE_MODULES:
+    importlib.import_module(_name)

@@ -1,0 +1,35 @@
+"""Where feature modules (deadlines, observers, moderation) join the core without editing it.
+
+Each list holds callbacks run by the core at one point; a module appends to them when imported
+(``pbem.processing.features`` imports them all). Callbacks run inside the mail's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine import State
+    from pbem.processing.context import MailContext
+    from pbem.reading.incoming import IncomingMail
+    from pbem.store.base import GameRow, Tx
+
+# A game's row is about to be saved after a change of position or status (a move, a start, an end):
+# e.g. restart the move clock. Called as hook(ctx, row, state).
+GAME_SAVED: list[Callable[[MailContext, GameRow, State], None]] = []
+
+# The players have been sent the board after a move; e.g. observers get it too.
+# Called as hook(ctx, row, state, headline).
+BOARD_SENT: list[Callable[[MailContext, GameRow, State, str], None]] = []
+
+# Before any command of a mail runs: return a reason to ignore the mail (e.g. a blocked address),
+# or None. Called as hook(tx, mail).
+SENDER_CHECK: list[Callable[[Tx, IncomingMail], str | None]] = []
+
+# Extra sections for the reply to the "games" command: hook(ctx) -> list of Section.
+GAMES_LISTING: list[Callable[[MailContext], list[Any]]] = []
+
+# Options of ``new`` that belong to the server, not the game (e.g. ``time 3``): each hook removes its
+# words from the command and returns record keys to add. Called as hook(command) -> dict.
+NEW_GAME_OPTIONS: list[Callable[[Any], dict[str, Any]]] = []

@@ -1,0 +1,205 @@
+"""Processes stored inbound mail: each message in exactly one transaction that applies its commands,
+marks it done and queues every reply, so a crash at any point neither loses nor repeats a move.
+
+Auto-generated mail, bounces and our own mail are logged and never answered. A mail that fails
+authentication changes nothing and gets no reply; the seat it named gets at most one notice per
+interval at its registered address.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from datetime import datetime
+
+from pbem import failpoints
+from pbem.clock import Clock, SystemClock
+from pbem.commands.parsing import CommandError, parse_json, parse_text
+from pbem.config import Config
+from pbem.outbox.compose import Section
+from pbem.processing import features, hooks
+from pbem.processing.context import MailContext, PlannedMail, StateCache
+from pbem.processing.gamemail import subject
+from pbem.processing.games import AuthFailed, CommandFailed
+from pbem.processing.handlers import HANDLERS
+from pbem.processing.outgoing import Outgoing
+from pbem.reading.incoming import IncomingMail, read_mail
+from pbem.store.base import Inbound, Store, Tx
+from pbem.tokens import load_or_create_secret, token_hash
+
+log = logging.getLogger("pbem.processor")
+assert features  # imported for its side effect: feature commands and hooks are registered
+_OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
+
+
+class _AuthAbort(Exception):
+    def __init__(self, failure: AuthFailed, sender: str):
+        super().__init__(failure.game_id)
+        self.failure = failure
+        self.sender = sender
+
+
+class Processor:
+    def __init__(self, config: Config, store: Store, clock: Clock | None = None,
+                 secret: bytes | None = None):
+        self.config = config
+        self.store = store
+        self.clock = clock or SystemClock()
+        self.secret = secret if secret is not None else load_or_create_secret(config.data_dir)
+        self.cache = StateCache()
+        self.outgoing = Outgoing(config, self.secret)
+
+    def token_for(self, game_id: str, seat: str, record: dict | None = None) -> str:
+        return self.outgoing.token_for(game_id, seat, record)
+
+    # --- the runner --------------------------------------------------------------------------------
+    def process_pending(self, limit: int = 100) -> int:
+        done = 0
+        for inbound in self.store.pending_inbound(limit):
+            self.process_one(inbound)
+            done += 1
+        return done
+
+    def process_one(self, inbound: Inbound) -> str:
+        started = time.perf_counter()
+        now = self.clock.now()
+        mail = read_mail(inbound.raw, own_addresses=[self.config.address])
+        touched: dict = {}
+        try:
+            with self.store.transaction(durable=False) as tx:
+                outcome, game_id, touched = self._handle(tx, inbound, mail, now)
+                status = "ignored" if outcome.startswith("ignored") else "done"
+                tx.mark_inbound(inbound.id, status, outcome, sender=mail.from_addr or None,
+                                game_id=game_id, now=now)
+        except _AuthAbort as abort:
+            outcome, game_id = self._auth_failed(inbound, mail, abort, now), abort.failure.game_id
+        except Exception as exc:  # a bug must not stop the server or lose the message
+            log.exception("inbound %s failed", inbound.id)
+            outcome, game_id = f"failed: {type(exc).__name__}: {exc}", None
+            with self.store.transaction() as tx:
+                tx.mark_inbound(inbound.id, "failed", outcome[:500], sender=mail.from_addr or None,
+                                now=now)
+        for gid, (row, state) in touched.items():
+            self.cache.put(gid, len(row.record["moves"]), state)
+        failpoints.hit("after-commit")
+        elapsed = (time.perf_counter() - started) * 1000
+        log.info("message id=%s msgid=%s from=%s game=%s outcome=%s ms=%.1f", inbound.id,
+                 mail.message_id or "-", mail.from_addr or "-", game_id or "-", outcome, elapsed)
+        return outcome
+
+    def _auth_failed(self, inbound: Inbound, mail: IncomingMail, abort: _AuthAbort,
+                     now: datetime) -> str:
+        failure = abort.failure
+        with self.store.transaction() as tx:
+            tx.mark_inbound(inbound.id, "ignored", f"ignored: authentication failed for {failure.game_id}",
+                            sender=mail.from_addr or None, game_id=failure.game_id, now=now)
+            row = tx.get_game(failure.game_id)
+            seat = next((s for s in row.seats if s.seat == failure.seat), None) if row else None
+            if row and seat and tx.claim_notice(f"auth:{row.id}:{seat.seat}", now,
+                                                self.config.auth_notice_interval_seconds):
+                planned = PlannedMail(
+                    to=seat.email, seat=seat.seat, game_id=row.id, attach_record=False,
+                    subject=subject(row.id, "A mail for your seat was not accepted"),
+                    sections=[Section(lines=[
+                        f"A mail from {mail.from_addr or 'an unknown sender'} about game {row.id} "
+                        f"({seat.seat}) was not applied: moves and game commands are accepted only "
+                        "from your registered address together with your token.",
+                        "If it was you: reply to the latest mail of the game (its Reply-To carries your "
+                        "token), or add a line 'token YOURTOKEN'. If it was not you, nothing changed.",
+                        "You will get at most one such notice per hour."])])
+                self.outgoing.queue(tx, planned, row, now)
+        return f"ignored: authentication failed for {failure.game_id}"
+
+    # --- one mail ----------------------------------------------------------------------------------
+    def _handle(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime):
+        if mail.auto:
+            if mail.auto == "bounce":
+                for address in mail.bounce_for:
+                    tx.record_bounce(address, now, f"bounce in inbound {inbound.id}")
+            return f"ignored: {mail.auto}", None, {}
+        if not mail.from_addr:
+            return "ignored: no From address", None, {}
+        for check in hooks.SENDER_CHECK:
+            reason = check(tx, mail)
+            if reason:
+                return f"ignored: {reason}", None, {}
+        ctx = MailContext(config=self.config, tx=tx, now=now, mail=mail, secret=self.secret,
+                          cache=self.cache, token_for=self.token_for)
+        self._find_context(ctx)
+        turn = mail.json_turn
+        if isinstance(turn, dict) and str(turn.get("format", "")).startswith("pbem-record/"):
+            turn = None  # our own game record, re-attached by the client's reply: not a turn file
+        if mail.json_error:
+            results = [CommandError("(JSON turn file)", mail.json_error)]
+        elif turn is not None:
+            results = parse_json(turn)
+        else:
+            results = parse_text(mail.command_lines, in_game_reply=ctx.context_game is not None)
+        if not results:
+            ctx.reply(Section(title="No command found", lines=[
+                "I found no command in your mail. Send 'help' for the list of commands."]))
+        outcomes = []
+        for item in results:
+            if isinstance(item, CommandError):
+                ctx.reply(Section(title=f"Not understood: {item.line.strip()}", lines=[item.message]))
+                outcomes.append("error")
+                continue
+            first_new = len(ctx.reply_sections)
+            try:
+                HANDLERS[item.verb](ctx, item)
+                outcomes.append(item.verb)
+                if len(results) > 1 and len(ctx.reply_sections) > first_new:
+                    ctx.reply_sections[first_new].lines.insert(0, f"Your command: {item.line.strip()}")
+            except CommandFailed as failed:
+                ctx.reply(Section(title=f"Not done: {item.line.strip()}", lines=[failed.message]),
+                          item.game or ctx.context_game)
+                for extra in failed.extra:
+                    ctx.reply(extra)
+                outcomes.append(f"{item.verb} refused")
+            except AuthFailed as failure:
+                raise _AuthAbort(failure, mail.from_addr) from None
+        self._send_all(ctx, inbound)
+        game_id = ctx.reply_games[0] if ctx.reply_games else ctx.context_game
+        outcome = "; ".join(ctx.outcomes) or ", ".join(outcomes) or "nothing"
+        return outcome, game_id, ctx.touched
+
+    def _find_context(self, ctx: MailContext) -> None:
+        """The game a reply is about: from a valid token, else from the subject tag."""
+        mail = ctx.mail
+        for token in [*mail.plus_tokens, mail.body_token]:
+            if not token:
+                continue
+            found = ctx.tx.seat_by_token_hash(token_hash(token))
+            if found:
+                ctx.context_game, ctx.context_seat = found[0], found[1].seat
+                break
+        if ctx.context_game is None and mail.subject_tag and re.match(r"^[a-z]+-\d+$", mail.subject_tag):
+            ctx.context_game = mail.subject_tag.lower()
+        for ref in [mail.in_reply_to, *reversed(mail.references)]:
+            match = _OUR_ID.match(ref or "")
+            if match:
+                ctx.expected_ply.setdefault(match.group(1).lower(), int(match.group(2)))
+                break
+        if ctx.context_game and mail.subject_ply is not None:
+            ctx.expected_ply.setdefault(ctx.context_game, mail.subject_ply)
+
+    # --- mail out ----------------------------------------------------------------------------------
+    def _send_all(self, ctx: MailContext, inbound: Inbound) -> None:
+        mail = ctx.mail
+        tx = ctx.tx
+        if ctx.reply_sections:
+            game_id = ctx.reply_games[0] if len(ctx.reply_games) == 1 else None
+            row = ctx.touched[game_id][0] if game_id and game_id in ctx.touched else None
+            seat = next((s.seat for s in row.seats if s.email == mail.from_addr), None) if row else None
+            title = next((s.title for s in reversed(ctx.reply_sections) if s.title), "Your commands")
+            if row:
+                subj = subject(row.id, title)
+            else:
+                subj = f"[pbem] Re: {mail.clean_subject}" if mail.clean_subject else "[pbem] Your commands"
+            planned = PlannedMail(to=mail.from_addr, subject=subj, sections=ctx.reply_sections,
+                                  game_id=row.id if row else None, seat=seat,
+                                  in_reply_to=mail.message_id, auto_submitted="auto-replied",
+                                  attach_record=row is not None and row.status != "invited")
+            self.outgoing.queue(tx, planned, row, ctx.now, mail)
+        self.outgoing.queue_planned(ctx)

@@ -1,0 +1,139 @@
+"""Header fields as the reader needs them: decoded, made safe to log and compare, tolerant of
+garbage; and the subject with reply prefixes and our own ``[pbem …]`` tag taken apart."""
+
+from __future__ import annotations
+
+import re
+from email.header import decode_header, make_header
+from email.message import Message
+from email.utils import getaddresses
+
+LOGGED_HEADERS = (
+    "Message-ID", "Date", "From", "To", "Cc", "Subject", "In-Reply-To", "Return-Path",
+    "Delivered-To", "X-Original-To", "Auto-Submitted", "Precedence", "List-Id", "X-Mailer",
+    "User-Agent", "Content-Type",
+)
+
+
+def clean_str(value: str) -> str:
+    """Make header text safe to log and compare.
+
+    Raw 8-bit header bytes reach us as surrogate escapes; most are UTF-8 sent without RFC 2047,
+    so reinterpret them as that and replace what still does not decode.
+    """
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        try:
+            data = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # a surrogate that does not stand for a byte
+            data = value.encode("utf-8", "replace")
+        value = data.decode("utf-8", "replace")
+    for ch in "\r\n\x00":
+        value = value.replace(ch, " ")
+    return value.strip()
+
+
+def raw_values(msg: Message, name: str) -> list[str]:
+    wanted = name.lower()
+    try:
+        return [str(v) for k, v in msg.raw_items() if str(k).lower() == wanted]
+    except Exception:
+        return []
+
+
+def first_raw(msg: Message, name: str) -> str:
+    values = raw_values(msg, name)
+    return values[0] if values else ""
+
+
+def decode_raw_header(raw: str) -> str:
+    try:
+        return str(make_header(decode_header(raw)))
+    except Exception:
+        return raw
+
+
+def header_text(msg: Message, name: str) -> str | None:
+    """The first ``name`` header, RFC 2047-decoded, or None when absent."""
+    try:
+        value = msg.get(name)
+        if value is None:
+            return None
+        return clean_str(str(value))
+    except Exception:
+        raw = raw_values(msg, name)
+        return clean_str(decode_raw_header(raw[0])) if raw else None
+
+
+_LONG_HEADER = 4000  # beyond this, the stdlib's structured parser takes seconds per header
+
+
+def address_pairs(msg: Message, names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(display name, addr-spec) pairs from address headers, tolerant of garbage."""
+    pairs: list[tuple[str, str]] = []
+    for name in names:
+        raw = raw_values(msg, name)
+        if not raw:
+            continue
+        try:
+            if sum(len(v) for v in raw) > _LONG_HEADER:
+                raise ValueError("too long for the structured parser")
+            for header in msg.get_all(name) or []:
+                found = getattr(header, "addresses", None)
+                if found is None:
+                    pairs.extend(getaddresses([str(header)]))
+                else:
+                    pairs.extend((a.display_name, a.addr_spec) for a in found)
+        except Exception:
+            try:
+                pairs.extend(getaddresses([decode_raw_header(v) for v in raw]))
+            except Exception:
+                continue
+    out = []
+    for display, spec in pairs:
+        spec = clean_str(spec or "")
+        if spec and not any(ch.isspace() for ch in spec):
+            out.append((clean_str(display or ""), spec))
+    return out
+
+
+_MSGID = re.compile(r"<([^<>\s]+)>")
+
+
+def message_ids(value: str) -> list[str]:
+    """Message ids as ``<…>``, from a header that may carry comments or lack the brackets."""
+    value = clean_str(value or "")
+    found = [f"<{m}>" for m in _MSGID.findall(value)]
+    if found:
+        return found
+    return [f"<{tok.strip('<>')}>" for tok in value.split() if "@" in tok.strip("<>")]
+
+
+# --- subject -------------------------------------------------------------------------------------
+
+#: Reply/forward prefixes of many locales: Re, Fwd, Fw, AW/WG (de), SV (nordic), VS (fi),
+#: Antw (nl), Odp (pl), R/Rif (it), TR (fr), Ref, RES/ENC (pt), RV (es), YNT (tr), and a few
+#: non-Latin ones. Counters such as "Re[2]:" or "Re^2:" are allowed.
+_PREFIX = re.compile(
+    r"(?i)\s*(?:re|fwd?|aw|wg|sv|vs|vb|antw|odp|rif|ref|res|enc|rv|ynt|tr|r|πρθ|отв|ответ|"
+    r"回复|答复|转发|回覆|轉寄|답장|전달)\s*(?:\[\d+\]|\(\d+\)|\^\d+)?\s*[:：]\s*"
+)
+LEADING_BRACKET = re.compile(r"\s*\[[^\[\]]{0,80}\]\s*")  # used with .match()
+_PBEM_TAG = re.compile(r"(?i)\[\s*pbem(?:\s+([^\[\]\s]+))?\s*\]")
+SUBJECT_PLY = re.compile(r"(?i)\(\s*ply\s*:?\s*(\d{1,9})\s*\)")
+
+
+def clean_subject(subject: str) -> tuple[str, str | None, bool]:
+    """(clean subject, pbem tag, whether the subject is one of ours)."""
+    text = " ".join(subject.split())
+    tag_match = _PBEM_TAG.search(text)
+    tag = tag_match.group(1) if tag_match else None
+    pos = 0
+    while m := (_PREFIX.match(text, pos) or LEADING_BRACKET.match(text, pos)):
+        if m.end() == pos:
+            break
+        pos = m.end()
+    text = text[pos:]
+    text = " ".join(_PBEM_TAG.sub(" ", text).split())
+    return text, tag, tag_match is not None
+
+

@@ -1,0 +1,184 @@
+"""Incoming mail as the server needs it: who wrote, what they typed, and whether to answer at all.
+
+Players reply from any mail client. What they typed sits above (sometimes below) a quote of our
+previous mail, and that quote contains the board and its list of legal moves, which must never be
+read back as commands (``quotes``). The mail may also be something nobody typed — a bounce, a
+vacation reply, list traffic, or our own mail coming back — and answering those starts mail loops,
+so :attr:`IncomingMail.auto` says why a mail must be left unanswered (``automatic``).
+
+The reader never raises: mail comes from strangers, and one unreadable message must not stop the
+queue. Standard library only; the ``email`` package with ``policy.default`` (in a subclass that
+survives headers the stdlib's own parser chokes on) does MIME, transfer encodings and RFC 2047
+headers, and this package only adds what it lacks (format=flowed, charset fallbacks, inline PGP,
+quote stripping: ``body``, ``headers``, ``turnfile``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import EmailPolicy
+from typing import Any
+
+from pbem.reading.addresses import split_plus
+from pbem.reading.automatic import automatic_kind, bounce_recipients
+from pbem.reading.body import body_text
+from pbem.reading.headers import (
+    LOGGED_HEADERS,
+    SUBJECT_PLY,
+    address_pairs,
+    clean_str,
+    clean_subject,
+    decode_raw_header,
+    first_raw,
+    header_text,
+    message_ids,
+    raw_values,
+)
+from pbem.reading.quotes import split_reply
+from pbem.reading.turnfile import BODY_TOKEN, find_json_turn
+
+__all__ = ["IncomingMail", "read_mail"]
+
+
+@dataclass
+class IncomingMail:
+    """One received mail, reduced to what routing and command parsing need.
+
+    Every field has a default so that other parts of the server can build instances in tests.
+    """
+
+    message_id: str | None = None
+    from_addr: str = ""
+    from_name: str = ""
+    to_addrs: list[str] = field(default_factory=list)
+    subject: str = ""
+    clean_subject: str = ""
+    subject_tag: str | None = None
+    subject_ply: int | None = None
+    in_reply_to: str | None = None
+    references: list[str] = field(default_factory=list)
+    text: str = ""
+    command_text: str = ""
+    command_lines: list[str] = field(default_factory=list)
+    json_turn: Any | None = None
+    json_error: str | None = None
+    auto: str | None = None
+    bounce_for: list[str] = field(default_factory=list)
+    plus_tokens: list[str] = field(default_factory=list)
+    body_token: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    #: The player's reply without the quoted mail but *with* any signature: ``command_text`` is
+    #: this cut at the signature. Kept for logs and for comparing with other quote strippers.
+    reply_text: str = ""
+    #: Where ``json_turn`` came from: an attachment's file name (or content type), or
+    #: "the mail body". Lets the caller tell a turn file from one of its own attachments that a
+    #: client re-attached to the reply (iOS Mail offers to).
+    json_source: str | None = None
+
+
+# --- entry point ---------------------------------------------------------------------------------
+
+_READ_ERROR = "X-Pbem-Read-Error"
+
+
+class _TolerantPolicy(EmailPolicy):
+    """``policy.default``, except that a header the stdlib's parser chokes on is read simplified.
+
+    Some hostile headers make ``email._header_value_parser`` raise (e.g. IndexError on a
+    Content-Type whose parameters end abruptly), and the feed parser itself fetches Content-Type,
+    so without this a single bad header would make the whole message unreadable. Retrying with
+    the parameters dropped, then empty, keeps the header's type (``is_attachment`` and friends
+    need it) while losing only what could not be parsed anyway.
+    """
+
+    def header_fetch_parse(self, name: str, value: str) -> Any:
+        try:
+            return super().header_fetch_parse(name, value)
+        except Exception:
+            pass
+        text = "".join(str(value).splitlines())
+        for simpler in (text.split(";")[0], ""):
+            try:
+                return self.header_factory(name, simpler)
+            except Exception:
+                continue
+        return ""
+
+
+_POLICY = _TolerantPolicy()
+
+
+def read_mail(raw: bytes, *, own_addresses: Collection[str] = ()) -> IncomingMail:
+    """Parse one raw RFC 5322 message.
+
+    ``own_addresses`` are the server's addresses; a mail from any of them (plus tags ignored) is
+    marked ``auto="own-mail"``. Never raises: if some unforeseen input still trips the parser, the
+    result is an empty mail whose ``headers`` carry ``X-Pbem-Read-Error``.
+    """
+    try:
+        return _read(raw, own_addresses)
+    except Exception as exc:  # the safety net; every step below is meant to cope on its own
+        return IncomingMail(headers={_READ_ERROR: f"{type(exc).__name__}: {exc}"[:500]})
+
+
+def _read(raw: bytes, own_addresses: Collection[str]) -> IncomingMail:
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    msg = BytesParser(policy=_POLICY).parsebytes(bytes(raw))
+    mail = IncomingMail()
+
+    mail.message_id = next(iter(message_ids(first_raw(msg, "Message-ID"))), None)
+    mail.in_reply_to = next(iter(message_ids(first_raw(msg, "In-Reply-To"))), None)
+    mail.references = message_ids(" ".join(raw_values(msg, "References")))
+
+    senders = address_pairs(msg, ("From",))
+    from_spec = senders[0][1] if senders else ""
+    if "@" in from_spec:
+        mail.from_addr = from_spec.lower()
+    mail.from_name = senders[0][0] if senders else ""
+
+    specs: dict[str, str] = {}  # lower-cased → as written, first occurrence wins
+    for _name, spec in address_pairs(msg, ("To", "Cc", "Delivered-To", "X-Original-To")):
+        if "@" in spec:
+            specs.setdefault(spec.lower(), spec)
+    mail.to_addrs = list(specs)
+    for spec in specs.values():
+        _base, tag = split_plus(spec)
+        if tag and tag not in mail.plus_tokens:
+            mail.plus_tokens.append(tag)
+
+    mail.subject = header_text(msg, "Subject") or ""
+    mail.clean_subject, mail.subject_tag, ours = clean_subject(mail.subject)
+    ply = SUBJECT_PLY.search(mail.subject)
+    mail.subject_ply = int(ply.group(1)) if ply else None
+    subject_is_command = bool(mail.clean_subject) and not ours and mail.subject_ply is None
+
+    mail.text = body_text(msg)
+    mail.reply_text, mail.command_text = split_reply(mail.text)
+    lines = [line.strip() for line in mail.command_text.split("\n")]
+    mail.command_lines = ([mail.clean_subject] if subject_is_command else []) + [
+        line for line in lines if line
+    ]
+    for line in lines:
+        token = BODY_TOKEN.match(line)
+        if token:
+            mail.body_token = token.group(1)
+            break
+
+    mail.json_turn, mail.json_error, mail.json_source = find_json_turn(
+        msg, mail.text, mail.command_text
+    )
+
+    mail.auto = automatic_kind(msg, mail.subject, from_spec, own_addresses)
+    if mail.auto == "bounce":
+        mail.bounce_for = bounce_recipients(msg)
+
+    for name in LOGGED_HEADERS:
+        raw = raw_values(msg, name)
+        if raw:
+            mail.headers[name] = clean_str(decode_raw_header(raw[0][:2000]))[:500]
+    return mail
+
+

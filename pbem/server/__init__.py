@@ -1,1 +1,0 @@
-"""The mail server's game-neutral core: commands, their handlers and the processing runner."""
