@@ -27,7 +27,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 
 class EngineError(Exception):
@@ -196,18 +196,20 @@ class State(ABC):
         raise EngineError(f"{self.game.title} cannot drop a player")
 
     # --- presentation --------------------------------------------------------------------------------
-    @abstractmethod
+    # The drawing itself is the game's Renderer: a state never imports the code that draws it, so
+    # rules and positions stay free of presentation and the import graph of a game has no cycle.
     def render(self, viewer: str | None = None) -> str:
         """The board as plain text, at most 72 columns, with legend, supplies, turn and last move.
         ``viewer`` is a seat or None (observer); hidden information is shown only to whom it belongs."""
+        return self.game.renderer.text(self, viewer)
 
-    @abstractmethod
     def render_html(self, viewer: str | None = None) -> str:
         """An HTML fragment (a coloured table) of the same board; all text escaped."""
+        return self.game.renderer.html(self, viewer)
 
-    @abstractmethod
     def render_legal(self, viewer: str | None = None) -> str:
         """The legal-move listing for a mail, short enough to read."""
+        return self.game.renderer.legal(self, viewer)
 
     @abstractmethod
     def score(self) -> Score:
@@ -217,6 +219,42 @@ class State(ABC):
         """The game-specific fields of one ``pbem replay --json`` line (beyond ply, to_move, over,
         legal, scores)."""
         return {}
+
+
+StateT = TypeVar("StateT", bound=State, contravariant=True)
+
+
+class Renderer(ABC, Generic[StateT]):
+    """How one game draws its positions, for mail (text, HTML, legal moves) and the archive (SVG).
+
+    It is reached through ``Game.renderer`` so that the server and the archive draw any game without
+    naming it, and so that a game's state module never imports its drawing code. ``viewer`` is a seat
+    or None (an observer): hidden information is drawn only for whom it belongs.
+    """
+
+    @abstractmethod
+    def text(self, state: StateT, viewer: str | None) -> str:
+        """What ``State.render`` returns: the plain-text board, at most 72 columns."""
+
+    @abstractmethod
+    def html(self, state: StateT, viewer: str | None) -> str:
+        """What ``State.render_html`` returns: an HTML fragment, all text escaped."""
+
+    @abstractmethod
+    def legal(self, state: StateT, viewer: str | None) -> str:
+        """What ``State.render_legal`` returns: the legal-move listing for a mail."""
+
+    @abstractmethod
+    def svg_defs(self, state: StateT, prefix: str) -> str:
+        """The SVG ``defs`` content shared by every position of one game page: what does not change
+        during a game, drawn once so that a page of many plies stays small. Every id starts with
+        ``prefix``, so several games can share a document."""
+
+    @abstractmethod
+    def svg_board(self, state: StateT, prefix: str, label: str) -> str:
+        """One position as a standalone ``<svg>`` that references ``svg_defs`` (same ``prefix``);
+        ``label`` is its accessible title. Each piece or tile is one element with a class and data
+        attributes, so readers of the markup can count what is on the board."""
 
 
 class Game(ABC):
@@ -263,6 +301,11 @@ class Game(ABC):
     @abstractmethod
     def help_topics(self) -> dict[str, str]:
         """Help texts by topic: at least ``rules``, ``rulings`` and ``notation``."""
+
+    @property
+    @abstractmethod
+    def renderer(self) -> Renderer[Any]:
+        """The game's drawings; ``State.render*`` and the archive's SVG go through it."""
 
 
 def replay(

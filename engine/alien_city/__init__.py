@@ -3,7 +3,9 @@
 Modules: ``board`` (coordinates, tiles, pieces), ``streets`` (street network and articulation
 structure), ``rules`` (where each piece may go), ``moves`` and ``notation`` (move objects and texts),
 ``variants`` (options and setups), ``state`` (the position), ``scoring``, ``render`` (text, HTML and
-legal-move listings), ``help`` (help texts), ``positions`` (hand-built positions), ``game`` (the Game).
+legal-move listings, and the game's Renderer), ``svg`` (the board for the archive site), ``help`` (help
+texts), ``positions`` (hand-built positions), ``game`` (the Game, which wires state and renderer:
+the state never imports what draws it).
 """
 
 from engine.alien_city.game import AlienCity

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from engine.alien_city.board import SEATS, Layout
 from engine.alien_city.help import help_topics
+from engine.alien_city.render import AlienCityRenderer
 from engine.alien_city.state import AlienCityState
 from engine.alien_city.variants import (
     OPTION_SPECS,
@@ -17,6 +18,9 @@ from engine.alien_city.variants import (
     validate_setup,
 )
 from engine.base import Game, OptionsError, OptionSpec
+
+# Stateless: one renderer serves every game.
+_RENDERER = AlienCityRenderer()
 
 
 class AlienCity(Game):
@@ -58,3 +62,7 @@ class AlienCity(Game):
 
     def help_topics(self) -> dict[str, str]:
         return help_topics()
+
+    @property
+    def renderer(self) -> AlienCityRenderer:
+        return _RENDERER

@@ -10,9 +10,8 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from engine.alien_city import render as _render
 from engine.alien_city.board import (
     COLUMNS,
     CORNER_LOT,
@@ -41,10 +40,7 @@ from engine.alien_city.notation import Partial, Unparsed, parse, rank
 from engine.alien_city.rules import Allowance, allowance, can_build
 from engine.alien_city.scoring import describe_structure, score_position
 from engine.alien_city.streets import street_survives
-from engine.base import IllegalMoveError, NotationError, Score, State
-
-if TYPE_CHECKING:
-    from engine.alien_city.game import AlienCity
+from engine.base import Game, IllegalMoveError, NotationError, Score, State
 
 
 @dataclass(frozen=True)
@@ -73,7 +69,7 @@ class AlienCityState(State):
     ``options``, ``layout`` and ``dice``.
     """
 
-    def __init__(self, game: AlienCity, options: Mapping[str, Any], layout: Layout, first: str,
+    def __init__(self, game: Game, options: Mapping[str, Any], layout: Layout, first: str,
                  dice: Sequence[Mapping[str, Sequence[int]]] | None = None):
         self.game = game
         self.options = dict(options)
@@ -232,15 +228,6 @@ class AlienCityState(State):
             return [f"{other} has no legal build and passes; {seat} moves again."]
         self._to_move = None
         return ["Neither seat has a legal build: the game is over."]
-
-    def render(self, viewer: str | None = None) -> str:
-        return _render.render_text(self, viewer)
-
-    def render_html(self, viewer: str | None = None) -> str:
-        return _render.render_html(self, viewer)
-
-    def render_legal(self, viewer: str | None = None) -> str:
-        return _render.render_legal(self, viewer)
 
     def score(self) -> Score:
         return score_position(self._board, self._cap, self.layout, self.options,

@@ -10,9 +10,12 @@ from engine.base import EngineError, Game, OptionsError, OptionSpec, SetupError
 
 from .catalogue import CORNERS, PILE_TILES, TILE_INDEX, TILES
 from .help import NOTATION, RULES, RULINGS
+from .render import SpaceTruckinRenderer
 from .state import SpaceTruckinState
 
 SEAT_COLOURS = ("red", "blue", "green", "yellow", "white")
+# Stateless: one renderer serves every game.
+_RENDERER = SpaceTruckinRenderer()
 
 
 def quadrant_of(utc_seconds: int) -> str:
@@ -90,3 +93,7 @@ class SpaceTruckin(Game):
 
     def help_topics(self) -> dict[str, str]:
         return {"rules": RULES, "rulings": RULINGS, "notation": NOTATION}
+
+    @property
+    def renderer(self) -> SpaceTruckinRenderer:
+        return _RENDERER

@@ -3,6 +3,7 @@
 Each tile is a 5 x 3 block so that the 9 x 9 torus with coordinates fits in 60 columns of plain ASCII
 (mail clients wrap at 72). The block shows edges on its sides, the hub (nexus, station, a wormhole's
 shape, a joined planet) in the middle, arrows in the corners and ships next to their segment's edge.
+``SpaceTruckinRenderer`` (``SpaceTruckin.renderer``) draws them, and hands the archive's SVG to ``svg``.
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from engine.base import Renderer
+
 from . import moves as mv
 from .catalogue import CORNERS, EDGES, ROTATIONS, SEG_DIRS, TILES
 from .geometry import CELL_ORDER, CELLS, COLS, NEIGHBOURS, SIZE, cell_name
+from .svg import svg_board, svg_defs
 
 if TYPE_CHECKING:
     from .state import SpaceTruckinState
@@ -123,15 +127,6 @@ def _drawn_lines(state: SpaceTruckinState) -> list[str]:
     return out
 
 
-def render_text(state: SpaceTruckinState, viewer: str | None = None) -> str:
-    out = board_lines(state)
-    out.append(LEGEND)
-    out.append("")
-    out.extend(_drawn_lines(state))
-    out.append(_status(state))
-    return "\n".join(out)
-
-
 def _status(state: SpaceTruckinState) -> str:
     sc = state.score()
     pools = state.pools()
@@ -150,69 +145,6 @@ def _status(state: SpaceTruckinState) -> str:
         lines.append(f"To move: {state.to_move}.")
     else:
         lines.append("Waiting for the server to draw a tile.")
-    return "\n".join(lines)
-
-
-def render_html(state: SpaceTruckinState, viewer: str | None = None) -> str:
-    esc = html.escape
-    rows = ['<table class="space-truckin">', "<tr><th></th>"
-            + "".join(f"<th>{c}</th>" for c in COLS) + "<th></th></tr>"]
-    colours = {"red": "#c0392b", "blue": "#2463b0", "green": "#2e8b57", "yellow": "#b8860b",
-               "white": "#777777"}
-    for row in range(SIZE - 1, -1, -1):
-        cells = [f"<th>{row + 1}</th>"]
-        for col in range(SIZE):
-            cell = row * SIZE + col
-            placed = state.tile_at(cell)
-            if placed is None:
-                cells.append('<td class="empty"></td>')
-                continue
-            t, q = placed
-            ships = _ships_on(state, cell, t)
-            block = esc("\n".join(tile_block(t, q, ships)))
-            owners = sorted(set(ships.values()))
-            style = f' style="color:{colours.get(owners[0], "#000")}"' if len(owners) == 1 else ""
-            title = esc(f"{cell_name(cell)}: {TILES[t].id} rotation {ROTATIONS[q]}"
-                        + (f"; ships: {', '.join(sorted(ships.values()))}" if ships else ""))
-            cells.append(f'<td title="{title}"><pre{style}>{block}</pre></td>')
-        cells.append(f"<th>{row + 1}</th>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    rows.append("</table>")
-    status = esc(_status(state))
-    drawn = esc("\n".join(_drawn_lines(state)))
-    return "\n".join(rows) + f"\n<pre>{drawn}\n{status}</pre>"
-
-
-def render_legal(state: SpaceTruckinState, viewer: str | None = None) -> str:
-    if state.is_over:
-        return "The game is over."
-    t = state._drawn
-    if t < 0:
-        return "Waiting for the server to draw a tile."
-    tile = TILES[t]
-    if tile.black_hole:
-        return _legal_black_hole(state)
-    placements = state._placements(t, state._quadrant)
-    away: dict[int, list[int]] = {}
-    near: dict[int, list[int]] = {}
-    for cell, q in placements:
-        touching = any(state.tile_at(n) is not None for n in NEIGHBOURS[cell])
-        (near if touching else away).setdefault(cell, []).append(q)
-    lines = [f"You drew {tile.id} (clock quadrant {CORNERS[state._quadrant]}). Write:",
-             "  place CELL ROTATION [cargo EDGE | battleship EDGE | engineer]"]
-    if away:
-        rots = sorted({q for qs in away.values() for q in qs})
-        which = "any rotation" if len(rots) == 4 else "rotation " + " or ".join(
-            str(ROTATIONS[q]) for q in rots)
-        lines.append(f"Free cells away from all tiles: {len(away)}, {which}.")
-    if near:
-        lines.append("Cells touching tiles:")
-        items = [f"{cell_name(c)} " + "/".join(str(ROTATIONS[q]) for q in near[c])
-                 for c in sorted(near, key=cell_name)]
-        lines.extend(_wrap(items, "  "))
-    if not placements:
-        lines.append("No legal placement.")
-    lines.extend(_ship_summary(state, t, placements))
     return "\n".join(lines)
 
 
@@ -285,5 +217,84 @@ def _wrap(items: list[str], indent: str, width: int = 72) -> list[str]:
     return lines
 
 
-__all__ = ["CELLS", "CELL_ORDER", "board_lines", "render_html", "render_legal", "render_text",
-           "tile_block"]
+class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
+    """Space Truckin's drawings: the mail board (text and HTML), the legal-move listing,
+    and the archive's SVG (``svg``)."""
+
+    def text(self, state: SpaceTruckinState, viewer: str | None) -> str:
+        out = board_lines(state)
+        out.append(LEGEND)
+        out.append("")
+        out.extend(_drawn_lines(state))
+        out.append(_status(state))
+        return "\n".join(out)
+
+    def html(self, state: SpaceTruckinState, viewer: str | None) -> str:
+        esc = html.escape
+        rows = ['<table class="space-truckin">', "<tr><th></th>"
+                + "".join(f"<th>{c}</th>" for c in COLS) + "<th></th></tr>"]
+        colours = {"red": "#c0392b", "blue": "#2463b0", "green": "#2e8b57", "yellow": "#b8860b",
+                   "white": "#777777"}
+        for row in range(SIZE - 1, -1, -1):
+            cells = [f"<th>{row + 1}</th>"]
+            for col in range(SIZE):
+                cell = row * SIZE + col
+                placed = state.tile_at(cell)
+                if placed is None:
+                    cells.append('<td class="empty"></td>')
+                    continue
+                t, q = placed
+                ships = _ships_on(state, cell, t)
+                block = esc("\n".join(tile_block(t, q, ships)))
+                owners = sorted(set(ships.values()))
+                style = f' style="color:{colours.get(owners[0], "#000")}"' if len(owners) == 1 else ""
+                title = esc(f"{cell_name(cell)}: {TILES[t].id} rotation {ROTATIONS[q]}"
+                            + (f"; ships: {', '.join(sorted(ships.values()))}" if ships else ""))
+                cells.append(f'<td title="{title}"><pre{style}>{block}</pre></td>')
+            cells.append(f"<th>{row + 1}</th>")
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+        rows.append("</table>")
+        status = esc(_status(state))
+        drawn = esc("\n".join(_drawn_lines(state)))
+        return "\n".join(rows) + f"\n<pre>{drawn}\n{status}</pre>"
+
+    def legal(self, state: SpaceTruckinState, viewer: str | None) -> str:
+        if state.is_over:
+            return "The game is over."
+        t = state._drawn
+        if t < 0:
+            return "Waiting for the server to draw a tile."
+        tile = TILES[t]
+        if tile.black_hole:
+            return _legal_black_hole(state)
+        placements = state._placements(t, state._quadrant)
+        away: dict[int, list[int]] = {}
+        near: dict[int, list[int]] = {}
+        for cell, q in placements:
+            touching = any(state.tile_at(n) is not None for n in NEIGHBOURS[cell])
+            (near if touching else away).setdefault(cell, []).append(q)
+        lines = [f"You drew {tile.id} (clock quadrant {CORNERS[state._quadrant]}). Write:",
+                 "  place CELL ROTATION [cargo EDGE | battleship EDGE | engineer]"]
+        if away:
+            rots = sorted({q for qs in away.values() for q in qs})
+            which = "any rotation" if len(rots) == 4 else "rotation " + " or ".join(
+                str(ROTATIONS[q]) for q in rots)
+            lines.append(f"Free cells away from all tiles: {len(away)}, {which}.")
+        if near:
+            lines.append("Cells touching tiles:")
+            items = [f"{cell_name(c)} " + "/".join(str(ROTATIONS[q]) for q in near[c])
+                     for c in sorted(near, key=cell_name)]
+            lines.extend(_wrap(items, "  "))
+        if not placements:
+            lines.append("No legal placement.")
+        lines.extend(_ship_summary(state, t, placements))
+        return "\n".join(lines)
+
+    def svg_defs(self, state: SpaceTruckinState, prefix: str) -> str:
+        return svg_defs(state, prefix)
+
+    def svg_board(self, state: SpaceTruckinState, prefix: str, label: str) -> str:
+        return svg_board(state, prefix, label)
+
+
+__all__ = ["CELLS", "CELL_ORDER", "SpaceTruckinRenderer", "board_lines", "tile_block"]

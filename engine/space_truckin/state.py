@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from engine.base import EngineError, IllegalMoveError, NotationError, Score, SetupError, State
+from engine.base import EngineError, Game, IllegalMoveError, NotationError, Score, SetupError, State
 
 from . import moves as mv
 from .catalogue import (
@@ -66,7 +66,7 @@ class Feature:
 
 
 class SpaceTruckinState(State):
-    def __init__(self, game: Any, seats: Iterable[str], first: str):
+    def __init__(self, game: Game, seats: Iterable[str], first: str):
         self.game = game
         self._seats = tuple(seats)
         n = len(self._seats)
@@ -969,22 +969,7 @@ class SpaceTruckinState(State):
         if self._undrawn & placed:
             raise SetupError("a placed tile is still in the pile")
 
-    # --- presentation --------------------------------------------------------------------------
-    def render(self, viewer: str | None = None) -> str:
-        from .render import render_text
-
-        return render_text(self, viewer)
-
-    def render_html(self, viewer: str | None = None) -> str:
-        from .render import render_html
-
-        return render_html(self, viewer)
-
-    def render_legal(self, viewer: str | None = None) -> str:
-        from .render import render_legal
-
-        return render_legal(self, viewer)
-
+    # --- presentation (the drawing itself is SpaceTruckin.renderer's, see engine.base.State) ------
     def replay_info(self) -> dict[str, Any]:
         return {"tile": self.drawn_tile, "quadrant": self.quadrant, "tiles_left": len(self._undrawn)}
 
