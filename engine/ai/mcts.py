@@ -34,8 +34,9 @@ class MoveStat:
 
 @dataclass
 class SearchResult:
-    """What a search found: ``index`` into ``stats`` of the chosen candidate; ``value``: each seat's
-    expected reward after it (order of ``state.seats``)."""
+    """What a search found: ``move``, the chosen search move (the most visited; ties by mean);
+    ``value``, each seat's expected reward after it (order of ``state.seats``; empty when the move
+    was forced); ``stats``, the root's candidates that were tried, most visited first."""
 
     move: Any
     iterations: int
