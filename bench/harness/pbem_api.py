@@ -14,12 +14,12 @@ from typing import Any
 MODULE_OF: dict[str, str] = {
     # the daemon, as `pbem serve` builds it (bench.harness.daemon)
     "config_from_dict": "pbem.config",
-    "Daemon": "pbem.daemon",
-    "Processor": "pbem.server.processor",
+    "Daemon": "pbem.daemon.runner",
+    "Processor": "pbem.processing.processor",
     "open_store": "pbem.store",
     # players and stage split (bench.harness.players, bench.harness.stages)
-    "new_mail": "pbem.mail.client",
-    "reply_to": "pbem.mail.client",
+    "new_mail": "pbem.cli.mailbox",
+    "reply_to": "pbem.cli.mailbox",
     "normalise_message_id": "pbem.store.common",
     # the archive benchmark (bench/archive.py)
     "export_games": "pbem.archive.export",
