@@ -256,6 +256,20 @@ class Renderer(ABC, Generic[StateT]):
         ``label`` is its accessible title. Each piece or tile is one element with a class and data
         attributes, so readers of the markup can count what is on the board."""
 
+    def legal_groups(self, state: StateT, viewer: str | None
+                     ) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The legal moves for one-tap links in mail: ``[(label, [(short text, move text)])]``.
+
+        The default groups the canonical move texts by all their words but the last ("tower red":
+        "C4", "D5"; "place E4": "0", "90"), which reads well for most notations; a game may group
+        its moves more naturally."""
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for move in state.legal_moves():
+            text = state.move_text(move)
+            label, _, last = text.rpartition(" ")
+            groups.setdefault(label, []).append((last, text))
+        return list(groups.items())
+
 
 class Game(ABC):
     """A game as the server sees it: a name, options, setups and starting states."""

@@ -50,13 +50,13 @@ def _run(args: argparse.Namespace, operation: Callable[[MailContext], None]) -> 
     config = _config(args)
     store = open_configured_store(config)
     try:
-        sections, queued = Moderation(config, store).run(args.by, operation)
+        headline, sections, queued = Moderation(config, store).run(args.by, operation)
     except ModerationError as exc:
         print(f"pbem admin {args.admin_command}: {exc}", file=sys.stderr)
         return 1
     finally:
         store.close()
-    sys.stdout.write(sections_text(sections))
+    sys.stdout.write(sections_text(sections, headline))
     if queued:
         print(f"{queued} mail(s) queued in the outbox; a running server sends them "
               "(or `pbem process`).")

@@ -3,7 +3,11 @@
 Parsing knows the command words but no game rules: a line that is not a command is a move only when
 the mail is a reply about a game (its token or subject names one); otherwise it is an unknown command
 and the nearest command words are suggested.
-"""
+
+People write mail, not scripts: a greeting before the first command ("Hi Bob, fancy a game?") is
+skipped, a sign-off ("Cheers, Ann") ends the commands, and free text after a move ("Good luck!") is
+a note to the opponents, relayed with the move. A line whose first word is a command word, or
+nearly one, is always read as a command, so a mistyped second command is answered, not swallowed."""
 
 from __future__ import annotations
 
@@ -15,18 +19,41 @@ from typing import Any
 
 from pbem.resources import json_path, validator
 
-VERBS: list[str] = ["help", "new", "accept", "decline", "move", "board", "games", "resign"]
+# In the order help lists them and suggestions prefer them: playing first, resigning last.
+VERBS: list[str] = ["move", "board", "history", "games", "rules", "help", "message", "settings", "set",
+                    "new", "accept", "decline", "rematch", "record", "resign"]
 GAME_ID = re.compile(r"^[a-z]+-\d+$", re.IGNORECASE)
 USAGE = {
-    "help": "help [TOPIC]   (topics: commands, notation, alien-city, ...)",
+    "move": "move GAME MOVE   (or just MOVE in a reply to your board mail)",
+    "board": "board GAME [N]   (the board now, or after move N)",
+    "history": "history GAME   (every move so far, numbered)",
+    "games": "games   (your games: opponents, whose turn, deadlines, results)",
+    "rules": "rules [GAME]   (the rules and every ruling the server applies)",
+    "help": "help [TOPIC]   (topics: commands, notation, settings, a game's name)",
+    "message": "message GAME [all] TEXT   (a note to your opponents; all: observers too)",
+    "settings": "settings   (what you have chosen with set)",
+    "set": "set notify every|turn|digest, set mail html|text, set nickname NAME",
     "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]",
     "accept": "accept GAME",
     "decline": "decline GAME",
-    "move": "move GAME MOVE   (or just MOVE in a reply to your board mail)",
-    "board": "board GAME",
-    "games": "games",
-    "resign": "resign GAME",
+    "rematch": "rematch GAME   (the same players and options, seats swapped)",
+    "record": "record GAME   (the game record as an attachment, for pbem replay)",
+    "resign": "resign GAME   (asks you to confirm first)",
 }
+# Suggesting "resign" for a typo would invite one word to end a game; it is offered only to a
+# near-exact spelling.
+_CAUTIOUS = {"resign": 0.83}
+_MOVE_NUMBER = re.compile(r"\s*\(\s*move\s+(\d{1,6})\s*\)\s*$", re.IGNORECASE)
+_GREETING = re.compile(
+    r"^(hi|hello|hey|hiya|dear|greetings|good (morning|afternoon|evening|day)|hallo|servus|moin|"
+    r"guten (tag|morgen|abend)|ahoj|dobr[ýy] (de[nň]|večer|vecer)|čau|cau|ciao|salut|bonjour|hola)"
+    r"\b", re.IGNORECASE)
+_SIGN_OFF = re.compile(
+    r"^(cheers|thanks|thank you|thx|many thanks|regards|kind regards|best( wishes| regards)?|"
+    r"all the best|bye|see you|yours|love|take care|have fun|good game|gg|"
+    r"viele grüße|viele gruesse|liebe grüße|gruß|grüße|gruss|lg|mfg|danke|"
+    r"s pozdravom|pozdravujem|vďaka|vdaka|ďakujem|dakujem|díky|diky)\b[\s,.!]*(\w+[\s.!]*)?$",
+    re.IGNORECASE)
 
 
 # Extra command words registered by feature modules (observe, vacation, admin, history, ...):
@@ -58,6 +85,7 @@ class Command:
     options: dict[str, Any] | None = None
     topic: str | None = None
     args: dict[str, Any] = field(default_factory=dict)  # for registered commands
+    note: list[str] = field(default_factory=list)  # free text after a move: a note to the others
 
 
 @dataclass
@@ -67,7 +95,45 @@ class CommandError:
 
 
 def suggest_verbs(word: str) -> list[str]:
-    return difflib.get_close_matches(word.lower(), VERBS, n=3, cutoff=0.5)
+    word = word.lower()
+    near = difflib.get_close_matches(word, VERBS, n=4, cutoff=0.5)
+    near = [v for v in near if difflib.SequenceMatcher(None, word, v).ratio() >= _CAUTIOUS.get(v, 0)]
+    return sorted(near[:3], key=VERBS.index)
+
+
+def looks_like_command(line: str, *, near: bool = True) -> bool:
+    """Whether a line after the first command is one (so it is parsed and answered) rather than
+    free text: its first word is a command word, or (``near``) so near one that it is surely a
+    typo. A question is never a command ("Game?"), and a near miss must look like a command: short,
+    without a sentence's punctuation ("Game on!" is a remark, "gmaes" a typo)."""
+    text = line.strip()
+    words = text.split()
+    if not words or text.endswith("?"):
+        return False
+    word = words[0].lower().rstrip(":")
+    if word in VERBS or word == "token" or any(v.startswith(word + " ") for v in _EXTRA):
+        return True
+    if not near or len(word) < 4 or len(words) > 3 or text[-1] in "!.,;":
+        return False
+    return bool(difflib.get_close_matches(word, VERBS, n=1, cutoff=0.8))
+
+
+def is_greeting(line: str) -> bool:
+    return bool(_GREETING.match(line.strip())) and not looks_like_command(line)
+
+
+def is_sign_off(line: str) -> bool:
+    text = line.strip()
+    return len(text) <= 40 and bool(_SIGN_OFF.match(text)) and not looks_like_command(text)
+
+
+def _move_number(text: str) -> tuple[str, int | None]:
+    """``tower red C4 (move 12)``: the move and the ply it was meant to follow (11); the one-tap
+    links write it so that a tap on an old mail is refused, not played in a later position."""
+    match = _MOVE_NUMBER.search(text)
+    if match is None:
+        return text, None
+    return text[:match.start()].rstrip(), max(int(match.group(1)) - 1, 0)
 
 
 def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | None:
@@ -84,31 +150,71 @@ def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | No
         return _EXTRA[f"{verb} {rest[0].lower()}"](line, rest[1:], in_game_reply)
     if verb in _EXTRA:
         return _EXTRA[verb](line, rest, in_game_reply)
-    if verb == "help":
-        return Command("help", line, topic=" ".join(rest).lower() or None)
-    if verb == "games" and not rest:
-        return Command("games", line)
-    if verb in ("accept", "decline", "board", "resign"):
-        if len(rest) > 1 or (rest and not GAME_ID.match(rest[0])):
-            return CommandError(line, f"{verb} takes a game id like ac-17: {USAGE[verb]}")
-        return Command(verb, line, game=rest[0].lower() if rest else None)
+    if verb in ("help", "rules"):
+        topic = " ".join(rest).lower() or None
+        return Command(verb, line, topic=topic, game=topic if topic and GAME_ID.match(topic) else None)
+    if verb in ("games", "settings") and not rest:
+        return Command(verb, line)
+    if verb == "set":
+        if len(rest) < 2:
+            return CommandError(line, f"set takes a setting and a value: {USAGE['set']}")
+        return Command("set", line, args={"key": rest[0].lower(), "value": " ".join(rest[1:])})
+    if verb in ("accept", "decline", "rematch", "record", "history"):
+        return _game_command(line, verb, rest)
+    if verb == "board":
+        if rest and rest[-1].isdigit() and len(rest) <= 2:
+            number = int(rest[-1])
+            parsed = _game_command(line, verb, rest[:-1])
+            if isinstance(parsed, Command):
+                parsed.args["after"] = number
+            return parsed
+        return _game_command(line, verb, rest)
+    if verb == "resign":
+        if len(rest) >= 3 and rest[-2].lower() == "confirm":
+            parsed = _game_command(line, verb, rest[:-2])
+            if isinstance(parsed, Command):
+                parsed.args["code"] = rest[-1].upper()
+            return parsed
+        return _game_command(line, verb, rest)
+    if verb == "message":
+        return _parse_message(line, rest)
     if verb == "move":
         if rest and GAME_ID.match(rest[0]):
             if len(rest) < 2:
                 return CommandError(line, f"the move is missing: {USAGE['move']}")
-            return Command("move", line, game=rest[0].lower(), move=" ".join(rest[1:]))
+            move, ply = _move_number(" ".join(rest[1:]))
+            return Command("move", line, game=rest[0].lower(), move=move, ply=ply)
         if rest and in_game_reply:
-            return Command("move", line, move=" ".join(rest))
+            move, ply = _move_number(" ".join(rest))
+            return Command("move", line, move=move, ply=ply)
         return CommandError(line, f"name the game: {USAGE['move']}")
     if verb == "new":
         return _parse_new(line, rest)
     if in_game_reply:
-        return Command("move", line, move=text)
+        move, ply = _move_number(text)
+        return Command("move", line, move=move, ply=ply)
     near = suggest_verbs(verb)
     hint = f" Did you mean {' or '.join(near)}?" if near else ""
     return CommandError(
-        line, f"unknown command {words[0]!r}.{hint} Commands: {', '.join(VERBS)}. "
-              "To move, reply to your board mail with the move, or write: move GAME MOVE.")
+        line, f"unknown command {words[0]!r}.{hint} Send 'help' for the list of commands. To "
+              "move, reply to your board mail with the move, or write: move GAME MOVE.")
+
+
+def _game_command(line: str, verb: str, rest: list[str]) -> Command | CommandError:
+    if len(rest) > 1 or (rest and not GAME_ID.match(rest[0])):
+        return CommandError(line, f"{verb} takes a game id like ac-17: {USAGE[verb]}")
+    return Command(verb, line, game=rest[0].lower() if rest else None)
+
+
+def _parse_message(line: str, rest: list[str]) -> Command | CommandError:
+    game = rest[0].lower() if rest and GAME_ID.match(rest[0]) else None
+    words = rest[1:] if game else rest
+    to_all = bool(words) and words[0].lower() == "all"
+    words = words[1:] if to_all else words
+    command = Command("message", line, game=game, args={"all": to_all})
+    if words:
+        command.note.append(" ".join(words))
+    return command
 
 
 def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
@@ -134,8 +240,24 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
 
 
 def parse_text(lines: list[str], *, in_game_reply: bool) -> list[Command | CommandError]:
-    results = []
+    """The commands of a mail's lines, with greetings skipped, a sign-off ending them, and free
+    text after a command kept as its note (a move's note goes to the opponents; commands that
+    take no note have it reported back as not read)."""
+    results: list[Command | CommandError] = []
     for line in lines:
+        if not line.strip():
+            continue
+        if is_sign_off(line):
+            break
+        if not results:
+            if is_greeting(line):
+                continue
+        else:
+            last = results[-1]
+            if not looks_like_command(line):
+                if isinstance(last, Command):
+                    last.note.append(line.strip())
+                continue
         parsed = parse_line(line, in_game_reply=in_game_reply)
         if parsed is not None:
             results.append(parsed)

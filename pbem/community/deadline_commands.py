@@ -20,8 +20,8 @@ from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import deadlines as dl
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
-from pbem.processing.context import MailContext, PlannedMail
-from pbem.processing.gamemail import seat_label, subject
+from pbem.processing.context import EVENT, MailContext, PlannedMail
+from pbem.processing.gamemail import game_names
 from pbem.processing.games import CommandFailed, authenticate
 from pbem.processing.handlers import register_handler
 from pbem.store.base import GameRow, Seat
@@ -381,14 +381,14 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
             if planned.game_id == row.id and planned.sections:
                 planned.sections[0].lines.append(note)
         return
-    who = "A moderator" if moderator else seat_label(row, seat.seat) if seat else ctx.mail.from_addr
+    names = game_names(ctx.tx, row)
+    by = "A moderator" if moderator else names.get(seat.seat, seat.email) if seat else ctx.mail.from_addr
     for other in row.seats:
         if other.email == ctx.mail.from_addr:
             continue
         ctx.planned.append(PlannedMail(
-            to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
-            subject=subject(row.id, "Time control changed"),
-            sections=[Section(lines=[f"{who} changed the time control of game {row.id}.", note])]))
+            to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+            headline=f"{by} changed the time control of {row.id}", sections=[Section(lines=[note])]))
 
 
 def _game_deadline_lines(ctx: MailContext, row: GameRow) -> list[str]:

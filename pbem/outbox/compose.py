@@ -1,14 +1,17 @@
 """Builds outgoing mails from the templates: a text/plain part, a text/html alternative, attachments.
 
 The text part is what players read and quote back; the HTML part shows the board as a coloured table
-because mail clients do not reliably keep monospace. Every header that threading and loop prevention
-need is set here, in one place.
+because mail clients do not reliably keep monospace, and offers each action (a legal move, accept,
+a confirmation) as a ``mailto:`` link, so a player on a phone taps and presses Send. The first line
+of the body is the headline: what changed, which every inbox shows as the preview. Every header that
+threading and loop prevention need is set here, in one place.
 """
 
 from __future__ import annotations
 
 import email.policy
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.charset import BASE64, QP, Charset
@@ -20,12 +23,27 @@ from email.mime.text import MIMEText
 from email.utils import format_datetime, formataddr
 from functools import cache
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from pbem.resources import data_dir
 
 SERVER_HEADER = "X-Pbem-Server"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One tap in the HTML part: ``line`` is the command the link's mail carries."""
+
+    text: str
+    line: str
+
+
+@dataclass
+class ActionGroup:
+    label: str
+    items: list[Action]
 
 
 @dataclass
@@ -37,6 +55,8 @@ class Section:
     board_html: str | None = None
     scores: str | None = None
     legal: str | None = None
+    # Links of the HTML part; where a section has them they stand in for ``legal`` there.
+    actions: list[ActionGroup] = field(default_factory=list)
 
 
 @dataclass
@@ -75,8 +95,9 @@ _B64_UTF8.body_encoding = BASE64  # for HTML: encoded in C, where quoted-printab
 
 
 def _text_part(text: str, subtype: str) -> MIMEText:
-    """7bit when it is plain ASCII with short lines; quoted-printable otherwise (SMTP refuses lines
-    over 998 octets, and HTML boards can be long)."""
+    """7bit when it is plain ASCII with short lines; otherwise quoted-printable for text and base64
+    for HTML (SMTP refuses lines over 998 octets). The templates keep HTML lines short, so the
+    common case, ASCII, costs no encoding overhead at all."""
     if text.isascii() and max(map(len, text.splitlines()), default=0) <= 900:
         return MIMEText(text, subtype, "us-ascii", policy=_SMTP_POLICY)
     charset = _B64_UTF8 if subtype == "html" else _QP_UTF8
@@ -100,20 +121,27 @@ def _header(value: str) -> str | Header:
 
 
 def build_message(*, from_addr: str, from_name: str, to: str, subject: str, message_id: str,
-                  date: datetime, reply_to: str | None = None, in_reply_to: str | None = None,
-                  references: list[str] | None = None, auto_submitted: str = "auto-generated",
-                  greeting: str | None = None, intro: list[str] | None = None,
-                  sections: list[Section] | None = None, footer: list[str] | None = None,
-                  attachments: list[Attachment] | None = None,
+                  date: datetime, headline: str, reply_to: str | None = None,
+                  in_reply_to: str | None = None, references: list[str] | None = None,
+                  auto_submitted: str = "auto-generated", sections: list[Section] | None = None,
+                  footer: list[str] | None = None, attachments: list[Attachment] | None = None,
+                  mailto: Callable[[str], str] | None = None, html: bool = True,
                   extra_headers: dict[str, str] | None = None) -> Message:
     """The mail as a stdlib ``email.mime`` tree (compat32 policy): building it this way costs a
     fraction of the header parsing the modern EmailMessage API does on every assignment, which
-    dominated the time per move. ``as_bytes(policy=SMTP_POLICY)`` gives the wire form."""
-    context = {"subject": subject, "greeting": greeting, "intro": intro or [], "sections": sections or [],
-               "footer": footer or []}
-    body = MIMEMultipart("alternative", boundary=_boundary(), policy=_SMTP_POLICY)
-    body.attach(_text_part(render("mail.txt.j2", **context), "plain"))
-    body.attach(_text_part(render("mail.html.j2", **context), "html"))
+    dominated the time per move. ``as_bytes(policy=SMTP_POLICY)`` gives the wire form.
+
+    ``mailto`` turns an action's command line into the link its tap opens; ``html=False`` sends
+    the text part alone (a player's choice)."""
+    context = {"subject": subject, "headline": headline, "sections": sections or [],
+               "footer": footer or [], "mailto": mailto}
+    text = _text_part(render("mail.txt.j2", **context), "plain")
+    if html:
+        body: Message = MIMEMultipart("alternative", boundary=_boundary(), policy=_SMTP_POLICY)
+        body.attach(text)
+        body.attach(_text_part(render("mail.html.j2", **context), "html"))
+    else:
+        body = text
     if attachments:
         message: Message = MIMEMultipart("mixed", boundary=_boundary(), policy=_SMTP_POLICY)
         message.attach(body)
@@ -144,3 +172,10 @@ def build_message(*, from_addr: str, from_name: str, to: str, subject: str, mess
 
 def to_bytes(message: Message) -> bytes:
     return message.as_bytes(policy=_SMTP_POLICY)
+
+
+def mailto_link(address: str, subject: str, line: str) -> str:
+    """A ``mailto:`` URL (RFC 6068) that opens a reply with the subject and the command filled in;
+    spaces are %20, never "+", which RFC 6068 reads as a plus sign."""
+    return (f"mailto:{quote(address, safe='@+')}?subject={quote(subject, safe=':,()')}"
+            f"&body={quote(line, safe=':,()')}")

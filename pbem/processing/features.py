@@ -9,6 +9,9 @@ from __future__ import annotations
 import importlib
 
 FEATURE_MODULES: tuple[str, ...] = (
+    "pbem.processing.invitations",
+    "pbem.processing.talk",
+    "pbem.processing.settings",
     "pbem.community.moderator_commands",
     "pbem.community.observer_commands",
     "pbem.community.archive_commands",

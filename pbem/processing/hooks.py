@@ -23,6 +23,10 @@ GAME_SAVED: list[Callable[[MailContext, GameRow, State], None]] = []
 # Called as hook(ctx, row, state, headline).
 BOARD_SENT: list[Callable[[MailContext, GameRow, State, str], None]] = []
 
+# A game has ended (last move, resignation, forfeit, a moderator); the players have been told.
+# Called as hook(ctx, row, state, headline) with the result as nobody's seat sees it.
+GAME_ENDED: list[Callable[[MailContext, GameRow, State, str], None]] = []
+
 # Before any command of a mail runs: return a reason to ignore the mail (e.g. a blocked address),
 # or None. Called as hook(tx, mail).
 SENDER_CHECK: list[Callable[[Tx, IncomingMail], str | None]] = []

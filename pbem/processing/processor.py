@@ -15,12 +15,12 @@ from datetime import datetime
 
 from pbem import failpoints
 from pbem.clock import Clock, SystemClock
-from pbem.commands.parsing import CommandError, parse_json, parse_text
+from pbem.commands.parsing import CommandError, looks_like_command, parse_json, parse_text
 from pbem.config import Config
 from pbem.outbox.compose import Section
 from pbem.processing import features, hooks
-from pbem.processing.context import MailContext, PlannedMail, StateCache
-from pbem.processing.gamemail import subject
+from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
+from pbem.processing.gamemail import board_section
 from pbem.processing.games import AuthFailed, CommandFailed
 from pbem.processing.handlers import HANDLERS
 from pbem.processing.outgoing import Outgoing
@@ -29,6 +29,8 @@ from pbem.store.base import Inbound, Store, Tx
 from pbem.tokens import load_or_create_secret, token_hash
 
 log = logging.getLogger("pbem.processor")
+# Commands whose free text after them is meant for someone (relayed); after others it is reported.
+NOTE_VERBS = ("move", "message", "new")
 assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 
@@ -99,16 +101,16 @@ class Processor:
             if row and seat and tx.claim_notice(f"auth:{row.id}:{seat.seat}", now,
                                                 self.config.auth_notice_interval_seconds):
                 planned = PlannedMail(
-                    to=seat.email, seat=seat.seat, game_id=row.id, attach_record=False,
-                    subject=subject(row.id, "A mail for your seat was not accepted"),
+                    to=seat.email, seat=seat.seat, game_id=row.id, kind=NOTICE,
+                    headline=f"A mail about {row.id} from {mail.from_addr or 'an unknown sender'} was "
+                             "not accepted",
                     sections=[Section(lines=[
-                        f"A mail from {mail.from_addr or 'an unknown sender'} about game {row.id} "
-                        f"({seat.seat}) was not applied: moves and game commands are accepted only "
-                        "from your registered address together with your token.",
-                        "If it was you: reply to the latest mail of the game (its Reply-To carries your "
-                        "token), or add a line 'token YOURTOKEN'. If it was not you, nothing changed.",
+                        f"It was not applied: moves and game commands for your seat ({seat.seat}) are "
+                        "accepted only from your registered address together with your token.",
+                        "If it was you: reply to this mail (its Reply-To carries your token). If it "
+                        "was not you, nothing changed.",
                         "You will get at most one such notice per hour."])])
-                self.outgoing.queue(tx, planned, row, now)
+                self.outgoing.deliver(tx, planned, row, None, now)
         return f"ignored: authentication failed for {failure.game_id}"
 
     # --- one mail ----------------------------------------------------------------------------------
@@ -135,25 +137,32 @@ class Processor:
         elif turn is not None:
             results = parse_json(turn)
         else:
-            results = parse_text(mail.command_lines, in_game_reply=ctx.context_game is not None)
+            lines = mail.command_lines
+            if mail.subject_is_command and lines and not looks_like_command(lines[0], near=False):
+                lines = lines[1:]  # a subject like "Fancy a game?" is not a command
+            results = parse_text(lines, in_game_reply=ctx.context_game is not None)
         if not results:
-            ctx.reply(Section(title="No command found", lines=[
-                "I found no command in your mail. Send 'help' for the list of commands."]))
+            self._nothing_found(ctx)
         outcomes = []
         for item in results:
             if isinstance(item, CommandError):
-                ctx.reply(Section(title=f"Not understood: {item.line.strip()}", lines=[item.message]))
+                ctx.reply(Section(lines=[f"> {item.line.strip()}", item.message]), ctx.context_game,
+                          headline=f"Not understood: {item.line.strip()[:60]}")
                 outcomes.append("error")
                 continue
             first_new = len(ctx.reply_sections)
             try:
                 HANDLERS[item.verb](ctx, item)
                 outcomes.append(item.verb)
+                if item.note and item.verb not in NOTE_VERBS:
+                    ctx.reply(Section(lines=["I did not read these lines as commands:",
+                                             *(f"  {line}" for line in item.note)]))
                 if len(results) > 1 and len(ctx.reply_sections) > first_new:
-                    ctx.reply_sections[first_new].lines.insert(0, f"Your command: {item.line.strip()}")
+                    ctx.reply_sections[first_new].lines.insert(0, f"> {item.line.strip()}")
             except CommandFailed as failed:
-                ctx.reply(Section(title=f"Not done: {item.line.strip()}", lines=[failed.message]),
-                          item.game or ctx.context_game)
+                ctx.reply(Section(lines=[f"> {item.line.strip()}", failed.message]),
+                          item.game or ctx.context_game,
+                          headline=failed.headline or f"Not done: {failed.message}")
                 for extra in failed.extra:
                     ctx.reply(extra)
                 outcomes.append(f"{item.verb} refused")
@@ -185,21 +194,44 @@ class Processor:
             ctx.expected_ply.setdefault(ctx.context_game, mail.subject_ply)
 
     # --- mail out ----------------------------------------------------------------------------------
+    def _nothing_found(self, ctx: MailContext) -> None:
+        """An empty reply to a game mail is answered in that game's thread, with the board when it
+        is the sender's move, so that replying to the answer works."""
+        loaded = ctx.load(ctx.context_game) if ctx.context_game else None
+        if loaded is None:
+            ctx.reply(Section(lines=["Send 'help' for the list of commands, or 'games' for yours."]),
+                      headline="I found no command in your mail")
+            return
+        row, state = loaded
+        mine = next((s for s in row.seats if s.email == ctx.mail.from_addr), None)
+        viewer = mine.seat if mine else None
+        if row.status == "active" and viewer is not None and state.to_move == viewer:
+            ctx.reply(board_section(state, viewer), row.id,
+                      headline=f"I found no move in your mail; it is your move (move {state.ply + 1})")
+        else:
+            ctx.reply(Section(lines=[f"Send 'board {row.id}' for the board or 'help' for the commands."]),
+                      row.id, headline=f"I found no command in your mail about {row.id}")
+
     def _send_all(self, ctx: MailContext, inbound: Inbound) -> None:
+        """The answer to the sender (in the game's thread when it is about one game), then every mail
+        the commands planned, each as its recipient chose."""
         mail = ctx.mail
-        tx = ctx.tx
-        if ctx.reply_sections:
+        if ctx.reply_sections or ctx.reply_headlines:
             game_id = ctx.reply_games[0] if len(ctx.reply_games) == 1 else None
-            row = ctx.touched[game_id][0] if game_id and game_id in ctx.touched else None
+            row, state = ctx.touched.get(game_id or "", (None, None))
+            if row is None and game_id:
+                loaded = ctx.load(game_id)
+                row, state = loaded if loaded else (None, None)
             seat = next((s.seat for s in row.seats if s.email == mail.from_addr), None) if row else None
-            title = next((s.title for s in reversed(ctx.reply_sections) if s.title), "Your commands")
-            if row:
-                subj = subject(row.id, title)
-            else:
-                subj = f"[pbem] Re: {mail.clean_subject}" if mail.clean_subject else "[pbem] Your commands"
-            planned = PlannedMail(to=mail.from_addr, subject=subj, sections=ctx.reply_sections,
-                                  game_id=row.id if row else None, seat=seat,
-                                  in_reply_to=mail.message_id, auto_submitted="auto-replied",
-                                  attach_record=row is not None and row.status != "invited")
-            self.outgoing.queue(tx, planned, row, ctx.now, mail)
+            kinds = ctx.reply_kinds - {REPLY}
+            kind = REPLY if REPLY in ctx.reply_kinds or not kinds else (TURN if TURN in kinds else CONFIRM)
+            headline = "; ".join(ctx.reply_headlines) or "Your commands"
+            subject = None
+            if row is None:
+                subject = (f"Re: {mail.clean_subject}" if mail.clean_subject and not mail.subject_is_command
+                           else "[pbem] " + headline[:60])
+            planned = PlannedMail(to=mail.from_addr, headline=headline, sections=ctx.reply_sections,
+                                  game_id=row.id if row else None, seat=seat, kind=kind,
+                                  subject=subject, answering=mail, attach_record=ctx.attach_record)
+            self.outgoing.deliver(ctx.tx, planned, row, state, ctx.now)
         self.outgoing.queue_planned(ctx)

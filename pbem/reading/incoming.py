@@ -76,6 +76,8 @@ class IncomingMail:
     #: "the mail body". Lets the caller tell a turn file from one of its own attachments that a
     #: client re-attached to the reply (iOS Mail offers to).
     json_source: str | None = None
+    #: Whether ``command_lines`` starts with the subject (a new mail whose subject may be a command).
+    subject_is_command: bool = False
 
 
 # --- entry point ---------------------------------------------------------------------------------
@@ -158,6 +160,7 @@ def _read(raw: bytes, own_addresses: Collection[str]) -> IncomingMail:
     mail.text = body_text(msg)
     mail.reply_text, mail.command_text = split_reply(mail.text)
     lines = [line.strip() for line in mail.command_text.split("\n")]
+    mail.subject_is_command = subject_is_command
     mail.command_lines = ([mail.clean_subject] if subject_is_command else []) + [
         line for line in lines if line
     ]

@@ -306,6 +306,11 @@ class SQLiteTx:
                         " DO UPDATE SET settings = excluded.settings",
                         (email.lower(), json_dumps(settings)))
 
+    def nickname_owner(self, nickname: str) -> str | None:
+        row = self._c.execute("SELECT email FROM players WHERE lower(json_extract(settings, '$.nickname'))"
+                              " = lower(?) LIMIT 1", (nickname,)).fetchone()
+        return row[0] if row else None
+
     def block(self, email: str, now: datetime, by: str, why: str) -> None:
         self._c.execute("INSERT INTO blocked (email, at, by, why) VALUES (?, ?, ?, ?) ON CONFLICT"
                         " (email) DO UPDATE SET at = excluded.at, by = excluded.by, why = excluded.why",
@@ -322,6 +327,31 @@ class SQLiteTx:
         cur = self._c.execute("INSERT INTO once_keys (key, at) VALUES (?, ?) ON CONFLICT DO NOTHING",
                               (key, dt_to_text(now)))
         return cur.rowcount == 1
+
+    def mail_thread(self, game_id: str, email: str) -> tuple[str, str] | None:
+        row = self._c.execute("SELECT root_id, last_id FROM mail_threads WHERE game_id = ? AND email = ?",
+                              (game_id, email.lower())).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def set_mail_thread(self, game_id: str, email: str, root_id: str, last_id: str) -> None:
+        self._c.execute("INSERT INTO mail_threads (game_id, email, root_id, last_id) VALUES (?, ?, ?, ?)"
+                        " ON CONFLICT (game_id, email) DO UPDATE SET last_id = excluded.last_id",
+                        (game_id, email.lower(), root_id, last_id))
+
+    def hold_for_digest(self, email: str, game_id: str | None, headline: str, now: datetime) -> None:
+        self._c.execute("INSERT INTO digest_items (email, game_id, headline, created_at)"
+                        " VALUES (?, ?, ?, ?)", (email.lower(), game_id, headline, dt_to_text(now)))
+
+    def digest_items(self, email: str) -> list[tuple[str | None, str, datetime]]:
+        rows = self._c.execute("SELECT game_id, headline, created_at FROM digest_items WHERE email = ?"
+                               " ORDER BY id", (email.lower(),)).fetchall()
+        return [(r[0], r[1], dt_from_text(r[2])) for r in rows]
+
+    def digest_addresses(self) -> list[str]:
+        return [r[0] for r in self._c.execute("SELECT DISTINCT email FROM digest_items ORDER BY email")]
+
+    def clear_digest(self, email: str) -> None:
+        self._c.execute("DELETE FROM digest_items WHERE email = ?", (email.lower(),))
 
     def get_meta(self, key: str) -> str | None:
         row = self._c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

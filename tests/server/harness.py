@@ -13,7 +13,9 @@ from pbem.clock import ManualClock
 from pbem.config import config_from_dict
 from pbem.processing.processor import Processor
 from pbem.store import open_store
-from tests.server.players import parse
+from tests.server.players import headline, html_of, parse, text_of
+
+__all__ = ["Server", "headline", "html_of", "text_of", "to"]
 
 
 class Server:
@@ -55,6 +57,3 @@ def to(outbox: list[tuple[str, EmailMessage]], address: str) -> list[EmailMessag
     return [m for rcpt, m in outbox if rcpt == address]
 
 
-def text_of(message: EmailMessage) -> str:
-    body = message.get_body(preferencelist=("plain",))
-    return body.get_content().replace("\r\n", "\n") if body is not None else ""

@@ -1,5 +1,6 @@
-"""Players as the tests drive them: people with a mail client who read the attached record, think
-(a random legal move) and press Reply."""
+"""Players as the tests drive them: people with a mail client who read the mail they get, pick a
+legal move (by tapping one of the HTML part's links, or by pressing Reply and typing it) and send.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import email.policy
 import json
 import random
 from email.message import EmailMessage
+from html.parser import HTMLParser
+from urllib.parse import parse_qs, unquote, urlsplit
 
-from pbem.cli.mailbox import reply_to
-from pbem.record import replay_record
+from pbem.cli.mailbox import new_mail, reply_to
 
 
 def parse(raw: bytes) -> EmailMessage:
@@ -25,6 +27,64 @@ def attached_record(message: EmailMessage) -> dict | None:
     return None
 
 
+def text_of(message: EmailMessage) -> str:
+    body = message.get_body(preferencelist=("plain",))
+    return body.get_content().replace("\r\n", "\n") if body is not None else ""
+
+
+def html_of(message: EmailMessage) -> str:
+    body = message.get_body(preferencelist=("html",))
+    return body.get_content() if body is not None and body.get_content_type() == "text/html" else ""
+
+
+def headline(message: EmailMessage) -> str:
+    """The body's first line (as the mail client shows it in the inbox), unwrapped."""
+    first = text_of(message).split("\n\n", 1)[0]
+    return " ".join(first.split())
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, str]] = []  # (href, text)
+        self._href: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self._href = dict(attrs).get("href")
+            self._text = []
+
+    def handle_data(self, data: str) -> None:
+        if self._href is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._href is not None:
+            self.links.append((self._href, "".join(self._text).strip()))
+            self._href = None
+
+
+def mailto_links(message: EmailMessage) -> list[dict[str, str]]:
+    """Every one-tap link of the HTML part, as a mail client would open it (RFC 6068)."""
+    parser = _Links()
+    parser.feed(html_of(message))
+    found = []
+    for href, text in parser.links:
+        if not href.startswith("mailto:"):
+            continue
+        parts = urlsplit(href)
+        fields = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        found.append({"to": unquote(parts.path), "subject": fields.get("subject", ""),
+                      "body": fields.get("body", ""), "text": text})
+    return found
+
+
+def follow(link: dict[str, str], sender: str) -> EmailMessage:
+    """The mail a client composes from a tapped link and sends unchanged."""
+    return new_mail(sender, link["to"], link["body"], link["subject"])
+
+
 class Player:
     def __init__(self, address: str, seed: int = 0):
         self.address = address
@@ -34,17 +94,25 @@ class Player:
     def receive(self, message: EmailMessage) -> None:
         self.inbox.append(message)
 
+    def move_links(self, message: EmailMessage) -> list[dict[str, str]]:
+        return [link for link in mailto_links(message) if "(move " in link["body"]]
+
     def choose_move(self, message: EmailMessage) -> str:
-        record = attached_record(message)
-        assert record is not None, f"no record attached to {message['Subject']}"
-        state = replay_record(record)
-        return state.move_text(state.random_move(self.rng))
+        links = self.move_links(message)
+        assert links, f"no legal move links in {headline(message)!r}"
+        return self.rng.choice(links)["body"]
 
     def respond(self, message: EmailMessage) -> EmailMessage | None:
-        """The reply a person would send to this mail, or None."""
-        subject = str(message["Subject"])
-        if "Invitation to" in subject:
+        """The mail a person would send after reading this one, or None: accept an invitation;
+        on "your move", tap a legal move's link or press Reply and type it (half the time each)."""
+        first = headline(message)
+        if "invites you" in first:
             return reply_to(message, self.address, "accept")
-        if "Your move" in subject:
-            return reply_to(message, self.address, self.choose_move(message))
+        if "Your move" in first or "your move" in first:
+            links = self.move_links(message)
+            assert links, f"no legal move links in {first!r}"
+            link = self.rng.choice(links)
+            if self.rng.random() < 0.5:
+                return follow(link, self.address)
+            return reply_to(message, self.address, link["body"])
         return None
