@@ -97,6 +97,8 @@ def _secret(section: dict[str, Any], base: Path, where: str) -> str:
             return path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise ConfigError(f"{where}.password_file: cannot read {path}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{where}.password_file: {path} is not UTF-8 text") from None
     return str(section.get("password", ""))
 
 
@@ -155,11 +157,43 @@ def load_config(path: Path | None) -> Config:
         path = default
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"no such file: {path}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     return config_from_dict(data, base=path.resolve().parent, source=path)
+
+
+# Ports whose protocol fixes the security setting: implicit TLS, or plain text first (STARTTLS or none).
+_TLS_PORTS = {"imap": 993, "relay": 465}
+_PLAIN_PORTS = {"imap": (143,), "relay": (25, 587)}
+
+
+def _port_problem(where: str, port: int | None, security: str) -> str | None:
+    if port == _TLS_PORTS[where] and security != "ssl":
+        return f'{where}.port {port} is the TLS port: security must be "ssl", not "{security}"'
+    if port in _PLAIN_PORTS[where] and security == "ssl":
+        return (f'{where}.port {port} starts in plain text: security must be "starttls" or "none", '
+                'not "ssl"')
+    return None
+
+
+def setting_problems(config: Config) -> list[str]:
+    """Settings that contradict each other, so the server would fail at the first connection (a TLS
+    handshake on a plain port, a login without a password). Only settings: nothing is connected to."""
+    found = []
+    if config.imap.host:
+        found.append(_port_problem("imap", config.imap.port, config.imap.security))
+        if not config.imap.password:
+            found.append("imap.password (or imap.password_file) is required when imap.host is set")
+    if config.relay.host:
+        found.append(_port_problem("relay", config.relay.port, config.relay.security))
+        if bool(config.relay.username) != bool(config.relay.password):
+            found.append("relay.username and relay.password (or password_file) go together: set both "
+                         "or neither")
+    return [problem for problem in found if problem]
 
 
 EXAMPLE = '''\
@@ -172,7 +206,8 @@ address = "pbem@localhost"
 name = "pbem"
 # Where the database, the outbox Maildir and logs live (relative to this file).
 data_dir = "./pbem-data"
-# database = "postgresql://pbem@localhost/pbem"   # default: DATA_DIR/pbem.sqlite3
+# The SQLite database: a file path (relative to this file) or sqlite:///path.
+# database = "./pbem-data/pbem.sqlite3"   # default: DATA_DIR/pbem.sqlite3
 max_message_bytes = 2000000
 log_level = "INFO"
 # At most one "failed authentication" notice per seat within this interval.

@@ -32,6 +32,14 @@ class RecordError(ValueError):
         super().__init__(f"{source}: " + "; ".join(errors))
 
 
+class MissingRecordError(RecordError):
+    """The record file is not there: nothing is wrong with a record, so the CLI says "no such file"
+    rather than "malformed record"."""
+
+    def __init__(self, source: str):
+        super().__init__(source, ["no such file"])
+
+
 def iso(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -64,6 +72,8 @@ def parse_record(text: str, source: str = "record") -> tuple[dict[str, Any], Gam
 def load_record(path: Path) -> tuple[dict[str, Any], Game]:
     try:
         text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MissingRecordError(str(path)) from None
     except OSError as exc:
         raise RecordError(str(path), [exc.strerror or str(exc)]) from None
     except UnicodeDecodeError as exc:

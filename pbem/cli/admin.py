@@ -34,6 +34,8 @@ from pbem.community.moderation import (
 from pbem.config import Config
 from pbem.processing.context import MailContext
 
+GAME_HELP = "the game's id, e.g. ac-12"
+
 
 def _local_user() -> str:
     try:
@@ -90,7 +92,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         "admin", help="moderator operations (pause, rollback, replace a player, block, ...)",
         description="Moderator operations on the server's store. Every change is recorded in the game "
                     "record with --by and --why, and the players are told by mail.")
-    admin.add_argument("-c", "--config", dest="admin_config", metavar="FILE", help="pbem.toml")
+    admin.add_argument("-c", "--config", dest="admin_config", metavar="FILE", help=CONFIG_HELP)
     ops = admin.add_subparsers(dest="admin_command", metavar="OPERATION", required=True)
 
     def add(name: str, func, help_text: str, why: bool = True) -> argparse.ArgumentParser:
@@ -104,46 +106,47 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         return parser
 
     p = add("token", cmd_token, "print the token line a moderator's admin mails must carry", why=False)
-    p.add_argument("address")
+    p.add_argument("address", help="the moderator's address, as in [moderators] addresses")
     p = add("list", _op(lambda a: lambda ctx: list_games(ctx, a.filters)),
             "list games; filters: a status, a game name, a player's address", why=False)
-    p.add_argument("filters", nargs="*")
+    p.add_argument("filters", nargs="*", metavar="FILTER",
+                   help="a status, a game name or a player's address (all must match)")
     p = add("show", _op(lambda a: lambda ctx: show_game(ctx, a.game)),
             "everything about a game, hidden information included", why=False)
-    p.add_argument("game")
+    p.add_argument("game", help=GAME_HELP)
     p = add("pause", _op(lambda a: lambda ctx: pause(ctx, a.game, by=a.by, why=a.why)),
             "stop a game's move clock")
-    p.add_argument("game")
+    p.add_argument("game", help=GAME_HELP)
     p = add("resume", _op(lambda a: lambda ctx: resume(ctx, a.game, by=a.by, why=a.why)),
             "start a paused game's move clock again")
-    p.add_argument("game")
+    p.add_argument("game", help=GAME_HELP)
     p = add("deadline", _op(lambda a: lambda ctx: set_deadline(ctx, a.game, a.when, by=a.by, why=a.why)),
             "set when the seat to move must have moved (UTC)")
-    p.add_argument("game")
-    p.add_argument("when", metavar="YYYY-MM-DD[THH:MM]")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("when", metavar="YYYY-MM-DD[THH:MM]", help="the new deadline, UTC")
     p = add("replace", _op(lambda a: lambda ctx: replace(ctx, a.game, a.seat, a.address, by=a.by,
                                                          why=a.why)),
             "give a seat to a new address (new token; old and new player told)")
-    p.add_argument("game")
-    p.add_argument("seat")
-    p.add_argument("address")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("seat", help="the seat to give, e.g. white")
+    p.add_argument("address", help="the new player's address")
     p = add("rollback", _op(lambda a: lambda ctx: rollback(ctx, a.game, a.n, by=a.by, why=a.why)),
             "take back the last N moves")
-    p.add_argument("game")
-    p.add_argument("n", type=int, metavar="N")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("n", type=int, metavar="N", help="how many moves to take back")
     p = add("end", _op(lambda a: lambda ctx: end(ctx, a.game, a.result, by=a.by, why=a.why)),
             "end a game: RESULT is the winning seat or draw")
-    p.add_argument("game")
-    p.add_argument("result", metavar="RESULT")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("result", metavar="RESULT", help="the winning seat, or draw")
     p = add("resend", _op(lambda a: lambda ctx: resend(ctx, a.game, by=a.by, why=a.why)),
             "mail the current board (or the invitation) to everyone again")
-    p.add_argument("game")
+    p.add_argument("game", help=GAME_HELP)
     p = add("block", _op(lambda a: lambda ctx: block(ctx, a.address, by=a.by, why=a.why)),
             "ignore all mail from an address, without reply")
-    p.add_argument("address")
+    p.add_argument("address", help="the address to ignore")
     p = add("unblock", _op(lambda a: lambda ctx: unblock(ctx, a.address, by=a.by, why=a.why)),
             "read an address's mail again")
-    p.add_argument("address")
+    p.add_argument("address", help="the address to read again")
 
 
 __all__ = ["register_all"]

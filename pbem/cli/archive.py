@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pbem.cli.common import CONFIG_HELP, config_of, open_configured_store, progress_bar
+from pbem.cli.common import CONFIG_HELP, SetupError, config_of, open_configured_store, progress_bar
 from pbem.config import ConfigError
 from pbem.store.base import GAME_STATUSES, Store
 
@@ -33,13 +33,10 @@ class CommandProblem(Exception):
 
 
 def _open(args: argparse.Namespace) -> Store:
-    from pbem.store import StoreError
-
-    config = config_of(args)
     try:
-        return open_configured_store(config)
-    except (StoreError, ValueError, NotImplementedError, OSError) as exc:
-        raise CommandProblem(f"cannot open the database {config.database_url}: {exc}") from None
+        return open_configured_store(config_of(args))
+    except SetupError as exc:
+        raise CommandProblem(str(exc)) from None
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -86,6 +83,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from pbem.archive.importer import import_archive
 
     directory = Path(args.directory)
+    if not directory.exists():
+        raise CommandProblem(f"no such directory: {directory}")
     if not directory.is_dir():
         raise CommandProblem(f"{directory} is not a directory")
     if args.jobs is not None and args.jobs < 1:
@@ -199,13 +198,13 @@ def register_all(sub: argparse._SubParsersAction) -> None:
             "Records are exported whole, hidden information included (a moderator's backup); "
             "--public writes what players may see instead.")
     _filter_options(p)
-    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write into")
     p.add_argument("--public", action="store_true", help="remove hidden information (draw piles)")
 
     p = add("import", cmd_import, "check every record file of DIR (schema and full replay) and store "
                                   "the games not yet present, one transaction per game",
             "Exit 1 when any file was bad; each is named with the reason.")
-    p.add_argument("directory", metavar="DIR")
+    p.add_argument("directory", metavar="DIR", help="the folder of record files (*.json)")
     p.add_argument("--jobs", type=int, metavar="N",
                    help="processes checking records (default: one per CPU)")
 
@@ -216,7 +215,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
 
     p = add("html", cmd_html, "write a static site: DIR/index.html and a page per game with the "
                               "board at every ply (hidden information never shown)")
-    p.add_argument("directory", metavar="DIR")
+    p.add_argument("directory", metavar="DIR", help="the folder to write the site into")
     _filter_options(p)
 
     p = sub.add_parser("standings", help="games, wins, losses, draws and Elo rating per player",
@@ -224,7 +223,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
                        epilog=STANDINGS_HELP)
     p.add_argument("-c", "--config", help=CONFIG_HELP)
     p.add_argument("--game", metavar="NAME", help="only this game (default: every game, separately)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the standings as JSON")
     p.set_defaults(func=_guarded(cmd_standings))
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.store import base, migrations, open_store, sqlite_path
+from pbem.store import UnavailableBackendError, base, migrations, open_store, sqlite_path
 from pbem.store.base import GameRow, Seat
 from pbem.store.common import (
     SchemaVersionError,
@@ -167,9 +167,9 @@ def test_open_store_targets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert isinstance(s, SQLiteStore)
         s.close()
         assert expected.exists()
-    with pytest.raises(NotImplementedError, match="PostgreSQL backend: not yet"):
+    with pytest.raises(UnavailableBackendError, match="PostgreSQL support is not available"):
         open_store("postgresql://pbem@localhost/pbem")
-    with pytest.raises(ValueError, match="unsupported"):
+    with pytest.raises(UnavailableBackendError, match="unsupported"):
         open_store("mysql://x/y")
     with pytest.raises(ValueError):
         SQLiteStore(":memory:")
