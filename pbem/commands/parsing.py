@@ -155,10 +155,11 @@ def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | No
         return Command(verb, line, topic=topic, game=topic if topic and GAME_ID.match(topic) else None)
     if verb in ("games", "settings") and not rest:
         return Command(verb, line)
+    raw_rest = line.split()[1:]  # with the final full stop, which belongs to a nickname or a note
     if verb == "set":
-        if len(rest) < 2:
+        if len(raw_rest) < 2:
             return CommandError(line, f"set takes a setting and a value: {USAGE['set']}")
-        return Command("set", line, args={"key": rest[0].lower(), "value": " ".join(rest[1:])})
+        return Command("set", line, args={"key": raw_rest[0].lower(), "value": " ".join(raw_rest[1:])})
     if verb in ("accept", "decline", "rematch", "record", "history"):
         return _game_command(line, verb, rest)
     if verb == "board":
@@ -177,7 +178,7 @@ def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | No
             return parsed
         return _game_command(line, verb, rest)
     if verb == "message":
-        return _parse_message(line, rest)
+        return _parse_message(line, raw_rest)
     if verb == "move":
         if rest and GAME_ID.match(rest[0]):
             if len(rest) < 2:

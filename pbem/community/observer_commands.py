@@ -89,7 +89,7 @@ def boards_to_observers(ctx: MailContext, row: GameRow, state: State, headline: 
     for email in _observers(ctx, row):
         ctx.planned.append(PlannedMail(
             to=email, game_id=row.id, kind=BOARD, observer=True,
-            headline=f"{headline} {who(state.to_move, None, names)} is to move.",
+            headline=f"{headline}; {who(state.to_move, None, names)} is to move.",
             sections=[board_section(state, None, [scores_line(state, None, names)], with_legal=False)]))
 
 

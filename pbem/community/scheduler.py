@@ -390,7 +390,8 @@ class Scheduler:
             section = board_section(state, seat, [f"Your move in {row.id} (move {state.ply + 1}); "
                                                   f"write: move {row.id} MOVE"],
                                     title=f"Your move: {row.id}")
-            section.actions = [ActionGroup(group.label, [Action(a.text, f"move {row.id} {a.line}")
+            number = f"(move {state.ply + 1})"  # the digest's Reply-To serves every game
+            section.actions = [ActionGroup(group.label, [Action(a.text, f"move {row.id} {a.line} {number}")
                                                          for a in group.items])
                                for group in section.actions]
             sections.append(section)

@@ -50,7 +50,8 @@ def players_line(row: GameRow, reader: str | None, names: dict[str, str]) -> str
 
 def thread_subject(row: GameRow, names: dict[str, str]) -> str:
     """The one subject of every mail of a game, fixed when the game is created (a later nickname
-    must not split the thread): ``[pbem ac-12] Alien City: Ann vs Bo``."""
+    must not split the thread): ``[pbem ac-12] Ann vs Bo``. The tag names the game (its prefix, the
+    kind); the subject stays short because every one-tap link of a mail repeats it."""
     stored = row.record.get("subject")
     if isinstance(stored, str) and stored:
         return stored
@@ -58,7 +59,7 @@ def thread_subject(row: GameRow, names: dict[str, str]) -> str:
     joined = " vs ".join(short) if len(short) == 2 else ", ".join(short)
     if len(joined) > SUBJECT_NAMES_MAX:
         joined = joined[:SUBJECT_NAMES_MAX - 1].rstrip(" ,") + "…"
-    subject = f"[pbem {row.id}] {get_game(row.game).title}: {joined}"
+    subject = f"[pbem {row.id}] {joined}"
     row.record["subject"] = subject
     return subject
 
@@ -99,11 +100,10 @@ def next_move(state: State) -> int:
 
 
 def legal_actions(state: State, viewer: str) -> list[ActionGroup]:
-    """The legal moves as taps, each carrying its move number so that a tap on an old mail is
-    refused instead of played in a position it was not meant for."""
+    """The legal moves as taps. A tap on an old mail is refused, not played in a later position:
+    the link's address carries the move number (see ``games.reply_key``)."""
     def make() -> list[ActionGroup]:
-        suffix = f" (move {next_move(state)})"
-        return [ActionGroup(label, [Action(text, line + suffix) for text, line in items])
+        return [ActionGroup(label, [Action(text, line) for text, line in items])
                 for label, items in state.game.renderer.legal_groups(state, viewer)]
     return _memo(state, "actions", viewer, make)
 

@@ -64,9 +64,19 @@ def sender_seat(row: GameRow) -> Callable[[str], Seat | None]:
     return find
 
 
+def reply_key(tag: str) -> tuple[str, int | None]:
+    """A Reply-To tag is the seat's token, followed by ``-N`` when the mail asked for move N:
+    ``pbem+TOKEN-12@host``. The number makes a reply (or a tapped link) to an old mail refused
+    instead of played in a later position, even from clients that drop In-Reply-To."""
+    token, dash, number = tag.rpartition("-")
+    if dash and number.isdigit() and token:
+        return token, int(number)
+    return tag, None
+
+
 def mail_tokens(ctx: MailContext, command: Command | None = None) -> list[str]:
-    return [t for t in [*ctx.mail.plus_tokens, ctx.mail.body_token, command.token if command else None]
-            if t]
+    tags = [*ctx.mail.plus_tokens, ctx.mail.body_token, command.token if command else None]
+    return [reply_key(t)[0] for t in tags if t]
 
 
 def address_proven(ctx: MailContext, command: Command | None = None) -> bool:
@@ -122,35 +132,38 @@ def save_game(ctx: MailContext, row: GameRow, state: State) -> None:
     ctx.touched[row.id] = (row, state)
 
 
-def announce_position(ctx: MailContext, row: GameRow, state: State, headline: str, *,
+def announce_position(ctx: MailContext, row: GameRow, state: State, event: str, *,
                       exclude: str | None = None, note: list[str] | None = None,
-                      start: bool = False) -> None:
+                      notes: list[str] | None = None, start: bool = False) -> None:
     """After a change of position, each player but ``exclude`` (who gets the reply to their own mail)
     hears what they need: the seat to move its board and legal moves ("your move"), a waiting seat
     the board (sent only to those who asked for every move), everyone the result at the end.
-    ``note`` is what the mover wrote to the others, relayed with the move. At the ``start`` every
+
+    ``event`` is what happened, in a few words ("Bo played dome blue D5"); the headline puts "Your
+    move" first, so the inbox preview shows it. ``notes`` are the engine's announcements (skipped
+    turns, the tile drawn); ``note`` is what the mover wrote to the others. At the ``start`` every
     player hears of it. Players dropped from the game hear only the end. Observers follow through
     the BOARD_SENT hook."""
     if state.is_over:
-        announce_end(ctx, row, state, exclude=exclude, note=note)
+        announce_end(ctx, row, state, exclude=exclude, note=[*(notes or []), *(note or [])])
         return
     names = game_names(ctx.tx, row)
     for seat in row.seats:
         if seat.seat == exclude or seat.seat in state.dropped_seats:
             continue
-        lines = [*(note or [])]
+        lines = [*(note or []), *(notes or [])]
         if state.to_move == seat.seat:
-            first = f"{headline} Your move (move {state.ply + 1})."
+            first = f"Your move (move {state.ply + 1}): {event}."
             kind = TURN
         else:
-            first = f"{headline} {who(state.to_move, seat.seat, names)} is to move."
+            first = f"{event}; {who(state.to_move, seat.seat, names)} is to move."
             kind = EVENT if start else BOARD
         lines.append(scores_line(state, seat.seat, names))
         ctx.planned.append(PlannedMail(
             to=seat.email, seat=seat.seat, game_id=row.id, kind=kind, headline=first,
             sections=[board_section(state, seat.seat, lines)]))
     for hook in hooks.BOARD_SENT:
-        hook(ctx, row, state, headline)
+        hook(ctx, row, state, event)
 
 
 def announce_end(ctx: MailContext, row: GameRow, state: State, *, exclude: str | None = None,

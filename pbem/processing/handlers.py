@@ -182,8 +182,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
     number = state.ply
     mover = names.get(seat.seat, seat.seat)
     note = [f"{mover}: {line}" for line in command.note]
-    headline = " ".join([f"{mover} played {canonical} (move {number}).", *notes])
-    announce_position(ctx, row, state, headline, exclude=seat.seat, note=note)
+    announce_position(ctx, row, state, f"{mover} played {canonical}", exclude=seat.seat, note=note,
+                      notes=notes)
     if state.is_over:
         ctx.reply(board_section(state, seat.seat, notes), row.id,
                   headline=result_headline(row, state, seat.seat, names))

@@ -176,15 +176,16 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     notes = draw_chances(game, state, row.record, ctx.now)
     save_game(ctx, row, state)
     ctx.outcomes.append("started")
-    headline = f"Game {row.id} has started. " + " ".join(notes)
-    lines = [players_line(row, seat.seat, names), scores_line(state, seat.seat, names)]
+    lines = [*notes, players_line(row, seat.seat, names), scores_line(state, seat.seat, names)]
     if state.to_move == seat.seat:
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
-                  headline=f"{headline.strip()} Your move (move 1).")
+                  headline=f"Your move (move 1): game {row.id} has started.")
     else:
         ctx.reply(board_section(state, seat.seat, lines), row.id,
-                  headline=f"{headline.strip()} {who(state.to_move, seat.seat, names)} moves first.")
-    announce_position(ctx, row, state, headline.strip(), exclude=seat.seat, start=True)
+                  headline=f"Game {row.id} has started; {who(state.to_move, seat.seat, names)} moves "
+                           "first.")
+    announce_position(ctx, row, state, f"game {row.id} has started", exclude=seat.seat, notes=notes,
+                      start=True)
 
 
 def do_decline(ctx: MailContext, command: Command) -> None:

@@ -44,12 +44,17 @@ class Outgoing:
             generation = int((record.get("players") or {}).get(seat, {}).get("token_generation", 0))
         return seat_token(self.secret, game_id, seat, generation)
 
-    def reply_address(self, row: GameRow | None, seat: str | None, to: str) -> str:
-        """Where the recipient's reply goes: the seat's tokened address, which authenticates a move;
-        else the address token of the recipient, which proves only that they read that mailbox."""
+    def reply_address(self, row: GameRow | None, seat: str | None, to: str,
+                      state: State | None = None) -> str:
+        """Where the recipient's reply goes: the seat's tokened address, which authenticates a move,
+        keyed with the move number when the seat is to move (see ``games.reply_key``); else the
+        address token of the recipient, which proves only that they read that mailbox."""
         if row is None or seat is None:
             return plus_address(self.config.address, address_token(self.secret, to))
-        return plus_address(self.config.address, self.token_for(row.id, seat, row.record))
+        tag = self.token_for(row.id, seat, row.record)
+        if state is not None and not state.is_over and state.to_move == seat and row.status == "active":
+            tag += f"-{state.ply + 1}"
+        return plus_address(self.config.address, tag)
 
     # --- one mail ----------------------------------------------------------------------------------
     def deliver(self, tx: Tx, planned: PlannedMail, row: GameRow | None, state: State | None,
@@ -68,7 +73,7 @@ class Outgoing:
     def compose(self, tx: Tx, planned: PlannedMail, row: GameRow | None, state: State | None,
                 now: datetime, prefs: Preferences | None = None) -> Message:
         prefs = prefs or Preferences.from_settings(tx.get_player(planned.to))
-        reply_to = self.reply_address(row, planned.seat, planned.to)
+        reply_to = self.reply_address(row, planned.seat, planned.to, state)
         ply = len([e for e in row.record["moves"] if "move" in e]) if row else None
         message_id = new_message_id(self.domain, row.id if row else "",
                                     f"p{ply}" if row else "", planned.seat or "")
@@ -80,7 +85,6 @@ class Outgoing:
         attachments = [record_attachment(row)] if row is not None and planned.attach_record else []
         lines = footer(row, state, planned.seat, self.config.address, observer=planned.observer,
                        attached=bool(attachments))
-        reply_subject = subject if subject.lower().startswith("re:") else f"Re: {subject}"
         return build_message(
             from_addr=self.config.address, from_name=self.config.name, to=planned.to,
             subject=subject, message_id=message_id, date=now, headline=planned.headline,
@@ -88,7 +92,7 @@ class Outgoing:
             in_reply_to=in_reply_to, references=references,
             auto_submitted="auto-replied" if planned.kind == REPLY else planned.auto_submitted,
             sections=planned.sections, footer=lines, attachments=attachments,
-            mailto=partial(mailto_link, reply_to, reply_subject), html=prefs.html,
+            mailto=partial(mailto_link, reply_to, subject), html=prefs.html,
             extra_headers={"X-Pbem-Game": row.id, "X-Pbem-Ply": str(ply)} if row else None)
 
     def _thread(self, tx: Tx, planned: PlannedMail, row: GameRow | None, message_id: str

@@ -21,7 +21,7 @@ from pbem.outbox.compose import Section
 from pbem.processing import features, hooks
 from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
 from pbem.processing.gamemail import board_section
-from pbem.processing.games import AuthFailed, CommandFailed
+from pbem.processing.games import AuthFailed, CommandFailed, reply_key
 from pbem.processing.handlers import HANDLERS
 from pbem.processing.outgoing import Outgoing
 from pbem.reading.incoming import IncomingMail, read_mail
@@ -174,14 +174,18 @@ class Processor:
         return outcome, game_id, ctx.touched
 
     def _find_context(self, ctx: MailContext) -> None:
-        """The game a reply is about: from a valid token, else from the subject tag."""
+        """The game a reply is about: from a valid token, else from the subject tag; and the move
+        it was meant for, from the Reply-To key, else from the mail it answers."""
         mail = ctx.mail
-        for token in [*mail.plus_tokens, mail.body_token]:
-            if not token:
+        for tag in [*mail.plus_tokens, mail.body_token]:
+            if not tag:
                 continue
+            token, move = reply_key(tag)
             found = ctx.tx.seat_by_token_hash(token_hash(token))
             if found:
                 ctx.context_game, ctx.context_seat = found[0], found[1].seat
+                if move is not None:
+                    ctx.expected_ply[found[0]] = move - 1
                 break
         if ctx.context_game is None and mail.subject_tag and re.match(r"^[a-z]+-\d+$", mail.subject_tag):
             ctx.context_game = mail.subject_tag.lower()

@@ -16,17 +16,23 @@ from pbem.cli.mailbox import new_mail
 from pbem.record import replay_record
 from pbem.store import open_store
 from tests.e2e.conftest import raw, relay
-from tests.server.players import Player, attached_record
+from tests.server.mailcheck import MailCheck
+from tests.server.players import Player, attached_record, headline, text_of
 from tests.services.requirements import free_port
 
 ALICE, BOB, SERVER = "alice@example.org", "bob@example.org", "pbem@localhost"
 REPO = Path(__file__).resolve().parents[2]
 
 
-def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 300) -> dict[str, EmailMessage]:
-    """Alice challenges Bob; both answer every mail they get until both have the result."""
+def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 300,
+               check: MailCheck | None = None) -> dict[str, EmailMessage]:
+    """Alice challenges Bob; both answer every mail they get until both have the result. Every mail
+    is read as its recipient would (``MailCheck``)."""
+    check = check or MailCheck()
     players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
-    submit(new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black"))
+    challenge = new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black")
+    check.sent(ALICE, challenge)
+    submit(challenge)
     seen, finished = 0, {}
     deadline = time.monotonic() + timeout
     while len(finished) < 2:
@@ -35,13 +41,18 @@ def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 30
         for item in received[seen:]:
             message, rcpt = item.message, item.rcpt_tos[0]
             assert message["Auto-Submitted"] in ("auto-replied", "auto-generated")
-            if "Game over" in str(message["Subject"]):
+            check.read(rcpt, message, item.data)
+            if headline(message).startswith("Game over"):
                 finished[rcpt] = message
                 continue
             reply = players[rcpt].respond(message)
             if reply is not None:
+                check.sent(rcpt, reply)
                 submit(reply)
         seen = len(received)
+    # the default notification level: about twenty mails each, not forty, and no more than 300 KB
+    assert max(check.count.values()) <= 25, dict(check.count)
+    assert max(check.bytes.values()) <= 300_000, dict(check.bytes)
     return finished
 
 
@@ -53,8 +64,7 @@ def check_result(finished: dict[str, EmailMessage], store) -> None:
     for message in finished.values():
         record = attached_record(message)
         assert replay_record(record).is_over
-        body = message.get_body(preferencelist=("plain",)).get_content()
-        assert "Final scores" in body
+        assert "Final scores" in text_of(message)
 
 
 def test_whole_game_over_imap_idle(dovecot, imap_user, smtp_sink, daemon_for) -> None:
@@ -145,12 +155,16 @@ security = "none"
     players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
     first = new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black")
     dovecot.deliver(user, raw(first))
-    expected_mails = 2  # alice's confirmation, bob's invitation
-    for _round in range(4):  # new, accept, black's move, white's move: each crashes once
+    # new: alice's confirmation, bob's invitation; accept: bob's answer, alice's "your move";
+    # black's move: bob's "your move"; white's move: alice's "your move"
+    per_round = [2, 2, 1, 1]
+    expected_mails = 0
+    for mails in per_round:  # each round's message crashes the server once, right after commit
+        expected_mails += mails
         crashing = _serve(config_path, "after-commit")
         assert crashing.wait(60) == -9, crashing.stderr.read().decode()[-2000:]
         assert len(dovecot.list_messages(user, "INBOX")) == 1, "the message left INBOX before the crash"
-        assert len(smtp_sink.messages) == expected_mails - 2, "a reply was sent before the crash"
+        assert len(smtp_sink.messages) == expected_mails - mails, "a reply was sent before the crash"
         server = _serve(config_path, None)
         try:
             received = smtp_sink.wait_for(expected_mails, timeout=60)
@@ -167,13 +181,12 @@ security = "none"
             _stop(server)
         # the next mail: whoever has a mail to answer answers the newest one
         reply = None
-        for item in reversed(received[-2:]):
+        for item in reversed(received[-mails:]):
             reply = players[item.rcpt_tos[0]].respond(item.message)
             if reply is not None:
                 break
         assert reply is not None
         dovecot.deliver(user, raw(reply))
-        expected_mails += 2
     store = open_store(tmp_path / "data" / "pbem.sqlite3")
     try:
         row = store.get_game("ac-1")

@@ -26,6 +26,7 @@ class Server:
         self.clock = ManualClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
         self.processor = Processor(self.config, self.store, self.clock, secret=b"s" * 32)
         self.raw_sent: list[bytes] = []  # every outbound mail exactly as it would go on the wire
+        self.sent: list[tuple[str, bytes]] = []  # (recipient, raw) in the order they were sent
 
     def submit(self, message: EmailMessage | bytes) -> list[tuple[str, EmailMessage]]:
         """Store a mail, process it, and return the mails it caused as (recipient, message)."""
@@ -40,6 +41,7 @@ class Server:
         for row in rows:
             self.store.mark_sent(row.id, self.clock.now())
             self.raw_sent.append(row.raw)
+            self.sent.append((row.recipients[0], row.raw))
             out.append((row.recipients[0], parse(row.raw)))
         return out
 

@@ -13,6 +13,8 @@ from html.parser import HTMLParser
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from pbem.cli.mailbox import new_mail, reply_to
+from pbem.commands.parsing import looks_like_command
+from pbem.processing import features
 
 
 def parse(raw: bytes) -> EmailMessage:
@@ -80,6 +82,14 @@ def mailto_links(message: EmailMessage) -> list[dict[str, str]]:
     return found
 
 
+assert features  # every command word registered, so that commands and moves can be told apart
+
+
+def move_links(message: EmailMessage) -> list[dict[str, str]]:
+    """The links that play a legal move (the others accept, decline, confirm, ...)."""
+    return [link for link in mailto_links(message) if not looks_like_command(link["body"], near=False)]
+
+
 def follow(link: dict[str, str], sender: str) -> EmailMessage:
     """The mail a client composes from a tapped link and sends unchanged."""
     return new_mail(sender, link["to"], link["body"], link["subject"])
@@ -94,11 +104,8 @@ class Player:
     def receive(self, message: EmailMessage) -> None:
         self.inbox.append(message)
 
-    def move_links(self, message: EmailMessage) -> list[dict[str, str]]:
-        return [link for link in mailto_links(message) if "(move " in link["body"]]
-
     def choose_move(self, message: EmailMessage) -> str:
-        links = self.move_links(message)
+        links = move_links(message)
         assert links, f"no legal move links in {headline(message)!r}"
         return self.rng.choice(links)["body"]
 
@@ -109,7 +116,7 @@ class Player:
         if "invites you" in first:
             return reply_to(message, self.address, "accept")
         if "Your move" in first or "your move" in first:
-            links = self.move_links(message)
+            links = move_links(message)
             assert links, f"no legal move links in {first!r}"
             link = self.rng.choice(links)
             if self.rng.random() < 0.5:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from pbem.cli.mailbox import reply_to
 from pbem.record import replay_record
 from tests.server.harness import Server, headline, html_of, text_of, to
-from tests.server.players import Player, attached_record, mailto_links
+from tests.server.players import Player, attached_record, follow, mailto_links
 
 ALICE, BOB, MALLORY = "alice@example.org", "bob@example.org", "mallory@example.net"
 
@@ -34,8 +35,12 @@ def start_game(server: Server, options: str = "") -> tuple[EmailMessage, EmailMe
     out = server.submit(reply_to(invitation, BOB, "accept"))
     alice_mail = to(out, ALICE)[0]
     if not options:  # edition 1.2 draws the first seat by dice
-        assert headline(alice_mail).endswith("has started. Your move (move 1).")
+        assert re.fullmatch(r"Your move \(move 1\): game ac-\d+ has started\.", headline(alice_mail))
     return alice_mail, to(out, BOB)[0]
+
+
+def token_of(mail: EmailMessage) -> str:
+    return mail["Reply-To"].addresses[0].username.split("+", 1)[1].split("-")[0]
 
 
 def applied(server: Server, out: list, game_id: str = "ac-1") -> EmailMessage:
@@ -51,7 +56,7 @@ def test_a_whole_game_by_mail(server: Server) -> None:
     players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
     out = server.submit(server.mail(ALICE, f"new alien-city with {BOB} as black"))
     created = to(out, ALICE)[0]
-    assert created["Subject"] == "[pbem ac-1] Alien City: alice vs bob"
+    assert created["Subject"] == "[pbem ac-1] alice vs bob"
     pending = [(rcpt, m) for rcpt, m in out if rcpt == BOB]
     finished: dict[str, EmailMessage] = {}
     thread_root = None
@@ -60,7 +65,7 @@ def test_a_whole_game_by_mail(server: Server) -> None:
             break
         rcpt, message = pending.pop(0)
         assert message["Auto-Submitted"] in ("auto-replied", "auto-generated")
-        assert message["Subject"] == "[pbem ac-1] Alien City: alice vs bob"
+        assert message["Subject"] == "[pbem ac-1] alice vs bob"
         if thread_root is None:
             thread_root = created["Message-ID"]
         if rcpt == ALICE:  # her thread starts at the mail she got first
@@ -97,7 +102,8 @@ def test_board_mail_contents(server: Server) -> None:
     assert attached_record(alice_mail) is None  # the record comes at the end, or on request
     links = mailto_links(alice_mail)
     assert links and all(link["to"] == alice_mail["Reply-To"].addresses[0].addr_spec for link in links)
-    assert all(link["subject"] == "Re: [pbem ac-1] Alien City: alice vs bob" for link in links)
+    assert all(link["subject"] == "[pbem ac-1] alice vs bob" for link in links)
+    assert all(link["to"].split("@")[0].endswith("-1") for link in links)  # keyed with move 1
     for raw in server.raw_sent:
         assert max(len(line) for line in raw.split(b"\r\n")) <= 998, "SMTP line limit"
         assert b"\n" not in raw.replace(b"\r\n", b""), "bare LF on the wire"
@@ -161,11 +167,11 @@ def test_wrong_token_from_the_right_address_is_not_applied(server: Server) -> No
 
 def test_body_token_line_works_for_a_fresh_mail(server: Server) -> None:
     alice_mail, _ = start_game(server)
-    token = alice_mail["Reply-To"].addresses[0].username.split("+", 1)[1]
+    token = token_of(alice_mail)
     move = Player(ALICE).choose_move(alice_mail)
     out = server.submit(server.mail(ALICE, f"move ac-1 {move}\ntoken {token}"))
     applied(server, out)
-    assert [m["move"] + " (move 1)" for m in server.game("ac-1").record["moves"]] == [move]
+    assert [m["move"] for m in server.game("ac-1").record["moves"]] == [move]
 
 
 def test_out_of_date_board_is_refused_with_the_current_board(server: Server) -> None:
@@ -174,9 +180,12 @@ def test_out_of_date_board_is_refused_with_the_current_board(server: Server) -> 
     first = player.choose_move(alice_mail)
     out = server.submit(reply_to(alice_mail, ALICE, first))
     applied(server, out)
-    # a resent reply to the same (now old) board must not move again, with or without "(move 1)"
-    for second in (player.choose_move(alice_mail), player.choose_move(alice_mail).split(" (")[0]):
-        out = server.submit(reply_to(alice_mail, ALICE, second))
+    # a resent reply to the same (now old) board must not move again: neither a reply (In-Reply-To
+    # and the Reply-To key), nor a tapped link (its key), nor a new mail with "(move 1)"
+    second = player.choose_move(alice_mail)
+    for mail in (reply_to(alice_mail, ALICE, second), follow(mailto_links(alice_mail)[0], ALICE),
+                 server.mail(ALICE, f"move ac-1 {second} (move 1)\ntoken {token_of(alice_mail)}")):
+        out = server.submit(mail)
         refusal = to(out, ALICE)[0]
         assert "answers the board of move 1" in text_of(refusal) and "at move 2" in text_of(refusal)
         assert headline(refusal).startswith("Not applied")
@@ -209,7 +218,6 @@ def test_json_turn_file_as_attachment(server: Server) -> None:
     alice_mail, _ = start_game(server)
     move = Player(ALICE).choose_move(alice_mail)
     reply = reply_to(alice_mail, ALICE, "my move is attached")
-    move = move.split(" (")[0]
     reply.add_attachment(json.dumps({"commands": [{"command": "move", "game": "ac-1", "move": move}]})
                          .encode(), maintype="application", subtype="json", filename="turn.json")
     out = server.submit(reply)
