@@ -213,6 +213,6 @@ def footer(row: GameRow | None, state: State | None, reader: str | None, server_
                      f"record {gid}.")
     if attached:
         lines.append(f"The attached {gid}.json is the game record: replay it with `pbem replay`.")
-    if reader is not None and not observer and row.status in ("invited", "active"):
+    if reader is not None and not observer and row.status == "invited":
         lines.append("Keep the Reply-To address: it carries your secret token for this seat.")
     return lines

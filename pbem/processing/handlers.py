@@ -174,8 +174,9 @@ def do_move(ctx: MailContext, command: Command) -> None:
     try:
         canonical, notes = append_move(game, state, row.record, command.move or "", ctx.now, seat.seat)
     except MoveError as exc:
+        reason = exc.message.split(": ")[0] if len(exc.message) > 60 else exc.message
         raise CommandFailed(f"{command.move!r} was not applied: {exc}", current,
-                            headline=f"Not applied: {command.move}: {exc.message}") from None
+                            headline=f"Not applied: {command.move}: {reason}") from None
     ctx.expected_ply[game_id] = state.ply  # a second move in the same mail continues from here
     save_game(ctx, row, state)
     ctx.outcomes.append(f"applied {canonical}")
