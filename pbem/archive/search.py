@@ -228,15 +228,27 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
 
 
+def _cells(cells: list[str], indent: int, width: int = 78) -> str:
+    """Comma-separated cells on indented lines of at most ``width`` columns, never splitting a cell
+    (a player's seat and address stay together)."""
+    lines = [" " * indent]
+    for n, cell in enumerate(cells):
+        text = cell + ("," if n < len(cells) - 1 else "")
+        if lines[-1].strip() and len(lines[-1]) + 1 + len(text) > width:
+            lines.append(" " * indent)
+        lines[-1] += ("" if not lines[-1].strip() else " ") + text
+    return "\n".join(lines)
+
+
 def table(rows: Iterable[GameRow]) -> str:
     """A plain-text table that survives mail clients (ASCII, fixed columns, long cells last)."""
     lines = []
     for row in rows:
         when = game_date(row)
         day = when.strftime("%Y-%m-%d") if when else "-"
-        players = ", ".join(f"{seat} {email}" for seat, email in players_of(row).items())
+        players = _cells([f"{seat} {email}" for seat, email in players_of(row).items()], 10)
         lines.append(f"{row.id:<9} {row.game:<14} {day:<10} {result_text(row.record, row.status)}"
-                     f"\n{'':<9} {players}")
+                     f"\n{players}")
     if not lines:
         return "(no games)"
     head = f"{'ID':<9} {'GAME':<14} {'DATE':<10} RESULT\n{'':<9} PLAYERS"

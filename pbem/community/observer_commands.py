@@ -149,10 +149,11 @@ def do_undo(ctx: MailContext, command: Command) -> None:
     asked = (f"{seat.seat} ({seat.email}) asks to take back their last move "
              f"({moves[mine[-1]]['move']})" + (f" and the {count - 1} move(s) after it" if count > 1 else "")
              + f" in game {row.id}, going back to move {state.ply - count}.")
+    names = game_names(ctx.tx, row)
     for other in others:
         ctx.planned.append(PlannedMail(
             to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-            headline=f"{seat.seat} asks to take back a move in {row.id}",
+            headline=f"{who(seat.seat, other.seat, names)} asks to take back a move in {row.id}",
             sections=[Section(lines=[
                 asked, f"To agree, reply: accept undo {row.id}",
                 f"To refuse, reply: decline undo {row.id}",
@@ -204,7 +205,7 @@ def do_accept_undo(ctx: MailContext, command: Command) -> None:
                 f"{', '.join(accepted)}; game {row.id} is at move {state.ply} again.")
     names = game_names(ctx.tx, row)
     ctx.reply(board_section(state, seat.seat, [scores_line(state, seat.seat, names)]), row.id,
-              headline=headline + (" Your move." if state.to_move == seat.seat
+              headline=headline + (f" Your move (move {state.ply + 1})." if state.to_move == seat.seat
                                    else f" {who(state.to_move, seat.seat, names)} is to move."))
     ctx.outcomes.append(f"undo {request['moves']}")
     announce_position(ctx, row, state, headline, exclude=seat.seat, start=True)

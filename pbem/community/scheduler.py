@@ -313,7 +313,7 @@ class Scheduler:
                           graced: bool, now: datetime) -> None:
         names = game_names(tx, row)
         late = "the deadline and the 24-hour grace period" if graced else "the deadline"
-        lines = [f"{names.get(seat, seat)} ({seat}) did not move by {late} and forfeits game {row.id}."]
+        lines = []
         if "ranking" in result:
             totals = result.get("totals") or {}
             earlier = [s for s in dl.dropped_seats(row.record) if s != seat]
@@ -325,16 +325,21 @@ class Scheduler:
             lines.append("Ranking: " + ", ".join(
                 f"{s} (forfeited)" if s == seat else f"{s} {totals.get(s, 0)} (dropped)" if s in earlier
                 else f"{s} {totals.get(s, 0)}" for s in result["ranking"]))
+        def why(reader: str | None) -> list[str]:
+            return [f"{who(seat, reader, names)} did not move by {late} and forfeits game {row.id}.",
+                    *lines]
+
         for other in row.seats:
             self._send(tx, PlannedMail(
                 to=other.email, seat=other.seat, game_id=row.id, kind=EVENT, attach_record=True,
                 headline=result_headline(row, state, other.seat, names),
-                sections=[board_section(state, other.seat, lines, with_legal=False)]), row, state, now)
+                sections=[board_section(state, other.seat, why(other.seat), with_legal=False)]),
+                row, state, now)
         for email in self._observers(tx, row):
             self._send(tx, PlannedMail(
                 to=email, game_id=row.id, kind=EVENT, observer=True,
                 headline=result_headline(row, state, None, names),
-                sections=[board_section(state, None, lines, with_legal=False)]), row, state, now)
+                sections=[board_section(state, None, why(None), with_legal=False)]), row, state, now)
 
     def _notify_moderators(self, tx: Tx, row: GameRow, state: Any, seat: str, now: datetime) -> None:
         missed = row.deadline_at
@@ -455,8 +460,10 @@ class Scheduler:
         for row in games:
             when = (f"deadline {dl.format_when(row.deadline_at, zone, now)}" if row.deadline_at
                     else "clock paused" if dl.is_paused(row) else "no deadline")
-            lines.append(f"{row.id} ({get_game(row.game).title}, move "
-                         f"{dl.current_ply(row.record) + 1}): {when}.")
+            names = game_names(tx, row)
+            others = ", ".join(names.get(s.seat, s.seat) for s in row.seats if s.seat != row.to_move)
+            lines.append(f"{row.id} ({get_game(row.game).title}, you play {row.to_move} against "
+                         f"{others}), move {dl.current_ply(row.record) + 1}: {when}.")
         lines.append(f"Times are in your timezone, {zone.key} (change it with: timezone Area/City). "
                      "Away? 'vacation FROM..TO' stops your clocks.")
         if len(games) == 1:

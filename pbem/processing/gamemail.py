@@ -208,6 +208,8 @@ def footer(row: GameRow | None, state: State | None, reader: str | None, server_
                      f"resign {gid}.")
     elif observer:
         lines.append(f"You are observing {gid}. To stop, send: unobserve {gid}")
+    elif row.status == "active":  # a moderator, or someone who asked about a game they do not play
+        lines.append(f"Commands: board {gid}, history {gid}, games, help.")
     else:
         lines.append(f"This game is over. Commands: history {gid}, board {gid} N, rematch {gid}, "
                      f"record {gid}.")
