@@ -171,7 +171,7 @@ def _announce(ctx: MailContext, row: GameRow, state: State, headline: str, why: 
     body: the headline stays one sentence, followed by what it means for the reader."""
     note = [f"Reason: {why}"] if why else []
     if row.status == "active" and not state.is_over:
-        announce_position(ctx, row, state, headline, exclude=exclude, note=note, start=True)
+        announce_position(ctx, row, state, headline.rstrip("."), exclude=exclude, note=note, start=True)
     else:
         announce_end(ctx, row, state, exclude=exclude, note=[headline, *note])
 
@@ -411,7 +411,7 @@ def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = 
     record_action(row, "rollback", by, why, ctx.now, before, **details)
     state = replay_record(row.record, get_game(row.game))
     save_game(ctx, row, state)
-    headline = (f"A moderator has taken back the last {plies} move(s) of game {row.id}; it is at "
+    headline = (f"A moderator has taken back the last {plies} move(s) of game {row.id}: it is at "
                 f"move {state.ply} again.")
     _announce(ctx, row, state, headline, why)
     ctx.reply(board_section(state, None, [f"{state.to_move} is to move." if state.to_move else ""],

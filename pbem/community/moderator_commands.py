@@ -14,7 +14,7 @@ from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import moderation
 from pbem.processing import hooks
 from pbem.processing.context import MailContext
-from pbem.processing.games import AuthFailed, CommandFailed
+from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens
 from pbem.processing.handlers import register_handler
 from pbem.reading.incoming import IncomingMail
 from pbem.store.base import Tx
@@ -82,8 +82,7 @@ _OPERATIONS: dict[str, Callable[[MailContext, dict, str], None]] = {
 
 def do_admin(ctx: MailContext, command: Command) -> None:
     mail = ctx.mail
-    tokens = [*mail.plus_tokens, mail.body_token, command.token]
-    if not moderation.is_moderator(ctx.config, ctx.secret, mail.from_addr, tokens):
+    if not moderation.is_moderator(ctx.config, ctx.secret, mail.from_addr, mail_tokens(ctx, command)):
         raise AuthFailed(command.game or "admin", None)
     try:
         _OPERATIONS[command.args["op"]](ctx, command.args, mail.from_addr)

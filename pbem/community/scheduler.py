@@ -46,6 +46,7 @@ from pbem.processing.gamemail import (
     game_names,
     players_line,
     result_headline,
+    result_section,
     scores_line,
     who,
 )
@@ -286,7 +287,7 @@ class Scheduler:
             lines = [f"{dropped} did not move by {late} and is dropped; the game goes on with "
                      f"{', '.join(playing)}.", *notes]
             if other.seat == mover:
-                headline = f"{dropped} is dropped from {row.id}. Your move (move {state.ply + 1})."
+                headline = f"Your move (move {state.ply + 1}). {dropped} is dropped from {row.id}."
                 lines.append(f"Deadline for your move: {dl.format_when(row.deadline_at, zone, now)}.")
                 kind = TURN
             elif other.seat == seat:
@@ -333,13 +334,14 @@ class Scheduler:
             self._send(tx, PlannedMail(
                 to=other.email, seat=other.seat, game_id=row.id, kind=EVENT, attach_record=True,
                 headline=result_headline(row, state, other.seat, names),
-                sections=[board_section(state, other.seat, why(other.seat), with_legal=False)]),
-                row, state, now)
+                sections=[board_section(state, other.seat, why(other.seat), with_legal=False),
+                          result_section(row, state)]), row, state, now)
         for email in self._observers(tx, row):
             self._send(tx, PlannedMail(
                 to=email, game_id=row.id, kind=EVENT, observer=True,
                 headline=result_headline(row, state, None, names),
-                sections=[board_section(state, None, why(None), with_legal=False)]), row, state, now)
+                sections=[board_section(state, None, why(None), with_legal=False),
+                          result_section(row, state)]), row, state, now)
 
     def _notify_moderators(self, tx: Tx, row: GameRow, state: Any, seat: str, now: datetime) -> None:
         missed = row.deadline_at

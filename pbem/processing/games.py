@@ -134,13 +134,15 @@ def save_game(ctx: MailContext, row: GameRow, state: State) -> None:
 
 def announce_position(ctx: MailContext, row: GameRow, state: State, event: str, *,
                       exclude: str | None = None, note: list[str] | None = None,
-                      notes: list[str] | None = None, start: bool = False) -> None:
+                      notes: list[str] | None = None, start: bool = False,
+                      number: int | None = None) -> None:
     """After a change of position, each player but ``exclude`` (who gets the reply to their own mail)
     hears what they need: the seat to move its board and legal moves ("your move"), a waiting seat
     the board (sent only to those who asked for every move), everyone the result at the end.
 
-    ``event`` is what happened, in a few words ("Bo played dome blue D5"); the headline puts "Your
-    move" first, so the inbox preview shows it. ``notes`` are the engine's announcements (skipped
+    ``event`` is what happened, in a few words ("Bo played dome blue D5"), with the move's
+    ``number`` for those who wait; the headline puts "Your move" first, so the inbox preview
+    shows it. ``notes`` are the engine's announcements (skipped
     turns, the tile drawn); ``note`` is what the mover wrote to the others. At the ``start`` every
     player hears of it. Players dropped from the game hear only the end. Observers follow through
     the BOARD_SENT hook."""
@@ -148,22 +150,23 @@ def announce_position(ctx: MailContext, row: GameRow, state: State, event: str, 
         announce_end(ctx, row, state, exclude=exclude, note=[*(notes or []), *(note or [])])
         return
     names = game_names(ctx.tx, row)
+    told = f"{event} (move {number})" if number else event
     for seat in row.seats:
         if seat.seat == exclude or seat.seat in state.dropped_seats:
             continue
         lines = [*(note or []), *(notes or [])]
         if state.to_move == seat.seat:
-            first = f"Your move (move {state.ply + 1}): {event}."
+            first = f"Your move (move {state.ply + 1}). {event}."
             kind = TURN
         else:
-            first = f"{event}; {who(state.to_move, seat.seat, names)} is to move."
+            first = f"{told}; {who(state.to_move, seat.seat, names)} is to move."
             kind = EVENT if start else BOARD
         lines.append(scores_line(state, seat.seat, names))
         ctx.planned.append(PlannedMail(
             to=seat.email, seat=seat.seat, game_id=row.id, kind=kind, headline=first,
             sections=[board_section(state, seat.seat, lines)]))
     for hook in hooks.BOARD_SENT:
-        hook(ctx, row, state, event)
+        hook(ctx, row, state, told)
 
 
 def announce_end(ctx: MailContext, row: GameRow, state: State, *, exclude: str | None = None,
@@ -179,4 +182,4 @@ def announce_end(ctx: MailContext, row: GameRow, state: State, *, exclude: str |
             headline=result_headline(row, state, seat.seat, names),
             sections=[board_section(state, seat.seat, note), result_section(row, state)]))
     for hook in hooks.GAME_ENDED:
-        hook(ctx, row, state, result_headline(row, state, None, names))
+        hook(ctx, row, state, result_headline(row, state, None, names), list(note or []))

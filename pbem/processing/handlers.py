@@ -128,7 +128,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
             turn = ("your move" if row.to_move == reader
                     else f"{who(row.to_move, reader, names)} to move")
             if row.deadline_at:
-                turn += f", deadline {row.deadline_at.strftime('%Y-%m-%d %H:%M UTC')}"
+                turn += f"\n      deadline {row.deadline_at.strftime('%Y-%m-%d %H:%M UTC')}"
         elif row.status == "invited":
             turn = "waiting for " + ", ".join(s.seat for s in row.seats if not s.accepted)
         elif row.status == "over":
@@ -184,7 +184,7 @@ def do_move(ctx: MailContext, command: Command) -> None:
     mover = names.get(seat.seat, seat.seat)
     note = [f"{mover}: {line}" for line in command.note]
     announce_position(ctx, row, state, f"{mover} played {canonical}", exclude=seat.seat, note=note,
-                      notes=notes)
+                      notes=notes, number=number)
     if state.is_over:
         ctx.reply(board_section(state, seat.seat, notes), row.id,
                   headline=result_headline(row, state, seat.seat, names))

@@ -24,8 +24,9 @@ GAME_SAVED: list[Callable[[MailContext, GameRow, State], None]] = []
 BOARD_SENT: list[Callable[[MailContext, GameRow, State, str], None]] = []
 
 # A game has ended (last move, resignation, forfeit, a moderator); the players have been told.
-# Called as hook(ctx, row, state, headline) with the result as nobody's seat sees it.
-GAME_ENDED: list[Callable[[MailContext, GameRow, State, str], None]] = []
+# Called as hook(ctx, row, state, headline, note): the result as nobody's seat sees it, and what was
+# said about it (a moderator's reason).
+GAME_ENDED: list[Callable[[MailContext, GameRow, State, str, list[str]], None]] = []
 
 # Before any command of a mail runs: return a reason to ignore the mail (e.g. a blocked address),
 # or None. Called as hook(tx, mail).

@@ -179,12 +179,12 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     lines = [*notes, players_line(row, seat.seat, names), scores_line(state, seat.seat, names)]
     if state.to_move == seat.seat:
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
-                  headline=f"Your move (move 1): game {row.id} has started.")
+                  headline=f"Your move (move 1). Game {row.id} has started.")
     else:
         ctx.reply(board_section(state, seat.seat, lines), row.id,
                   headline=f"Game {row.id} has started; {who(state.to_move, seat.seat, names)} moves "
                            "first.")
-    announce_position(ctx, row, state, f"game {row.id} has started", exclude=seat.seat, notes=notes,
+    announce_position(ctx, row, state, f"Game {row.id} has started", exclude=seat.seat, notes=notes,
                       start=True)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from pbem.cli.mailbox import reply_to
 from pbem.community.moderation import moderator_token
 from pbem.config import config_from_dict
+from pbem.processing.games import reply_key
 from pbem.processing.processor import Processor
 from pbem.tokens import token_hash
 from tests.server.harness import Server, headline, to
@@ -46,7 +47,7 @@ def seat_token_in(server: Server, message: EmailMessage) -> tuple[str, str] | No
     if "+" not in local:
         return None
     with server.store.transaction() as tx:
-        found = tx.seat_by_token_hash(token_hash(local.split("+", 1)[1]))
+        found = tx.seat_by_token_hash(token_hash(reply_key(local.split("+", 1)[1])[0]))
     return (found[0], found[1].seat) if found else None
 
 
@@ -71,7 +72,7 @@ def latest_your_move(mails: dict[str, EmailMessage]) -> tuple[str, EmailMessage]
 
 
 def canonical(move_line: str) -> str:
-    """A one-tap move line without the move number it carries: ``tower red C4 (move 3)``."""
+    """The move a one-tap line plays, as the record writes it (a link may carry ``(move N)``)."""
     return MOVE_NUMBER.sub("", move_line)
 
 
@@ -101,24 +102,24 @@ class Table:
     def play(self, moves: int) -> list[str]:
         """Each move is applied (the record grows by it) and answered as the default notification
         level wants: the mover gets nothing unless the game ends or it is their move again; the seat
-        to move next gets "X played MOVE (move N). Your move (move N+1)."
+        to move next gets "Your move (move N+1). X played MOVE."
         """
         played = []
         for _ in range(moves):
             address, message = self.to_move()
             line = self.players[address].choose_move(message)
-            number = int(MOVE_NUMBER.search(line).group(1))
+            game_id = str(message["X-Pbem-Game"])
+            number = 1 + sum(1 for e in self.server.game(game_id).record["moves"] if "move" in e)
             self.answered.add(str(message["Message-ID"]))  # the mover's next turn comes in a new mail
             out = self.take(self.server.submit(reply_to(message, address, line)))
             move = canonical(line)
-            game_id = str(message["X-Pbem-Game"])
             entries = [e for e in self.server.game(game_id).record["moves"] if "move" in e]
             assert len(entries) == number and entries[-1]["move"] == move, (line, headline(message))
             mine = [headline(m) for m in to(out, address)]
             assert all(h.startswith(("Game over", f"Applied: {move} (move {number}). Your move again"))
                        for h in mine), mine  # no confirmation by default, and no refusal
             announced = [headline(m) for _, m in out]
-            assert any((f"played {move} (move {number})." in h and f"Your move (move {number + 1})." in h)
+            assert any((h.startswith(f"Your move (move {number + 1}). ") and h.endswith(f" played {move}."))
                        or h.startswith(f"Applied: {move} (move {number}). Your move again")
                        or h.startswith("Game over") for h in announced), announced
             played.append(move)

@@ -71,8 +71,8 @@ def test_rollback_by_mail_then_play_on_and_replay_matches_the_live_game(server: 
     out = table.take(server.admin("admin rollback ac-1 2 a misclick, both agreed"))
     assert headline(to(out, MOD)[0]) == "Rolled back ac-1 to move 2"
     alice = headline(to(out, ALICE)[0])
-    assert alice.startswith("A moderator has taken back the last 2 move(s) of game ac-1; it is at move 2")
-    assert alice.endswith("Your move (move 3).")
+    assert alice == ("Your move (move 3). A moderator has taken back the last 2 move(s) of game ac-1: it "
+                     "is at move 2 again.")
     assert "taken back the last 2 move(s)" in headline(to(out, BOB)[0])
     assert "black (alice@example.org) is to move." in headline(to(out, BOB)[0])
     assert "Reason: a misclick, both agreed" in text_of(to(out, BOB)[0])
@@ -152,7 +152,7 @@ def test_replace_player_old_token_refused_new_token_works(server: ModServer) -> 
     move = canonical(player.choose_move(new))
     out = server.submit(reply_to(new, DAVE, move))
     assert to(out, DAVE) == []
-    assert headline(to(out, ALICE)[0]) == f"{DAVE} played {move} (move 2). Your move (move 3)."
+    assert headline(to(out, ALICE)[0]) == f"Your move (move 3). {DAVE} played {move}."
     assert len(server.game("ac-1").record["moves"]) == 2
     refused = text_of(to(server.admin(f"admin replace ac-1 black {DAVE}"), MOD)[0])
     assert "already plays" in refused
@@ -252,5 +252,5 @@ def test_replace_an_invited_player_sends_the_new_one_an_invitation(server: ModSe
     assert headline(invitation) == "Invitation to Alien City (ac-1)"
     assert seat_token_in(server, invitation) == ("ac-1", "white")
     out = server.submit(reply_to(invitation, DAVE, "accept"))
-    assert headline(to(out, ALICE)[0]) == "Game ac-1 has started. Your move (move 1)."
+    assert headline(to(out, ALICE)[0]) == "Your move (move 1). Game ac-1 has started."
     assert server.game("ac-1").status == "active"

@@ -42,9 +42,9 @@ def test_observers_of_space_truckin_never_see_the_pile(server: ModServer) -> Non
     observer_mails += [m for rcpt, m in table.everything if rcpt == CAROL and m not in observer_mails]
     # one board at the start and one after every move
     assert len(observer_mails) == 1 + 8
-    assert headline(observer_mails[0]).startswith(f"Game {game_id} has started.")
+    assert headline(observer_mails[0]).startswith(f"Game {game_id} has started;")
     for number, message in enumerate(observer_mails[1:], 1):
-        assert f"(move {number}). " in headline(message) and headline(message).endswith("is to move.")
+        assert f"(move {number}); " in headline(message) and headline(message).endswith("is to move.")
     # the record an observer may ask for is the players' view too
     asked = to(server.submit(reply_to(observer_mails[-1], CAROL, f"record {game_id}")), CAROL)
     observer_mails += asked
@@ -68,7 +68,7 @@ def test_observe_games_listing_and_unobserve(server: ModServer) -> None:
     reply = to(server.submit(server.mail(CAROL, "observe ac-1")), CAROL)[0]
     text = text_of(reply)
     assert headline(reply) == "You are now observing ac-1" and "Legal builds" not in text
-    assert str(reply["Subject"]) == "[pbem ac-1] Alien City: alice vs bob" and reply["X-Pbem-Game"] == "ac-1"
+    assert str(reply["Subject"]) == "[pbem ac-1] alice vs bob" and reply["X-Pbem-Game"] == "ac-1"
     again = to(server.submit(server.mail(CAROL, "observe ac-1")), CAROL)[0]
     assert headline(again) == "You were already observing ac-1"
     listing = text_of(to(server.submit(server.mail(CAROL, "games")), CAROL)[0])

@@ -38,7 +38,7 @@ class Clocked(Server):
         invitation = to(out, second)[0]
         out = self.submit(reply_to(invitation, second, "accept"))
         your_move = to(out, first)[0]
-        assert headline(your_move) == f"Game {game_id} has started. Your move (move 1)."
+        assert headline(your_move) == f"Your move (move 1). Game {game_id} has started."
         return game_id, your_move
 
 

@@ -249,7 +249,7 @@ def test_space_truckin_forfeit_drops_the_late_player_and_the_game_goes_on(server
     out = _forfeit_now(server)
     assert sorted(rcpt for rcpt, _ in out) == [ALICE, BOB, CAROL]
     your_move = to(out, _email_of(row, after))[0]
-    assert headline(your_move) == f"{late} ({_email_of(row, late)}) is dropped from st-1. Your move (move 1)."
+    assert headline(your_move) == f"Your move (move 1). {late} ({_email_of(row, late)}) is dropped from st-1."
     text = flat(your_move)
     assert f"{late} ({_email_of(row, late)}) did not move by the deadline and the 24-hour grace" in text
     assert f"{after} plays the tile {late} drew, {before.drawn_tile}" in text
@@ -277,7 +277,7 @@ def test_space_truckin_forfeit_drops_the_late_player_and_the_game_goes_on(server
     # the seat to move next hears of it; the mover needs no confirmation (default notification level)
     assert [rcpt for rcpt, _ in out] == [_email_of(row, third)]
     told = headline(out[0][1])
-    assert told.startswith(f"{_email_of(row, after)} played {move}.") and told.endswith("Your move (move 2).")
+    assert told == f"Your move (move 2). {_email_of(row, after)} played {move}."
     row = server.game("st-1")
     assert row.status == "active" and row.to_move == third
     assert row.deadline_at == server.clock.now() + WEEK

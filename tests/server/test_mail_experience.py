@@ -54,7 +54,7 @@ def test_after_a_move_only_the_next_player_hears_by_default(server: Server) -> N
     assert [rcpt for rcpt, _m in out] == [BO]
     mail = out[0][1]
     first = headline(mail)
-    assert first.startswith(f"Your move (move 2): {ANN} played ") and first.endswith(".")
+    assert first.startswith(f"Your move (move 2). {ANN} played ") and first.endswith(".")
     assert "white (you)" in text_of(mail) and "Legal builds for white (you)" in text_of(mail)
     assert attached_record(mail) is None
 

@@ -35,7 +35,7 @@ def start_game(server: Server, options: str = "") -> tuple[EmailMessage, EmailMe
     out = server.submit(reply_to(invitation, BOB, "accept"))
     alice_mail = to(out, ALICE)[0]
     if not options:  # edition 1.2 draws the first seat by dice
-        assert re.fullmatch(r"Your move \(move 1\): game ac-\d+ has started\.", headline(alice_mail))
+        assert re.fullmatch(r"Your move \(move 1\)\. Game ac-\d+ has started\.", headline(alice_mail))
     return alice_mail, to(out, BOB)[0]
 
 
