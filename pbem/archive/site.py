@@ -8,6 +8,7 @@ slider. Without JavaScript the previous/next links still work, through ``:target
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
@@ -17,28 +18,47 @@ from typing import Any
 from engine import EngineError, get_game
 from pbem.archive import svg
 from pbem.archive.export import archive_text, file_stem, write_atomic
+from pbem.archive.names import PublicNames, public_name, public_record, seat_label
 from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
 from pbem.record import describe_action, iso, player_view, positions_with_actions
 from pbem.store.base import GameRow, Store
 
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:60em;padding:0 1em;color:#222}
+*{box-sizing:border-box}
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:60em;padding:0 1em;color:#222;
+  overflow-wrap:anywhere}
 table.games{border-collapse:collapse;width:100%}
 table.games th,table.games td{border-bottom:1px solid #ddd;padding:.3em .5em;text-align:left;
   vertical-align:top}
-nav.plies{margin:.5em 0;display:flex;gap:.5em;align-items:center}
-nav.plies input{flex:1}
+nav.plies{margin:.5em 0;display:flex;flex-wrap:wrap;gap:.5em;align-items:center}
+nav.plies input{flex:1;min-width:8em}
+figure{margin:0}
 .ply figcaption{margin:.3em 0}
+svg.board{display:block;max-width:100%;height:auto}
 body:not(.js) .ply{display:none}
 body:not(.js) .ply:target{display:block}
 body:not(.js) #boards:not(:has(.ply:target)) .ply.last{display:block}
 .ply[hidden]{display:none}
 table.games td.date{white-space:nowrap}
-table.games .player{display:block}
+ul.players{list-style:none;padding:0;margin:.5em 0}
+ul.players li{display:inline}
+ul.players li+li::before{content:" \\b7  "}
+table.games ul.players{margin:0}
+table.games ul.players li{display:block}
+table.games ul.players li+li::before{content:none}
+ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.5em}
+ul.legend li{display:flex;align-items:center;gap:.4em}
 ol.moves{columns:22em}
 ol.moves time{color:#777;font-size:.85em}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto}
+@media (max-width:40em){
+  table.games thead{display:none}
+  table.games,table.games tbody,table.games tr,table.games td{display:block}
+  table.games tr{border-bottom:1px solid #ddd;padding:.4em 0}
+  table.games td{border:0;padding:.1em 0}
+  table.games td[data-label]::before{content:attr(data-label) ": ";color:#666}
+}
 """
 
 _SCRIPT = """
@@ -102,15 +122,12 @@ def _head(title: str) -> str:
             f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n")
 
 
-def _players_html(row: GameRow) -> str:
-    names = {seat: str((info or {}).get("name") or "")
-             for seat, info in (row.record.get("players") or {}).items()}
-    parts = []
-    for seat, email in players_of(row).items():
-        name = names.get(seat, "")
-        who = f"{escape(name)} &lt;{escape(email)}&gt;" if name else escape(email)
-        parts.append(f'<span class="player" data-seat="{escape(seat)}">{escape(seat)}: {who}</span>')
-    return ", ".join(parts)
+def _players_html(row: GameRow, names: Mapping[str, str]) -> str:
+    """The seats and their public names: nicknames, never an address (``pbem.archive.names``)."""
+    items = [f'<li class="player" data-seat="{escape(seat)}">'
+             f"{escape(seat_label(seat, names.get(seat) or public_name(seat, None)))}</li>"
+             for seat in players_of(row)]
+    return '<ul class="players">' + "".join(items) + "</ul>"
 
 
 def _day(row: GameRow) -> str:
@@ -118,10 +135,14 @@ def _day(row: GameRow) -> str:
     return when.strftime("%Y-%m-%d") if when else ""
 
 
-def game_page(row: GameRow) -> str:
-    """One game: header, boards at every ply with navigation, moves, final scoring."""
+def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
+    """One game: header, boards at every ply with navigation, a legend of the symbols, moves, final
+    scoring. ``names`` are the seats' public names (``PublicNames.of``; seat names without it)."""
     game = get_game(row.game)
-    view = player_view(row.record, game)
+    names = dict(names or {})
+    by_address = {email.lower(): names.get(seat) or public_name(seat, None)
+                  for seat, email in players_of(row).items() if email}
+    view = public_record(player_view(row.record, game), by_address)
     prefix = f"{file_stem(row.id)}-"
     title = f"{row.id}: {game.title}"
     figures: list[str] = []
@@ -168,7 +189,7 @@ def game_page(row: GameRow) -> str:
         _head(title),
         '<p><a href="../index.html">&larr; all games</a></p>',
         f"<h1>{escape(title)}</h1>",
-        f'<p class="players">{_players_html(row)}</p>',
+        _players_html(row, names),
         f'<p class="result">Result: {escape(result_text(view, row.status))}. '
         f"Status: {escape(row.status)}. Date: {escape(_day(row))}.</p>",
         svg.defs(state, prefix),
@@ -178,6 +199,7 @@ def game_page(row: GameRow) -> str:
         '<button type="button" id="ply-next">next &rarr;</button>'
         f'<span id="ply-label">Ply {last} of {last}</span></nav>',
         '<div id="boards">', "\n".join(figures), "</div>",
+        f'<section class="legend"><h2>Symbols</h2>{game.renderer.svg_legend(state, prefix)}</section>',
         f"<h2>Moves</h2><ol class=\"moves\">{''.join(moves)}</ol>",
         f'<h2>{escape(heading)}</h2><pre class="score">{escape(score.text)}</pre>',
         f'<p>The record (hidden information removed): <a href="{escape(file_stem(row.id))}.json">'
@@ -186,17 +208,20 @@ def game_page(row: GameRow) -> str:
     ])
 
 
-def index_page(rows: list[GameRow], filters: Filters, now: datetime) -> str:
+def index_page(rows: list[GameRow], filters: Filters, now: datetime,
+               names: Mapping[str, Mapping[str, str]] | None = None) -> str:
+    """The list of games; ``names`` maps a game id to its seats' public names."""
     body = []
     for row in rows:
         stem = escape(file_stem(row.id))
         plies = sum(1 for e in row.record.get("moves", []) if "move" in e)
         body.append(
             f'<tr class="game" data-id="{escape(row.id)}"><td><a href="games/{stem}.html">{escape(row.id)}'
-            f"</a></td><td>{escape(get_game(row.game).title)}</td><td>{_players_html(row)}</td>"
-            f"<td>{escape(result_text(row.record, row.status))}</td>"
-            f'<td class="date">{escape(_day(row))}</td>'
-            f"<td>{plies}</td></tr>")
+            f"</a></td><td>{escape(get_game(row.game).title)}</td>"
+            f"<td>{_players_html(row, (names or {}).get(row.id, {}))}</td>"
+            f'<td data-label="Result">{escape(result_text(row.record, row.status))}</td>'
+            f'<td class="date" data-label="Date">{escape(_day(row))}</td>'
+            f'<td data-label="Moves">{plies}</td></tr>')
     table = ("<table class=\"games\"><thead><tr><th>Game</th><th>Kind</th><th>Players</th><th>Result</th>"
              "<th>Date</th><th>Moves</th></tr></thead><tbody>" + "\n".join(body) + "</tbody></table>"
              if body else "<p>No games.</p>")
@@ -217,15 +242,19 @@ def write_site(store: Store, directory: Path, filters: Filters, *, progress: Pro
     games_dir.mkdir(parents=True, exist_ok=True)
     listed: list[GameRow] = []
     failed: list[tuple[str, str]] = []
+    public_names = PublicNames(store)
+    shown: dict[str, dict[str, str]] = {}
     for row in iter_games(store, filters):
         stem = file_stem(row.id)
+        names = shown[row.id] = public_names.of(row)
         try:
-            page = game_page(row)
+            page = game_page(row, names)
         except (EngineError, KeyError, TypeError, ValueError) as exc:  # a damaged record: skip, report
             failed.append((row.id, f"{type(exc).__name__}: {exc}"))
             continue
         _write(games_dir / f"{stem}.html", page)
-        public = player_view(row.record)
+        public = public_record(player_view(row.record), {
+            email.lower(): names[seat] for seat, email in players_of(row).items() if email})
         public["id"] = row.id
         _write(games_dir / f"{stem}.json", archive_text(public))
         # Only what the index shows is kept, so a large site does not hold every record.
@@ -236,7 +265,7 @@ def write_site(store: Store, directory: Path, filters: Filters, *, progress: Pro
         if progress is not None:
             progress.update()
     index = directory / "index.html"
-    _write(index, index_page(listed, filters, now))
+    _write(index, index_page(listed, filters, now, shown))
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 
