@@ -246,6 +246,20 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
                          f"\"{format_move(example.with_claim(target))}\".")
         return "\n".join(_wrap(line) for line in lines)
 
+    def legal_groups(self, state: AlienCityState, viewer: str | None
+                     ) -> list[tuple[str, list[tuple[str, str]]]]:
+        """As the text listing groups them ("red tower: A2 A3 ..."; a star marks a build that ends
+        the game)."""
+        if state.is_over:
+            return []
+        ending = set(state.ending_moves())
+        groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for move in state.legal_moves():
+            groups.setdefault((move.kind, move.colour), []).append(
+                (move.lot + ("*" if move in ending else ""), format_move(move)))
+        return [(f"{colour} {kind}", groups[(kind, colour)]) for kind, colour in PIECES
+                if (kind, colour) in groups]
+
     def svg_defs(self, state: AlienCityState, prefix: str) -> str:
         return svg_defs(state, prefix)
 

@@ -267,6 +267,9 @@ def _wrap(items: list[str], indent: str, width: int = 72, separator: str = ", ")
     return lines
 
 
+SWAP_LINKS = 60  # at most this many swaps as one-tap links in a mail
+
+
 class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
     """Space Truckin's drawings: the mail board (text and HTML), the legal-move listing,
     and the archive's SVG (``svg``)."""
@@ -323,6 +326,32 @@ class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
             lines.append("No legal placement.")
         lines.extend(_ship_summary(state, t, placements))
         return "\n".join(lines)
+
+    def legal_groups(self, state: SpaceTruckinState, viewer: str | None
+                     ) -> list[tuple[str, list[tuple[str, str]]]]:
+        """Placements grouped by rotation ("rotation 90: A1 A2 ..."), then removals and passing.
+        Swaps are tapped only when there are few: late in a game a black hole allows a thousand
+        or more, which no one picks from a list of links; the text listing gives their form."""
+        if state.is_over:
+            return []
+        groups: dict[str, list[tuple[str, str]]] = {}
+        swaps: list[tuple[str, str]] = []
+        for move in state.legal_moves():
+            text = state.move_text(move)
+            words = text.split()
+            if words[0] == "place":
+                groups.setdefault(f"rotation {words[2]}", []).append((words[1], text))
+            elif words[0] == "swap":
+                swaps.append((" ".join(words[1:]), text))
+            else:
+                groups.setdefault(words[0], []).append((" ".join(words[1:]) or words[0], text))
+        if swaps and len(swaps) <= SWAP_LINKS:
+            groups["swap"] = swaps
+        order = sorted(groups, key=lambda label: (not label.startswith("rotation"),
+                                                  int(label.split()[1]) if label.startswith("rotation")
+                                                  else 0))
+        return [(f"place, {label}" if label.startswith("rotation") else label, groups[label])
+                for label in order]
 
     def svg_defs(self, state: SpaceTruckinState, prefix: str) -> str:
         return svg_defs(state, prefix)

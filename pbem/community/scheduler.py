@@ -399,7 +399,7 @@ class Scheduler:
                                     title=f"Your move: {row.id}")
             number = f"(move {state.ply + 1})"  # the digest's Reply-To serves every game
             section.actions = [ActionGroup(group.label, [Action(a.text, f"move {row.id} {a.line} {number}")
-                                                         for a in group.items])
+                                                         for a in group.items], moves=group.moves)
                                for group in section.actions]
             sections.append(section)
         headline = (f"Daily digest: your move in {', '.join(r.id for r in yours)}" if yours

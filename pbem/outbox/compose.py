@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from pbem.resources import data_dir
 
@@ -44,6 +45,7 @@ class Action:
 class ActionGroup:
     label: str
     items: list[Action]
+    moves: bool = False  # the legal moves: shown as links only to those who chose them
 
 
 @dataclass
@@ -143,21 +145,24 @@ def build_message(*, from_addr: str, from_name: str, to: str, subject: str, mess
                   in_reply_to: str | None = None, references: list[str] | None = None,
                   auto_submitted: str = "auto-generated", sections: list[Section] | None = None,
                   footer: list[str] | None = None, attachments: list[Attachment] | None = None,
-                  mailto: Callable[[str], str] | None = None, html: bool = True,
+                  mailto: Callable[[str], str] | None = None, html: bool = True, taps: bool = True,
                   extra_headers: dict[str, str] | None = None) -> Message:
     """The mail as a stdlib ``email.mime`` tree (compat32 policy): building it this way costs a
     fraction of the header parsing the modern EmailMessage API does on every assignment, which
     dominated the time per move. ``as_bytes(policy=SMTP_POLICY)`` gives the wire form.
 
     ``mailto`` turns an action's command line into the link its tap opens; ``html=False`` sends
-    the text part alone (a player's choice)."""
+    the text part alone, ``taps=False`` leaves out the legal moves' links (the players' choices)."""
     context = {"subject": subject, "headline": headline, "sections": sections or [],
-               "footer": footer or [], "mailto": mailto}
+               "footer": footer or [], "mailto": mailto, "taps": taps}
     text = _text_part(render("mail.txt.j2", **context), "plain")
     if html:
         body: Message = MIMEMultipart("alternative", boundary=_boundary(), policy=_SMTP_POLICY)
         body.attach(text)
-        body.attach(_text_part(_fold_html(render("mail.html.j2", **context)), "html"))
+        html_text = render("mail.html.j2", **context)
+        # Symbols (★ ▲ box drawing) as character references keep the part ASCII, hence 7bit
+        html_text = html_text.encode("ascii", "xmlcharrefreplace").decode("ascii")
+        body.attach(_text_part(_fold_html(html_text), "html"))
     else:
         body = text
     if attachments:
@@ -196,4 +201,7 @@ def mailto_link(address: str, subject: str, line: str) -> str:
     """A ``mailto:`` URL (RFC 6068) that opens a reply with the subject and the command filled in;
     spaces are %20, never "+", which RFC 6068 reads as a plus sign."""
     safe = "!$'()*,;:@/"  # RFC 6068 lets these stand; spaces must be %20, never "+"
-    return f"mailto:{quote(address, safe='@+')}?subject={quote(subject, safe)}&body={quote(line, safe)}"
+    # Markup: nothing here needs HTML escaping (quote() left no quote, < or >), and "&body" is
+    # no character reference, so the "&amp;" autoescaping would write is a waste of every link.
+    return Markup(f"mailto:{quote(address, safe='@+')}?subject={quote(subject, safe)}"
+                  f"&body={quote(line, safe)}")

@@ -103,7 +103,7 @@ def legal_actions(state: State, viewer: str) -> list[ActionGroup]:
     """The legal moves as taps. A tap on an old mail is refused, not played in a later position:
     the link's address carries the move number (see ``games.reply_key``)."""
     def make() -> list[ActionGroup]:
-        return [ActionGroup(label, [Action(text, line) for text, line in items])
+        return [ActionGroup(label, [Action(text, line) for text, line in items], moves=True)
                 for label, items in state.game.renderer.legal_groups(state, viewer)]
     return _memo(state, "actions", viewer, make)
 
@@ -202,8 +202,8 @@ def footer(row: GameRow | None, state: State | None, reader: str | None, server_
     elif row.status == "active" and state is not None and not observer and reader is not None:
         example = example_move(state, reader)
         if example:
-            lines.append(f"To move, press Reply and write your move on the first line, for example: "
-                         f"{example}")
+            lines.append("To move, press Reply and write your move on the first line, for example:")
+            lines.append(f"  {example}")
         lines.append(f"Commands: board {gid}, history {gid}, message {gid} TEXT, games, help, "
                      f"resign {gid}.")
     elif observer:

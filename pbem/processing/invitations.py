@@ -38,6 +38,8 @@ from pbem.record import draw_chances, iso, new_record
 from pbem.store.base import GameRow, Seat
 from pbem.tokens import token_hash
 
+TAP_TIP = "On a phone? Reply 'set mail tap': every legal move becomes a link to tap."
+
 
 def describe_options(options: dict[str, Any]) -> str:
     parts = []
@@ -117,7 +119,7 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
                      + ".")
         lines += [*(f"{names.get(challenger, challenger)}: {line}" for line in note),
                   f"To play, reply: accept {row.id}. To refuse: decline {row.id}.",
-                  f"The rules and every ruling: reply 'rules {row.game}'."]
+                  f"The rules and every ruling: reply 'rules {row.game}'.", TAP_TIP]
         ctx.planned.append(PlannedMail(
             to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
             headline=f"{names.get(challenger, challenger)} invites you to {game.title}",
@@ -148,7 +150,7 @@ def start_or_wait(ctx: MailContext, row: GameRow, challenger: str, note: list[st
     mine = next(s for s in row.seats if s.email == challenger)
     waiting = [s for s in row.seats if not s.accepted]
     lines = [f"{game.title}, {describe_options(row.record.get('options') or {})}. "
-             f"You play {mine.seat}.", players_line(row, mine.seat, names)]
+             f"You play {mine.seat}.", players_line(row, mine.seat, names), TAP_TIP]
     ctx.reply(Section(lines=lines), row.id, headline=(
         f"Game {row.id} created: waiting for " + ", ".join(names.get(s.seat, s.email) for s in waiting)
         + " to accept" if created else f"Rematch {row.id} created"))

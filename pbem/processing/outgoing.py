@@ -92,7 +92,7 @@ class Outgoing:
             in_reply_to=in_reply_to, references=references,
             auto_submitted="auto-replied" if planned.kind == REPLY else planned.auto_submitted,
             sections=planned.sections, footer=lines, attachments=attachments,
-            mailto=partial(mailto_link, reply_to, subject), html=prefs.html,
+            mailto=partial(mailto_link, reply_to, subject), html=prefs.html, taps=prefs.taps,
             extra_headers={"X-Pbem-Game": row.id, "X-Pbem-Ply": str(ply)} if row else None)
 
     def _thread(self, tx: Tx, planned: PlannedMail, row: GameRow | None, message_id: str

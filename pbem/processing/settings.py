@@ -22,7 +22,13 @@ from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing.context import MailContext
 from pbem.processing.games import CommandFailed, address_proven
 from pbem.processing.handlers import register_handler
-from pbem.processing.preferences import DEFAULT_NOTIFY, NICKNAME_MAX, NOTIFY_LEVELS
+from pbem.processing.preferences import (
+    DEFAULT_MAIL,
+    DEFAULT_NOTIFY,
+    MAIL_FORMATS,
+    NICKNAME_MAX,
+    NOTIFY_LEVELS,
+)
 
 _NICKNAME = re.compile(rf"^[\w][\w .'-]{{0,{NICKNAME_MAX - 1}}}$")
 
@@ -54,8 +60,8 @@ def _notify(ctx: MailContext, value: str) -> str:
 
 def _mail(ctx: MailContext, value: str) -> str:
     kind = value.lower()
-    if kind not in ("html", "text"):
-        raise CommandFailed(f"mail takes html or text, not {value!r}.")
+    if kind not in MAIL_FORMATS:
+        raise CommandFailed(f"mail takes {', '.join(MAIL_FORMATS)}, not {value!r}.")
     return kind
 
 
@@ -74,8 +80,8 @@ def _nickname(ctx: MailContext, value: str) -> str | None:
 
 register_setting(Setting("notify", "set notify every|turn|digest", "which mails you get. " + " ".join(
     f"{k}: {v}." for k, v in NOTIFY_LEVELS.items()), _notify, default=DEFAULT_NOTIFY))
-register_setting(Setting("mail", "set mail html|text", "html: text with a drawn board and one-tap "
-                         "moves (default); text: plain text only", _mail, default="html"))
+register_setting(Setting("mail", "set mail text|html|tap", "how mails look. " + " ".join(
+    f"{k}: {v}." for k, v in MAIL_FORMATS.items()), _mail, default=DEFAULT_MAIL))
 register_setting(Setting("nickname", "set nickname NAME|none", "your public name: shown to other "
                          "players and on the archive site instead of your address", _nickname,
                          default="none (your address is never shown in public)"))

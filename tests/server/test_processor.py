@@ -13,7 +13,7 @@ import pytest
 from pbem.cli.mailbox import reply_to
 from pbem.record import replay_record
 from tests.server.harness import Server, headline, html_of, text_of, to
-from tests.server.players import Player, attached_record, follow, mailto_links
+from tests.server.players import Player, attached_record, follow, mailto_links, move_links, with_taps
 
 ALICE, BOB, MALLORY = "alice@example.org", "bob@example.org", "mallory@example.net"
 
@@ -98,9 +98,11 @@ def test_board_mail_contents(server: Server) -> None:
     assert "Legal builds for black (you)" in text
     assert "Scores: black (you) 0, white (bob@example.org) 0" in text
     html = html_of(alice_mail)
-    assert "<table" in html
+    assert "<table" in html and "Legal builds for black (you)" in html  # the listing, not links
     assert attached_record(alice_mail) is None  # the record comes at the end, or on request
-    links = mailto_links(alice_mail)
+    assert move_links(alice_mail) == []  # one-tap moves are a choice (set mail tap)
+    alice_mail = with_taps(server, ALICE, alice_mail, "ac-1")
+    links = move_links(alice_mail)
     assert links and all(link["to"] == alice_mail["Reply-To"].addresses[0].addr_spec for link in links)
     assert all(link["subject"] == "[pbem ac-1] alice vs bob" for link in links)
     assert all(link["to"].split("@")[0].endswith("-1") for link in links)  # keyed with move 1
@@ -176,6 +178,7 @@ def test_body_token_line_works_for_a_fresh_mail(server: Server) -> None:
 
 def test_out_of_date_board_is_refused_with_the_current_board(server: Server) -> None:
     alice_mail, _ = start_game(server)
+    alice_mail = with_taps(server, ALICE, alice_mail, "ac-1")
     player = Player(ALICE, 5)
     first = player.choose_move(alice_mail)
     out = server.submit(reply_to(alice_mail, ALICE, first))
