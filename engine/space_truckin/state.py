@@ -1026,7 +1026,7 @@ class SpaceTruckinState(State):
                                    "over": self._over}
         rows = []
         for event in self._events:
-            tag = "final" if event["final"] else f"ply {event['ply']}"
+            tag = "final" if event["final"] else f"move {event['ply']}"
             rows.append(Row(f"{tag}: {event['feature']} ({event['why']})",
                             dict.fromkeys(event["seats"], f"+{event['points']}")))
         footer = [Row("Total", totals)]

@@ -40,9 +40,9 @@ USAGE = {
     "record": "record GAME   (the game record as an attachment, for pbem replay)",
     "resign": "resign GAME   (asks you to confirm first)",
 }
-# Suggesting "resign" for a typo would invite one word to end a game; it is offered only to a
-# near-exact spelling.
-_CAUTIOUS = {"resign": 0.83}
+# Suggesting "resign" for a typo would invite one word to end a game ("design" is as near to it
+# as "resing"), so it is never suggested: whoever means it finds it in 'help'.
+_CAUTIOUS = {"resign": 2.0}
 _MOVE_NUMBER = re.compile(r"\s*\(\s*move\s+(\d{1,6})\s*\)\s*$", re.IGNORECASE)
 _GREETING = re.compile(
     r"^(hi|hello|hey|hiya|dear|greetings|good (morning|afternoon|evening|day)|hallo|servus|moin|"

@@ -5,7 +5,7 @@ the first mail that is wrong for its reader:
 
 - one subject for the whole game, and an In-Reply-To that names a mail this recipient has (one they
   received or one they sent), so that every client shows one unbroken thread;
-- no text line over 78 columns;
+- no text line over 78 columns, and moves numbered one way ("move 12", never "ply");
 - "Your move" only to the seat to move, marked "(you)", with an example move in the footer (one of
   its one-tap links, for those who chose them); to anyone else no move links and no "press Reply
   and write your move";
@@ -14,6 +14,7 @@ the first mail that is wrong for its reader:
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from email.message import EmailMessage
 
@@ -44,6 +45,8 @@ class MailCheck:
         where = f"mail to {recipient}: {first!r}"
         wide = [line for line in text.split("\n") if len(line) > MAX_COLUMNS]
         assert not wide, f"{where}: lines over {MAX_COLUMNS} columns: {wide[:3]}"
+        plies = [line for line in text.split("\n") if re.search(r"\bply\b", line, re.IGNORECASE)]
+        assert not plies, f"{where}: moves are numbered one way, 'move N': {plies[:3]}"
         if game:
             subject = str(message["Subject"])
             assert self.subject.setdefault(game, subject) == subject, f"{where}: subject changed"

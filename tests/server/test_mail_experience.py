@@ -267,3 +267,20 @@ def test_every_link_parses_back_to_its_move_and_address(server: Server) -> None:
     assert server.game("ac-1").record["moves"][0]["move"] == links[-1]["body"]
     assert to(out, BO)
     assert "<a href=\"mailto:" in html_of(mail)
+
+
+def test_suggestions_never_lead_to_resign(server: Server) -> None:
+    from pbem.commands.parsing import VERBS, suggest_verbs
+
+    assert VERBS.index("resign") > VERBS.index("move")
+    for typo in ("sign", "design", "reign", "resume", "rsgn", "resing"):
+        assert "resign" not in suggest_verbs(typo), typo
+    assert suggest_verbs("gmaes") == ["games"]
+
+
+def test_only_a_mail_with_the_record_says_it_is_attached(server: Server) -> None:
+    latest = challenge(server, BO)
+    for mail in latest.values():
+        assert attached_record(mail) is None and "attached" not in text_of(mail)
+    reply = to(server.submit(reply_to(latest[BO], BO, "record ac-1")), BO)[0]
+    assert attached_record(reply) is not None and "ac-1.json is attached" in text_of(reply)
