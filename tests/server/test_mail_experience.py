@@ -275,7 +275,7 @@ def test_suggestions_never_lead_to_resign(server: Server) -> None:
     assert VERBS.index("resign") > VERBS.index("move")
     for typo in ("sign", "design", "reign", "resume", "rsgn", "resing"):
         assert "resign" not in suggest_verbs(typo), typo
-    assert suggest_verbs("gmaes") == ["games"]
+    assert suggest_verbs("gmaes")[0] == "games"
 
 
 def test_only_a_mail_with_the_record_says_it_is_attached(server: Server) -> None:
