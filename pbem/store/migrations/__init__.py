@@ -16,7 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pbem.store.migrations import m0001_initial, m0002_community, m0003_search_indexes
+from pbem.store.migrations import (
+    m0001_initial,
+    m0002_community,
+    m0003_search_indexes,
+    m0004_hostile_mail,
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", m0001_initial.SQLITE, m0001_initial.POSTGRESQL),
     Migration(2, "community", m0002_community.SQLITE, m0002_community.POSTGRESQL),
     Migration(3, "search indexes", m0003_search_indexes.SQLITE, m0003_search_indexes.POSTGRESQL),
+    Migration(4, "hostile mail", m0004_hostile_mail.SQLITE, m0004_hostile_mail.POSTGRESQL),
 )
 
 
