@@ -20,9 +20,10 @@ The Reply-To address of every game mail carries your secret token; a move is
 applied only when it comes from your registered address with your token. When
 you write a new mail instead, add a line: token YOURTOKEN.
 
-JSON: the same commands may be sent as a JSON turn file (the whole body or an
-application/json attachment), e.g.
+JSON: every command may be sent as a JSON turn file (the whole body or an
+application/json attachment); its fields are the words of the command, e.g.
   {{"commands": [{{"command": "move", "game": "ac-17", "move": "tower red C4"}}]}}
+  {{"command": "vacation", "from": "2026-12-20", "to": "2027-01-03"}}
 
 Help topics: commands, notation, {games}, or GAME rulings / GAME notation.
 """

@@ -192,7 +192,7 @@ class Processor:
         if mail.dsn_subject and turn is None and not any(isinstance(r, Command) for r in plain):
             # A report's subject and no command word anywhere: a plain-text bounce.
             return self._bounce(tx, inbound, mail, now)
-        if self._stranger(ctx) and not _looks_meant(plain):
+        if not _looks_meant(plain) and self._stranger(ctx):
             # Junk from an address that plays no game is not answered: it is spam or carries a
             # forged sender. (Its bare lines are not taken for moves, whatever game a token or
             # subject names.) If it carried a seat's token, that seat is told as for any failed
@@ -270,11 +270,11 @@ class Processor:
         if self._stranger(ctx) or not ctx.tx.claim_notice(f"limit:{email}", ctx.now,
                                                       self.config.auth_notice_interval_seconds):
             return reason, None, {}
-        if ctx.context_game:
-            ctx.load(ctx.context_game)
+        loaded = ctx.load(ctx.context_game) if ctx.context_game else None
+        plays = loaded is not None and any(seat.email == email for seat in loaded[0].seats)
         sentence = exceeded.sentence()
         ctx.reply(Section(title="Your mail was not read", lines=[sentence[0].upper() + sentence[1:]]),
-            ctx.context_game if ctx.context_game in ctx.touched else None)
+                  ctx.context_game if plays else None)  # in that game's thread if it is theirs
         self._send_all(ctx, inbound)
         return reason + "; sender told", ctx.context_game, ctx.touched
 

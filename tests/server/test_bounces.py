@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pbem.cli import main
 from pbem.cli.admin import status_text
 from pbem.cli.mailbox import reply_to
 from tests.server.harness import Server, start_game, text_of, to
@@ -82,3 +83,17 @@ def test_a_report_about_a_stranger_changes_nothing(server: Server) -> None:
     start(server)
     assert server.submit(dsn("carol@example.net", 1)) == []
     assert server.store.bouncing_addresses() == []
+
+
+def test_admin_status_on_the_command_line(server: Server, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    start(server)
+    server.submit(dsn(BOB, 1))
+    config = tmp_path / "pbem.toml"
+    config.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n'
+                      f'database = "{tmp_path / "pbem.sqlite3"}"\n')
+    assert main(["admin", "status", "-c", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "Outbox: 0 waiting, 6 sent, 0 given up" in out
+    assert "Inbound: 0 pending, 2 done, 1 ignored, 0 failed" in out
+    assert "Addresses our mail bounces from: 1" in out and "bob@example.org" in out
