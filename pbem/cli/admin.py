@@ -33,6 +33,7 @@ from pbem.community.moderation import (
 )
 from pbem.config import Config
 from pbem.processing.context import MailContext
+from pbem.store.base import Store
 
 GAME_HELP = "the game's id, e.g. ac-12"
 
@@ -81,6 +82,39 @@ def cmd_token(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def status_text(store: Store, limit: int = 20) -> str:
+    """What needs a look: mail the relay refused for good, intake by status, bouncing addresses."""
+    counts = store.outbound_counts()
+    lines = [f"Outbox: {counts.get('pending', 0)} waiting, {counts.get('sent', 0)} sent, "
+             f"{counts.get('given_up', 0)} given up"]
+    given_up = store.given_up_outbound(limit)
+    if given_up:
+        lines.append("Given up (refused for good by the relay; newest first):")
+        for row in given_up:
+            when = row.given_up_at.strftime("%Y-%m-%d %H:%M UTC") if row.given_up_at else "-"
+            lines.append(f"  {when}  {', '.join(row.recipients)}  {row.message_id}")
+            lines.append(f"    {(row.last_error or '').strip()[:200]}")
+        if counts.get("given_up", 0) > len(given_up):
+            lines.append(f"  ... and {counts['given_up'] - len(given_up)} more")
+    inbound = store.inbound_counts()
+    lines.append("Inbound: " + ", ".join(f"{n} {status}" for status, n in inbound.items()))
+    bouncing = store.bouncing_addresses()
+    lines.append(f"Addresses our mail bounces from: {len(bouncing) or 'none'}")
+    for email, since, detail in bouncing:
+        lines.append(f"  {email}  since {since.strftime('%Y-%m-%d %H:%M UTC')}  ({detail})")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
+    config = _config(args)
+    store = open_configured_store(config)
+    try:
+        sys.stdout.write(status_text(store, args.limit))
+    finally:
+        store.close()
+    return 0
+
+
 def _op(build: Callable[[argparse.Namespace], Callable[[MailContext], None]]):
     def command(args: argparse.Namespace, extra: list[str]) -> int:
         return _run(args, build(args))
@@ -105,6 +139,13 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         parser.set_defaults(func=func)
         return parser
 
+    p = ops.add_parser("status", help="the outbox (waiting, sent, given up), intake by status and "
+                                      "addresses marked bouncing",
+                       description="What needs a moderator's look: mails the relay refused for good, "
+                                   "messages by status, addresses our mail bounces from.")
+    p.add_argument("-c", "--config", help=CONFIG_HELP)
+    p.add_argument("--limit", type=int, default=20, help="given-up mails to list (default: %(default)s)")
+    p.set_defaults(func=cmd_status)
     p = add("token", cmd_token, "print the token line a moderator's admin mails must carry", why=False)
     p.add_argument("address", help="the moderator's address, as in [moderators] addresses")
     p = add("list", _op(lambda a: lambda ctx: list_games(ctx, a.filters)),

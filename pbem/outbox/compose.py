@@ -10,6 +10,7 @@ threading and loop prevention need is set here, in one place.
 from __future__ import annotations
 
 import email.policy
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -131,8 +132,18 @@ def _boundary() -> str:
     return f"=_pbem_{secrets.token_hex(12)}"
 
 
+# Line breaks of every kind (CR, LF, VT, FF, NEL, U+2028/9) and other control characters: a header
+# value made from a player's words (a subject quoting a line they wrote) must stay one header.
+_CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]+")
+
+
+def one_line(value: str) -> str:
+    return " ".join(_CONTROL.sub(" ", value).split())
+
+
 def _header(value: str) -> str | Header:
-    """ASCII stays as is; anything else is RFC 2047-encoded."""
+    """One line; ASCII stays as is, anything else is RFC 2047-encoded."""
+    value = one_line(value)
     try:
         value.encode("ascii")
     except UnicodeEncodeError:
@@ -153,6 +164,7 @@ def build_message(*, from_addr: str, from_name: str, to: str, subject: str, mess
 
     ``mailto`` turns an action's command line into the link its tap opens; ``html=False`` sends
     the text part alone, ``taps=False`` leaves out the legal moves' links (the players' choices)."""
+    headline = one_line(headline)
     context = {"subject": subject, "headline": headline, "sections": sections or [],
                "footer": footer or [], "mailto": mailto, "taps": taps}
     text = _text_part(render("mail.txt.j2", **context), "plain")

@@ -16,6 +16,7 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.community.observer_commands",
     "pbem.community.archive_commands",
     "pbem.community.deadline_commands",
+    "pbem.community.bounces",  # after deadline_commands: its GAME_SAVED hook stops a started clock
 )
 
 for _name in FEATURE_MODULES:

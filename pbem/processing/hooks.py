@@ -32,6 +32,14 @@ GAME_ENDED: list[Callable[[MailContext, GameRow, State, str, list[str]], None]] 
 # or None. Called as hook(tx, mail).
 SENDER_CHECK: list[Callable[[Tx, IncomingMail], str | None]] = []
 
+# A delivery report says our mail to these addresses failed: hook(ctx, addresses). Bounces are never
+# answered; e.g. mark the address bouncing, tell the other players once, stop that player's clock.
+BOUNCED: list[Callable[[MailContext, list[str]], None]] = []
+
+# A mail a person wrote passed the sender checks and its game context is known: hook(ctx). E.g.
+# mail with the sender's own token shows that our mail reaches them again.
+MAIL_READ: list[Callable[[MailContext], None]] = []
+
 # Extra sections for the reply to the "games" command: hook(ctx) -> list of Section.
 GAMES_LISTING: list[Callable[[MailContext], list[Any]]] = []
 

@@ -30,6 +30,9 @@ class Inbound:
     sha256: str
     status: str = "pending"
     outcome: str | None = None
+    envelope_from: str | None = None  # SMTP envelope sender: "" for <> (a bounce), None unknown
+    original_size: int | None = None  # set when only the header of an oversized mail was kept
+    sender: str | None = None  # From address (lower case), set at intake; fairness is by sender
 
 
 @dataclass
@@ -44,6 +47,7 @@ class Outbound:
     next_attempt_at: datetime | None = None
     sent_at: datetime | None = None
     last_error: str | None = None
+    given_up_at: datetime | None = None  # refused for good (5xx): never retried
 
 
 @dataclass
@@ -99,6 +103,11 @@ class Tx(Protocol):
 
     # bounces and rate-limited notices
     def record_bounce(self, email: str, now: datetime, detail: str) -> None: ...
+    def mark_bouncing(self, email: str, now: datetime, detail: str) -> bool:
+        """Our mail to ``email`` bounces; True when it was not marked yet (tell people once)."""
+        ...
+    def clear_bouncing(self, email: str) -> bool: ...  # True when it was marked
+    def is_bouncing(self, email: str) -> bool: ...
     def claim_notice(self, key: str, now: datetime, interval_seconds: int) -> bool:
         """True (and remembers now) when no notice with this key went out within the interval."""
         ...
@@ -149,21 +158,42 @@ class Store(Protocol):
 
     # intake: durable before returning (the SMTP listener answers 250 only after this returns)
     def accept_inbound(self, raw: bytes, source: str, now: datetime,
-                       source_ref: str | None = None) -> AcceptResult: ...
-    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None]]
-                            ) -> list[AcceptResult]:
-        """accept_inbound for (raw, source, now, source_ref) items in one transaction: one disk
-        flush for all of them (group commit), results in order."""
+                       source_ref: str | None = None, *, envelope_from: str | None = None,
+                       original_size: int | None = None) -> AcceptResult:
+        """``envelope_from``: the SMTP envelope sender ("" for ``<>``); ``original_size``: the
+        full size when ``raw`` is only the header of a message over the size limit."""
         ...
-    def pending_inbound(self, limit: int = 100) -> list[Inbound]: ...
+    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None, str | None]]
+                            ) -> list[AcceptResult]:
+        """accept_inbound for (raw, source, now, source_ref, envelope_from) items in one
+        transaction: one disk flush for all of them (group commit), results in order."""
+        ...
+    def pending_inbound(self, limit: int = 100) -> list[Inbound]: ...  # oldest first
+    def pending_fair(self, now: datetime, per_sender_per_minute: int, limit: int) -> list[int]:
+        """Ids of the next pending messages, one per sender (each sender's oldest), oldest first;
+        calling again gives the next round, so one sender's flood waits behind everybody's next
+        message. A sender who had ``per_sender_per_minute`` messages processed within the minute
+        before ``now`` is left out (0: no cap): their mail waits in the store, never dropped."""
+        ...
+    def get_inbound(self, inbound_id: int) -> Inbound | None: ...  # one message, raw included
     def inbound_status(self, inbound_id: int) -> str | None: ...
+    def inbound_counts(self) -> dict[str, int]: ...  # by status
 
     # outbox sender
-    def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]: ...
+    def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]:
+        """Round-robin by recipient list, each recipient's mails in queue order."""
+        ...
     def mark_sent(self, outbound_id: int, now: datetime) -> None: ...
     def mark_sent_many(self, outbound_ids: list[int], now: datetime) -> None: ...  # one commit
     def mark_send_failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
-    def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m}
+    def mark_given_up(self, outbound_id: int, error: str, now: datetime) -> None:
+        """The relay refused the mail for good (5xx): it is never tried again."""
+        ...
+    def reset_backoff(self, now: datetime) -> int:
+        """The relay is back: every waiting mail is due now (returns how many were waiting)."""
+        ...
+    def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m, "given_up": k}
+    def given_up_outbound(self, limit: int = 50) -> list[Outbound]: ...  # newest first
 
     # IMAP progress per mailbox
     def imap_state(self, mailbox: str) -> tuple[int, int] | None: ...  # (uidvalidity, last_uid)
@@ -180,3 +210,4 @@ class Store(Protocol):
         newest first."""
         ...
     def iter_inbound(self, status: str | None = None) -> Iterator[Inbound]: ...
+    def bouncing_addresses(self) -> list[tuple[str, datetime, str]]: ...  # (email, since, detail)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import email.utils
 import hashlib
 import json
 import re
@@ -77,22 +78,36 @@ def normalise_message_id(value: str | None) -> str | None:
     return f"<{compact}>" if compact else None
 
 
-def message_id_of(raw: bytes) -> str | None:
-    """Only the header block is parsed: intake runs before the SMTP 250 and must stay cheap even
-    for a large message, and a body can never hold the Message-ID anyway."""
-    match = _BLANK_LINE.search(raw)
-    head = raw[: match.end()] if match else raw
+#: Intake parses at most this much of the header block (before the SMTP 250, so it must stay
+#: cheap and small whatever the message holds; a Message-ID further down is not looked for).
+_HEAD_BYTES = 64_000
+
+
+def header_facts(raw: bytes) -> tuple[str | None, str | None]:
+    """(Message-ID, From address in lower case) from the header block alone.
+
+    Only the start of the header block is parsed: intake runs before the SMTP 250 and must stay
+    cheap even for a large or hostile message, and a body can never hold either field. The From
+    address is what fair processing groups by; the reader decides later what it really is.
+    """
+    match = _BLANK_LINE.search(raw, 0, _HEAD_BYTES)
+    head = raw[: match.end()] if match else raw[:_HEAD_BYTES]
+    text: str | None = None
+    sender: str | None = None
     try:
-        msg = email.parser.BytesHeaderParser(policy=email.policy.default).parsebytes(head)
+        msg = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
         value = msg.get("Message-ID")
         text = None if value is None else str(value)
+        from_value = msg.get("From")
+        if from_value is not None:
+            address = email.utils.parseaddr(str(from_value)[:2000])[1].strip().lower()
+            sender = address if "@" in address and address.isprintable() else None
     except Exception:
-        # The modern header parser has raised on odd input before; the legacy parser never
-        # interprets the value, which is all that is needed here. Should even that fail, the
-        # message is still accepted, de-duplicated by its bytes alone.
-        try:
-            raw_value = email.parser.BytesHeaderParser().parsebytes(head).get("Message-ID")
-            text = None if raw_value is None else str(raw_value)
-        except Exception:
-            return None
-    return normalise_message_id(text)
+        # Should the parser raise on odd input, the message is still accepted, de-duplicated by
+        # its bytes alone.
+        return None, None
+    return normalise_message_id(text), sender
+
+
+def message_id_of(raw: bytes) -> str | None:
+    return header_facts(raw)[0]

@@ -42,9 +42,9 @@ from pbem.store.common import (
     StoreError,
     dt_from_text,
     dt_to_text,
+    header_facts,
     json_dumps,
     json_loads,
-    message_id_of,
     now_utc,
     sha256_hex,
 )
@@ -54,9 +54,13 @@ _SCHEMA_VERSION_DDL = (
     " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
 )
 
-_INBOUND_COLS = "id, raw, source, received_at, message_id, sha256, status, outcome"
+_INBOUND_COLS = ("id, raw, source, received_at, message_id, sha256, status, outcome, envelope_from,"
+                 " original_size, sender")
 _OUTBOUND_COLS = ("id, message_id, sender, recipients, raw, created_at, attempts, next_attempt_at,"
-                  " sent_at, last_error")
+                  " sent_at, last_error, given_up_at")
+_INSERT_INBOUND = ("INSERT INTO inbound (message_id, sha256, source, source_ref, received_at, status,"
+                   " sender, envelope_from, original_size, raw)"
+                   " VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)")
 _GAME_COLS = ("id, game, status, record, created_at, updated_at, to_move, thread_id, deadline_at,"
               " finished_at")
 _SEAT_COLS = "game_id, seat, email, name, token_hash, accepted"
@@ -100,14 +104,16 @@ def _check_status(status: str, allowed: Sequence[str], what: str) -> None:
 def _inbound(row: Sequence[Any]) -> Inbound:
     return Inbound(id=row[0], raw=bytes(row[1]), source=row[2],
                    received_at=dt_from_text(row[3]),  # type: ignore[arg-type]
-                   message_id=row[4], sha256=row[5], status=row[6], outcome=row[7])
+                   message_id=row[4], sha256=row[5], status=row[6], outcome=row[7],
+                   envelope_from=row[8], original_size=row[9], sender=row[10])
 
 
 def _outbound(row: Sequence[Any]) -> Outbound:
     return Outbound(id=row[0], message_id=row[1], sender=row[2], recipients=json_loads(row[3]),
                     raw=bytes(row[4]), created_at=dt_from_text(row[5]),  # type: ignore[arg-type]
                     attempts=row[6], next_attempt_at=dt_from_text(row[7]),
-                    sent_at=dt_from_text(row[8]), last_error=row[9])
+                    sent_at=dt_from_text(row[8]), last_error=row[9],
+                    given_up_at=dt_from_text(row[10]))
 
 
 def _seat(row: Sequence[Any]) -> Seat:
@@ -257,6 +263,20 @@ class SQLiteTx:
     def record_bounce(self, email: str, now: datetime, detail: str) -> None:
         self._c.execute("INSERT INTO bounces (email, at, detail) VALUES (?, ?, ?)",
                         (email, dt_to_text(now), detail))
+
+    def mark_bouncing(self, email: str, now: datetime, detail: str) -> bool:
+        cur = self._c.execute("INSERT INTO bouncing (email, since, detail) VALUES (?, ?, ?)"
+                              " ON CONFLICT (email) DO NOTHING",
+                              (email.lower(), dt_to_text(now), detail[:500]))
+        return cur.rowcount == 1
+
+    def clear_bouncing(self, email: str) -> bool:
+        return self._c.execute("DELETE FROM bouncing WHERE email = ?",
+                               (email.lower(),)).rowcount == 1
+
+    def is_bouncing(self, email: str) -> bool:
+        return self._c.execute("SELECT 1 FROM bouncing WHERE email = ?",
+                               (email.lower(),)).fetchone() is not None
 
     def claim_notice(self, key: str, now: datetime, interval_seconds: int) -> bool:
         """True (and remembers now) when no notice with this key went out within the interval."""
@@ -672,10 +692,11 @@ class SQLiteStore:
     # intake
 
     def accept_inbound(self, raw: bytes, source: str, now: datetime,
-                       source_ref: str | None = None) -> AcceptResult:
+                       source_ref: str | None = None, *, envelope_from: str | None = None,
+                       original_size: int | None = None) -> AcceptResult:
         raw = bytes(raw)
         digest = sha256_hex(raw)
-        message_id = message_id_of(raw)
+        message_id, sender = header_facts(raw)
         received = dt_to_text(now)
         with self._write() as conn:
             row = conn.execute("SELECT id, status FROM inbound"
@@ -683,33 +704,29 @@ class SQLiteStore:
                                (digest, message_id)).fetchone()
             if row is not None:
                 return AcceptResult(inbound_id=row[0], new=False, status=row[1])
-            cur = conn.execute(
-                "INSERT INTO inbound (message_id, sha256, source, source_ref, received_at,"
-                " status, raw) VALUES (?, ?, ?, ?, ?, 'pending', ?)",
-                (message_id, digest, source, source_ref, received, raw))
+            cur = conn.execute(_INSERT_INBOUND, (message_id, digest, source, source_ref, received,
+                                                 sender, envelope_from, original_size, raw))
             inbound_id = int(cur.lastrowid)  # type: ignore[arg-type]
         # Reached only after COMMIT returned, i.e. after the WAL was fsynced.
         return AcceptResult(inbound_id=inbound_id, new=True, status="pending")
 
-    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None]]
+    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None, str | None]]
                             ) -> list[AcceptResult]:
         """``accept_inbound`` for several messages in one transaction: one fsync for all (group
         commit); results in the order of ``items``."""
-        prepared = [(bytes(raw), sha256_hex(raw), message_id_of(raw), source, dt_to_text(now), ref)
-                    for raw, source, now, ref in items]
+        prepared = [(bytes(raw), sha256_hex(raw), *header_facts(raw), source, dt_to_text(now), ref,
+                     envelope_from) for raw, source, now, ref, envelope_from in items]
         results: list[AcceptResult] = []
         with self._write() as conn:
-            for raw, digest, message_id, source, received, ref in prepared:
+            for raw, digest, message_id, sender, source, received, ref, envelope_from in prepared:
                 row = conn.execute("SELECT id, status FROM inbound"
                                    " WHERE sha256 = ? OR message_id = ? ORDER BY id LIMIT 1",
                                    (digest, message_id)).fetchone()
                 if row is not None:
                     results.append(AcceptResult(inbound_id=row[0], new=False, status=row[1]))
                     continue
-                cur = conn.execute(
-                    "INSERT INTO inbound (message_id, sha256, source, source_ref, received_at,"
-                    " status, raw) VALUES (?, ?, ?, ?, ?, 'pending', ?)",
-                    (message_id, digest, source, ref, received, raw))
+                cur = conn.execute(_INSERT_INBOUND, (message_id, digest, source, ref, received,
+                                                     sender, envelope_from, None, raw))
                 results.append(AcceptResult(inbound_id=int(cur.lastrowid),  # type: ignore[arg-type]
                                             new=True, status="pending"))
         return results
@@ -718,6 +735,36 @@ class SQLiteStore:
         rows = self._conn().execute(f"SELECT {_INBOUND_COLS} FROM inbound WHERE status = 'pending'"
                                     " ORDER BY id LIMIT ?", (limit,)).fetchall()
         return [_inbound(r) for r in rows]
+
+    def pending_fair(self, now: datetime, per_sender_per_minute: int, limit: int) -> list[int]:
+        # The head of each sender's queue (one index scan over the pending rows, in C), leaving
+        # out senders who had their cap processed within the minute (one index lookup per
+        # sender). One message per sender per call: the caller's next call starts the next round.
+        since = dt_to_text(now - timedelta(minutes=1))
+        rows = self._conn().execute(
+            "SELECT head FROM (SELECT MIN(id) AS head, sender FROM inbound WHERE status = 'pending'"
+            "  GROUP BY sender) AS heads"
+            " WHERE ? = 0 OR (SELECT COUNT(*) FROM inbound AS done WHERE done.sender IS heads.sender"
+            "  AND done.processed_at >= ?) < ?"
+            " ORDER BY head LIMIT ?",
+            (per_sender_per_minute, since, per_sender_per_minute, limit)).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def get_inbound(self, inbound_id: int) -> Inbound | None:
+        row = self._conn().execute(f"SELECT {_INBOUND_COLS} FROM inbound WHERE id = ?",
+                                   (inbound_id,)).fetchone()
+        return _inbound(row) if row else None
+
+    def inbound_counts(self) -> dict[str, int]:
+        rows = self._conn().execute("SELECT status, COUNT(*) FROM inbound GROUP BY status").fetchall()
+        counts = dict.fromkeys(INBOUND_STATUSES, 0)
+        counts.update({str(status): int(n) for status, n in rows})
+        return counts
+
+    def bouncing_addresses(self) -> list[tuple[str, datetime, str]]:
+        rows = self._conn().execute("SELECT email, since, detail FROM bouncing ORDER BY since, email"
+                                    ).fetchall()
+        return [(r[0], dt_from_text(r[1]), r[2]) for r in rows]  # type: ignore[misc]
 
     def inbound_status(self, inbound_id: int) -> str | None:
         row = self._conn().execute("SELECT status FROM inbound WHERE id = ?",
@@ -745,12 +792,21 @@ class SQLiteStore:
     # outbox sender
 
     def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]:
-        # Oldest first (by id, i.e. queue order), so one player's mails arrive in move order.
-        rows = self._conn().execute(
-            f"SELECT {_OUTBOUND_COLS} FROM outbound"
-            " WHERE sent_at IS NULL AND next_attempt_at <= ? ORDER BY id LIMIT ?",
-            (dt_to_text(now), limit)).fetchall()
-        return [_outbound(r) for r in rows]
+        # Round-robin by recipient, each recipient's mails oldest first: one player's mails arrive
+        # in move order, and two thousand answers to one flooding address do not hold up the
+        # next player's board. The ids are chosen on the small columns (and the index of
+        # migration 4) before the rows, raw messages included, are read.
+        conn = self._conn()
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY recipients ORDER BY id) AS k"
+            "  FROM outbound WHERE sent_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= ?)"
+            " ORDER BY k, id LIMIT ?", (dt_to_text(now), limit))]
+        if not ids:
+            return []
+        rows = conn.execute(f"SELECT {_OUTBOUND_COLS} FROM outbound WHERE id IN"
+                            f" ({','.join('?' * len(ids))})", ids).fetchall()
+        by_id = {r[0]: r for r in rows}
+        return [_outbound(by_id[i]) for i in ids if i in by_id]
 
     def mark_sent(self, outbound_id: int, now: datetime) -> None:
         with self._write() as conn:
@@ -775,12 +831,37 @@ class SQLiteStore:
             if cur.rowcount == 0:
                 raise LookupError(f"no outbound message {outbound_id}")
 
+    def mark_given_up(self, outbound_id: int, error: str, now: datetime) -> None:
+        with self._write() as conn:
+            cur = conn.execute("UPDATE outbound SET attempts = attempts + 1, last_error = ?,"
+                               " given_up_at = ? WHERE id = ? AND sent_at IS NULL",
+                               (error, dt_to_text(now), outbound_id))
+            if cur.rowcount == 0:
+                raise LookupError(f"no unsent outbound message {outbound_id}")
+
+    def reset_backoff(self, now: datetime) -> int:
+        stamp = dt_to_text(now)
+        with self._write() as conn:
+            return conn.execute("UPDATE outbound SET next_attempt_at = ?, attempts = 0"
+                                " WHERE sent_at IS NULL AND given_up_at IS NULL"
+                                " AND next_attempt_at > ?", (stamp, stamp)).rowcount
+
     def outbound_counts(self) -> dict[str, int]:
         with self._read() as conn:
             total = conn.execute("SELECT COUNT(*) FROM outbound").fetchone()[0]
             pending = conn.execute("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL"
-                                   ).fetchone()[0]
-        return {"pending": int(pending), "sent": int(total - pending)}
+                                   " AND given_up_at IS NULL").fetchone()[0]
+            given_up = conn.execute("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL"
+                                    " AND given_up_at IS NOT NULL").fetchone()[0]
+        return {"pending": int(pending), "sent": int(total - pending - given_up),
+                "given_up": int(given_up)}
+
+    def given_up_outbound(self, limit: int = 50) -> list[Outbound]:
+        rows = self._conn().execute(
+            f"SELECT {_OUTBOUND_COLS} FROM outbound WHERE sent_at IS NULL"
+            " AND given_up_at IS NOT NULL ORDER BY given_up_at DESC, id DESC LIMIT ?",
+            (limit,)).fetchall()
+        return [_outbound(r) for r in rows]
 
     # IMAP progress
 

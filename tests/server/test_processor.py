@@ -126,6 +126,7 @@ def test_illegal_move_explains_and_changes_nothing(server: Server) -> None:
 
 
 def test_unknown_command_gets_suggestions(server: Server) -> None:
+    start_game(server)  # from a player; a stranger's junk is not answered (test_hostile_processing)
     out = server.submit(server.mail(ALICE, "gmaes"))
     reply = to(out, ALICE)[0]
     text = text_of(reply)
@@ -250,7 +251,9 @@ def test_bounce_and_vacation_get_no_answer(server: Server) -> None:
     bounce["Subject"] = "Undelivered Mail Returned to Sender"
     bounce.set_content("This is the mail system. I'm sorry to have to inform you that your message "
                        f"could not be delivered.\n<{BOB}>: mailbox full")
-    assert server.submit(bounce) == []
+    out = server.submit(bounce)  # never answered; Bob's opponent learns why he is silent
+    assert [rcpt for rcpt, _ in out] == [ALICE]
+    assert "bounces" in text_of(out[0][1])
     statuses = [m.status for m in server.store.iter_inbound()]
     assert statuses.count("ignored") == 2
 
