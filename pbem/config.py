@@ -62,6 +62,13 @@ class DeadlineConfig:
 
 
 @dataclass
+class ChallengeConfig:
+    """Open challenges (``new GAME open``): how long one waits for takers before it expires."""
+
+    open_days: float = 14
+
+
+@dataclass
 class Config:
     address: str = "pbem@localhost"
     name: str = "pbem"
@@ -77,6 +84,7 @@ class Config:
     relay: RelayConfig = field(default_factory=RelayConfig)
     moderators: list[str] = field(default_factory=list)
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)
+    challenges: ChallengeConfig = field(default_factory=ChallengeConfig)
     source: Path | None = None  # the file it was read from
 
     @property
@@ -144,6 +152,7 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
         relay=relay_cfg,
         moderators=[a.lower() for a in data.get("moderators", {}).get("addresses", [])],
         deadlines=DeadlineConfig(**data.get("deadlines", {})),
+        challenges=ChallengeConfig(**data.get("challenges", {})),
         source=source,
     )
 
@@ -256,4 +265,8 @@ grace_reminder = true
 vacation_days_per_year = 30
 # A scheduler that was down longer than this extends every deadline by the outage.
 outage_threshold_minutes = 30
+
+# Open challenges ('new alien-city open'): anyone may join one until it expires.
+[challenges]
+open_days = 14
 '''

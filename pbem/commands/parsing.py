@@ -33,7 +33,8 @@ USAGE = {
     "message": "message GAME [all] TEXT   (a note to your opponents; all: observers too)",
     "settings": "settings   (what you have chosen with set)",
     "set": "set notify every|turn|digest, set mail html|text, set nickname NAME",
-    "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]",
+    "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]   (or 'new GAME [OPTIONS] open' "
+           "for anyone: see challenges)",
     "accept": "accept GAME",
     "decline": "decline GAME",
     "rematch": "rematch GAME   (the same players and options, seats swapped)",
@@ -69,6 +70,13 @@ def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
         VERBS.append(verb)
     USAGE[verb] = usage
     _EXTRA[verb] = parser
+
+
+def game_verb_parser(verb: str) -> ExtraParser:
+    """The parser of a registered command that takes at most a game id (``reject GAME``)."""
+    def parse(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
+        return _game_command(line, verb, rest)
+    return parse
 
 
 @dataclass
@@ -222,8 +230,11 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     if not rest:
         return CommandError(line, f"which game? {USAGE['new']}")
     lowered = [w.lower() for w in rest]
+    if "with" not in lowered and "open" in lowered[1:]:
+        return _parse_open(line, rest)
     if "with" not in lowered:
-        return CommandError(line, f"say whom you challenge: {USAGE['new']}")
+        return CommandError(line, f"say whom you challenge: {USAGE['new']} (or 'new GAME open' for "
+                                  "anyone)")
     at = lowered.index("with")
     option_words = rest[1:at]
     tail = rest[at + 1:]
@@ -238,6 +249,16 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
         return CommandError(line, f"'with' takes mail addresses: {USAGE['new']}")
     return Command("new", line, game=rest[0].lower(), opponents=opponents, seat=seat,
                    option_words=option_words)
+
+
+def _parse_open(line: str, rest: list[str]) -> Command:
+    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [as SEAT]``: a challenge anyone may
+    take (pbem.community.challenges reads ``players`` and ``rating`` from the option words)."""
+    words = [w for w in rest[1:] if w.lower() != "open"]
+    seat = None
+    if len(words) >= 2 and words[-2].lower() == "as":
+        seat, words = words[-1].lower(), words[:-2]
+    return Command("new", line, game=rest[0].lower(), seat=seat, option_words=words, args={"open": True})
 
 
 def parse_text(lines: list[str], *, in_game_reply: bool) -> list[Command | CommandError]:

@@ -16,6 +16,11 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.community.observer_commands",
     "pbem.community.archive_commands",
     "pbem.community.deadline_commands",
+    "pbem.community.agreements",
+    "pbem.community.queued_moves",
+    "pbem.community.preview",
+    "pbem.community.challenges",
+    "pbem.community.addresses",
 )
 
 for _name in FEATURE_MODULES:

@@ -176,14 +176,18 @@ def do_move(ctx: MailContext, command: Command) -> None:
     except MoveError as exc:
         raise CommandFailed(f"{command.move!r} was not applied: {exc}", current,
                             headline=f"Not applied: {command.move}: {exc.message}") from None
+    number = state.ply
+    # in the same step: a queued reply of the next seat, a proposal that lapses (pbem.community)
+    after = hooks.after_move(ctx, row, state, seat.seat)
     ctx.expected_ply[game_id] = state.ply  # a second move in the same mail continues from here
     save_game(ctx, row, state)
     ctx.outcomes.append(f"applied {canonical}")
-    number = state.ply
     mover = names.get(seat.seat, seat.seat)
     note = [f"{mover}: {line}" for line in command.note]
     announce_position(ctx, row, state, f"{mover} played {canonical}", exclude=seat.seat, note=note,
-                      notes=notes)
+                      notes=notes, after=after)
+    followed = "".join(f" {names.get(s, s)} {what[:1]}{what[1:]}." for s, what in after.followed)
+    notes = [*notes, *after.lines, *after.private.get(seat.seat, [])]
     if state.is_over:
         ctx.reply(board_section(state, seat.seat, notes), row.id,
                   headline=result_headline(row, state, seat.seat, names))
@@ -195,11 +199,12 @@ def do_move(ctx: MailContext, command: Command) -> None:
         lines.insert(0, "Your note went to " + ", ".join(
             who(s.seat, None, names) for s in row.seats if s.seat != seat.seat) + ".")
     if state.to_move == seat.seat:
+        again = "Your move" if after.followed else "Your move again"
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
-                  headline=f"Applied: {canonical} (move {number}). Your move again (move {number + 1}).")
+                  headline=f"Applied: {canonical} (move {number}).{followed} {again} (move {state.ply + 1}).")
     else:
-        ctx.reply(Section(lines=lines), row.id, kind=REPLY if command.note else CONFIRM,
-                  headline=f"Applied: {canonical} (move {number}). "
+        ctx.reply(Section(lines=lines), row.id, kind=REPLY if command.note or after.lines else CONFIRM,
+                  headline=f"Applied: {canonical} (move {number}).{followed} "
                            f"{who(state.to_move, seat.seat, names)} is next.")
 
 

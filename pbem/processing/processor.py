@@ -30,7 +30,7 @@ from pbem.tokens import load_or_create_secret, token_hash
 
 log = logging.getLogger("pbem.processor")
 # Commands whose free text after them is meant for someone (relayed); after others it is reported.
-NOTE_VERBS = ("move", "message", "new")
+NOTE_VERBS = ("move", "message", "new", "propose", "queue")
 assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 

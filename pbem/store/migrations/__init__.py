@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pbem.store.migrations import m0001_initial, m0002_community, m0003_search_indexes, m0004_mail
+from pbem.store.migrations import (
+    m0001_initial,
+    m0002_community,
+    m0003_search_indexes,
+    m0004_mail,
+    m0005_classic,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "community", m0002_community.SQLITE, m0002_community.POSTGRESQL),
     Migration(3, "search indexes", m0003_search_indexes.SQLITE, m0003_search_indexes.POSTGRESQL),
     Migration(4, "mail threads and digests", m0004_mail.SQLITE, m0004_mail.POSTGRESQL),
+    Migration(5, "results and address changes", m0005_classic.SQLITE, m0005_classic.POSTGRESQL),
 )
 
 
