@@ -79,24 +79,14 @@ class Filters:
         return True
 
     def describe(self) -> str:
-        parts = []
-        if self.game:
-            parts.append(self.game)
-        if self.player:
-            parts.append(f"player {self.player}")
-        if self.date_from:
-            parts.append(f"from {self.date_from.isoformat()}")
-        if self.date_to:
-            parts.append(f"to {self.date_to.isoformat()}")
-        if self.status:
-            parts.append(f"status {self.status}")
-        if self.result:
-            parts.append(f"result {self.result}")
-        if self.winner:
-            parts.append(f"won by {self.winner}")
-        if self.loser:
-            parts.append(f"lost by {self.loser}")
-        return ", ".join(parts) or "all games"
+        parts = [self.game, f"player {self.player}" if self.player else None,
+                 f"from {self.date_from.isoformat()}" if self.date_from else None,
+                 f"to {self.date_to.isoformat()}" if self.date_to else None,
+                 f"status {self.status}" if self.status else None,
+                 f"result {self.result}" if self.result else None,
+                 f"won by {self.winner}" if self.winner else None,
+                 f"lost by {self.loser}" if self.loser else None]
+        return ", ".join(p for p in parts if p) or "all games"
 
 
 def _midnight(day: date) -> datetime:

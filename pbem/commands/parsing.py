@@ -32,7 +32,7 @@ USAGE = {
     "help": "help [TOPIC]   (topics: commands, notation, settings, a game's name)",
     "message": "message GAME [all] TEXT   (a note to your opponents; all: observers too)",
     "settings": "settings   (what you have chosen with set)",
-    "set": "set notify every|turn|digest, set mail html|text, set nickname NAME",
+    "set": "set KEY VALUE   (notify, mail, nickname, address: see help settings)",
     "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]   (or 'new GAME [OPTIONS] open' "
            "for anyone: see challenges)",
     "accept": "accept GAME",

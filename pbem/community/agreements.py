@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine import State
-from pbem.commands.parsing import GAME_ID, Command, CommandError, game_verb_parser, register_verb
+from pbem.commands.parsing import GAME_ID, USAGE, Command, CommandError, game_verb_parser, register_verb
 from pbem.community.moderation import record_action
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks, invitations
@@ -185,11 +185,7 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     if loaded is None or loaded[0].status != "active":
         _accept_invitation(ctx, command)
         return
-    row, state, seat = _running(ctx, command)
-    names = game_names(ctx.tx, row)
-    proposal = _pending(row, state)
-    if proposal is None:
-        raise _nothing_pending(row, names)
+    row, state, seat, names, proposal = _answering(ctx, command)
     if proposal["seat"] == seat.seat:
         raise CommandFailed(f"this is your own proposal; the other players answer it. To take it "
                             f"back: withdraw {row.id}")
@@ -228,12 +224,19 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     announce_end(ctx, row, state, exclude=seat.seat, note=[agreed])
 
 
-def do_reject(ctx: MailContext, command: Command) -> None:
+def _answering(ctx: MailContext, command: Command
+               ) -> tuple[GameRow, State, Seat, dict[str, str], dict[str, Any]]:
+    """The game, its state, the sender's seat, the players' names and the pending proposal."""
     row, state, seat = _running(ctx, command)
     names = game_names(ctx.tx, row)
     proposal = _pending(row, state)
     if proposal is None:
         raise _nothing_pending(row, names)
+    return row, state, seat, names, proposal
+
+
+def do_reject(ctx: MailContext, command: Command) -> None:
+    row, state, seat, names, proposal = _answering(ctx, command)
     if proposal["seat"] == seat.seat:
         raise CommandFailed(f"this is your own proposal; to take it back, send: withdraw {row.id}")
     _close(ctx, row, state, "rejected", answered_by=seat.seat)
@@ -252,11 +255,7 @@ def do_reject(ctx: MailContext, command: Command) -> None:
 
 
 def withdraw_proposal(ctx: MailContext, command: Command) -> None:
-    row, state, seat = _running(ctx, command)
-    names = game_names(ctx.tx, row)
-    proposal = _pending(row, state)
-    if proposal is None:
-        raise _nothing_pending(row, names)
+    row, state, seat, names, proposal = _answering(ctx, command)
     if proposal["seat"] != seat.seat:
         raise CommandFailed(f"only {names.get(proposal['seat'], proposal['seat'])}, who proposed it, can "
                             f"withdraw it; to refuse it, send: reject {row.id}")
@@ -295,6 +294,7 @@ def lapse_on_change(ctx: MailContext, row: GameRow, state: State) -> None:
 
 
 _accept_invitation = invitations.do_accept
+USAGE["accept"] = "accept GAME   (an invitation, or a proposal to end the game)"
 register_verb("propose", USAGE_PROPOSE, parse_propose)
 register_verb("reject", USAGE_REJECT, game_verb_parser("reject"))
 register_verb("withdraw", USAGE_WITHDRAW, game_verb_parser("withdraw"))

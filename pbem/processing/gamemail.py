@@ -11,6 +11,7 @@ Game-neutral: everything shown comes from the engine's State interface and the r
 from __future__ import annotations
 
 import json
+import textwrap
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -174,8 +175,13 @@ def result_headline(row: GameRow, state: State, reader: str | None, names: dict[
 
 
 def result_section(row: GameRow, state: State) -> Section:
-    """The final scoring as the engine tabulates it; the headline already named the winner."""
-    return Section(title="Final scores", pre=score_of(state).text)
+    """The final scoring as the engine tabulates it; the headline already named the winner. A prose
+    line of it that would pass the mail width (the "if the game ended now" note of a game ended
+    before its last move, with many players) is wrapped."""
+    lines = []
+    for line in score_of(state).text.split("\n"):
+        lines += textwrap.wrap(line, 76, subsequent_indent="  ") if len(line) > 76 else [line]
+    return Section(title="Final scores", pre="\n".join(lines))
 
 
 def record_attachment(row: GameRow) -> Attachment:

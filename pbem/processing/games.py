@@ -199,8 +199,9 @@ def announce_position(ctx: MailContext, row: GameRow, state: State, event: str, 
         ctx.planned.append(PlannedMail(
             to=seat.email, seat=seat.seat, game_id=row.id, kind=kind, headline=first,
             sections=[board_section(state, seat.seat, lines)]))
+    public = event + "".join(f"; {names.get(s, s)} {what}" for s, what in after.followed)
     for hook in hooks.BOARD_SENT:
-        hook(ctx, row, state, event)
+        hook(ctx, row, state, public)
 
 
 def announce_end(ctx: MailContext, row: GameRow, state: State, *, exclude: str | None = None,

@@ -123,7 +123,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
         mine = sender_seat(row)(email)
         reader = mine.seat if mine else None
         others = [names.get(s.seat, s.seat) for s in row.seats if s.seat != reader]
-        title = f"{row.id}  {get_game(row.game).title} vs {', '.join(others)}"
+        title = f"{row.id}  {get_game(row.game).title} vs {', '.join(others) or 'anyone'}"
         if row.status == "active":
             turn = ("your move" if row.to_move == reader
                     else f"{who(row.to_move, reader, names)} to move")
@@ -131,6 +131,8 @@ def do_games(ctx: MailContext, command: Command) -> None:
                 turn += f", deadline {row.deadline_at.strftime('%Y-%m-%d %H:%M UTC')}"
         elif row.status == "invited":
             turn = "waiting for " + ", ".join(s.seat for s in row.seats if not s.accepted)
+        elif row.status == "open":
+            turn = f"an open challenge, waiting for players (withdraw {row.id})"
         elif row.status == "over":
             loaded = ctx.load(row.id)
             turn = result_headline(row, loaded[1], reader, names) if loaded else "over"

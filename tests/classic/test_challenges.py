@@ -15,6 +15,8 @@ def test_an_open_challenge_joined_by_a_third_address(table: Table) -> None:
     assert headline(posted) == "Open challenge ac-1 posted: Alien City, waiting for 1 player(s)"
     assert "3 day(s) per move" in flat(posted) and "rated 1000 to 2000" in flat(posted)
     assert table.game("ac-1").status == "open" and len(table.game("ac-1").seats) == 1
+    games = flat(only(table.mail(ANN, "games"), ANN))
+    assert "ac-1 Alien City vs anyone you play black; an open challenge, waiting for players" in games
     listing = only(table.mail(CY, "challenges"), CY)
     assert headline(listing) == "Open challenges: 1"
     assert f"By {ANN} (rating 1500, no rated games yet); 1 of 2 seats taken; free: white." in flat(listing)

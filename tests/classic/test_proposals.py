@@ -4,8 +4,8 @@ lapsing on a move; the refusals, each with the reason and the right form."""
 from __future__ import annotations
 
 from pbem.community.standings import compute
-from tests.classic.conftest import ANN, BO, Table, flat, only
-from tests.server.harness import headline, text_of
+from tests.classic.conftest import ANN, BO, CY, Table, flat, only
+from tests.server.harness import headline, text_of, to
 from tests.server.players import Player, attached_record, follow, mailto_links
 
 
@@ -103,3 +103,21 @@ def test_abandoned_games_are_not_rated(table: Table) -> None:
     assert row.record["result"] == {"reason": "abandoned by agreement", "at": row.record["result"]["at"],
                                     "proposed_by": "white", "winners": []}
     assert compute([row]) == {}
+
+
+def test_in_a_game_of_three_all_must_accept(table: Table) -> None:
+    out = table.mail(ANN, f"new space-truckin with {BO} {CY}")
+    game_id = str(to(out, ANN)[0]["X-Pbem-Game"])
+    for who_ in (BO, CY):
+        table.reply(who_, "accept", to(out, who_)[0])
+    out = table.reply(CY, f"propose {game_id} draw")
+    assert headline(only(out, CY)).startswith(f"You proposed a draw in {game_id}; waiting for {ANN}, {BO}")
+    assert sorted(rcpt for rcpt, _m in out) == [ANN, BO, CY]
+    out = table.reply(ANN, f"accept {game_id}")
+    assert f"It is agreed when {BO} accept(s) as well." in flat(only(out, ANN))
+    assert table.game(game_id).status == "active"
+    out = table.reply(BO, f"accept {game_id}")
+    assert sorted(rcpt for rcpt, _m in out) == [ANN, BO, CY]
+    row = table.game(game_id)
+    assert row.status == "over" and sorted(row.record["result"]["winners"]) == ["blue", "green", "red"]
+    assert {s.draws for s in compute([row])["space-truckin"]} == {1}

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import smtplib
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from email.message import EmailMessage
@@ -21,8 +20,7 @@ from pbem.cli.mailbox import new_mail, reply_to
 from pbem.record import replay_record
 from pbem.store import open_store
 from tests.classic.test_queue_preview import answers
-from tests.e2e.conftest import raw, relay
-from tests.e2e.test_mail_game import REPO, _stop
+from tests.e2e.conftest import raw, relay, serve, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import Player, follow, headline, mailto_links, text_of
 from tests.services.requirements import free_port
@@ -143,14 +141,6 @@ def test_mail_queued_by_pbem_admin_leaves_at_once(tmp_path: Path, smtp_sink, dae
 
 # --- a crash between the opponent's move and the queued reply ----------------------------------------
 
-def _serve(config_path: Path, failpoint: str | None) -> subprocess.Popen:
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
-    if failpoint:
-        env["PBEM_FAILPOINT"] = failpoint
-    return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
 def _listening(port: int, process: subprocess.Popen) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -188,7 +178,7 @@ security = "none"
         finally:
             store.close()
 
-    server = _serve(config_path, None)
+    server = serve(config_path, None)
     try:
         _listening(port, server)
         got = people.send(new_mail(ANN, SERVER, f"new alien-city with {BO} as black"), 2)
@@ -197,8 +187,8 @@ security = "none"
         (first, reply_one), _ = in_store(lambda s: answers(position(s, "ac-1")))
         people.send(reply_to(got[BO][0], BO, f"queue\nif {first} then {reply_one}"), 1)
     finally:
-        _stop(server)
-    crashing = _serve(config_path, "queued-reply")
+        stop(server)
+    crashing = serve(config_path, "queued-reply")
     _listening(port, crashing)
     message = reply_to(ann_turn, ANN, first)
     people.check.sent(ANN, message)
@@ -208,7 +198,7 @@ security = "none"
     row = in_store(lambda s: s.get_game("ac-1"))
     assert [e for e in row.record["moves"] if "move" in e] == [] and "queue" in row.record
     assert len(smtp_sink.messages) == people.seen  # nothing left before the crash
-    server = _serve(config_path, None)
+    server = serve(config_path, None)
     try:
         received = smtp_sink.wait_for(people.seen + 2, timeout=60)
         time.sleep(1.0)  # anything sent twice would arrive now
@@ -218,7 +208,7 @@ security = "none"
         assert f"{BO} replied {reply_one} (queued). Your move (move 3)." in headline(by[ANN])
         assert f"you replied {reply_one} (queued)" in headline(by[BO])
     finally:
-        _stop(server)
+        stop(server)
     row = in_store(lambda s: s.get_game("ac-1"))
     moves = [(e["seat"], e["move"], e.get("queued", False)) for e in row.record["moves"] if "move" in e]
     assert moves == [("black", first, False), ("white", reply_one, True)]
