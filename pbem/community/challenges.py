@@ -10,9 +10,10 @@ when it expires. When the last seat is taken the game starts like an accepted in
 ``expired`` or ``withdrawn``. So the game's id, record and archive entry are the challenge's own, and
 nothing moves when it starts.
 
-A game's mails share one subject naming its players, which are not known while the challenge waits:
-the mails before the start (posted, joined, expired) are outside the game's thread, and the thread
-begins with the start. Joining starts a game for the joiner without a further question, so a
+A game's mails share one subject, fixed when the challenge is posted, before the other players are
+known: ``[pbem ac-7] ann vs anyone``; the challenge's mails and the game's are one thread. (A
+challenge that ends unfilled tells its players outside it.) Joining starts a game for the joiner
+without a further question, so a
 ``join`` must prove its From address (a reply to any mail of the server); without that proof the
 answer is the exact line to confirm, sent to that address.
 """
@@ -32,6 +33,7 @@ from pbem.community.standings import INITIAL, compute
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
+from pbem.processing.gamemail import game_names, thread_subject
 from pbem.processing.games import CommandFailed, address_proven, authenticate, game_id_of, load_game
 from pbem.processing.handlers import register_handler
 from pbem.processing.invitations import create_game, describe_options, do_new, start_game
@@ -101,27 +103,21 @@ def post(ctx: MailContext, command: Command) -> None:
     except EngineError as exc:
         raise CommandFailed(str(exc)) from None
     expires = ctx.now + timedelta(days=ctx.config.challenges.open_days)
-    server_keys["open"] = {"players": players, "expires_at": iso(expires)}
+    server_keys["open"] = {"players": players, "by": author, "expires_at": iso(expires)}
     if rating:
         server_keys["open"]["rating"] = rating
     row = create_game(ctx, command.game or "", command.options, command.option_words, [author],
                       command.seat, server_keys, {author: ctx.mail.from_name}, open_seats=players - 1)
     mine = row.seats[0]
-    _thread_from(ctx, row)
+    row.record["subject"] = thread_subject(row, game_names(ctx.tx, row)) + " vs anyone"
+    ctx.tx.save_game(row)
     ctx.outcomes.append(f"open challenge {row.id}")
     ctx.reply(Section(lines=[
         *_describe(ctx, row), f"You would play {mine.seat}. Anyone may take a seat with: join {row.id}",
         f"You hear from me when the game starts. To take the challenge down: withdraw {row.id}"],
-        actions=[ActionGroup("", [Action("Withdraw", f"withdraw {row.id}")])]),
+        actions=[ActionGroup("", [Action("Withdraw", f"withdraw {row.id}")])]), row.id,
         headline=f"Open challenge {row.id} posted: {get_game(row.game).title}, waiting for "
                  f"{players - 1} player(s)")
-
-
-def _thread_from(ctx: MailContext, row: GameRow) -> None:
-    """The game's thread will start with the sender's own mail (the challenge, the join): the first
-    mail of the game answers it, so it threads in the mailbox that sent it."""
-    if ctx.mail.message_id:
-        ctx.tx.set_mail_thread(row.id, ctx.mail.from_addr, ctx.mail.message_id, ctx.mail.message_id)
 
 
 def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None = None) -> list[str]:
@@ -132,7 +128,7 @@ def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None =
     lines = [f"{get_game(row.game).title} for {info.get('players', len(row.seats))} players, "
              f"{describe_options(row.record.get('options') or {})}; {days:g} day(s) per move."]
     if ratings is not None:
-        author = row.seats[0]
+        author = _author(row)
         lines.append(f"By {_name(ctx.tx, author)} (rating {_rating(ratings, author.email)}); "
                      f"{len(row.seats)} of {info.get('players')} seats taken; free: "
                      + ", ".join(_free_seats(row)) + ".")
@@ -143,6 +139,13 @@ def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None =
     if expires:
         lines.append(f"It expires on {expires:%Y-%m-%d %H:%M} UTC unless it is full by then.")
     return lines
+
+
+def _author(row: GameRow) -> Seat:
+    """The seat of whoever posted the challenge (seats are kept in the game's seat order, and the
+    author may have taken any of them)."""
+    by = (row.record.get("open") or {}).get("by")
+    return next((s for s in row.seats if s.email == by), row.seats[0])
 
 
 def _name(tx: Tx, seat: Seat) -> str:
@@ -195,7 +198,7 @@ def do_join(ctx: MailContext, command: Command) -> None:
         raise CommandFailed(_closed(row))
     if any(s.email == email for s in row.seats):
         raise CommandFailed(f"you already have a seat in {row.id}"
-                            + (" (it is your own challenge)." if row.seats[0].email == email else "."))
+                            + (" (it is your own challenge)." if _author(row).email == email else "."))
     if email == ctx.config.address:
         raise CommandFailed(f"{email} is the server, not a player.")
     free = _free_seats(row)
@@ -225,8 +228,7 @@ def do_join(ctx: MailContext, command: Command) -> None:
     ctx.outcomes.append(f"{email} joined {row.id}")
     if len(free) > 1:
         ctx.tx.save_game(row)
-        _thread_from(ctx, row)
-        ctx.reply(Section(lines=_describe(ctx, row)),
+        ctx.reply(Section(lines=_describe(ctx, row)), row.id,
                   headline=f"You joined {row.id} as {seat_name}; waiting for {len(free) - 1} more player(s)")
         return
     info["filled_at"] = iso(ctx.now)
@@ -254,7 +256,7 @@ def do_withdraw(ctx: MailContext, command: Command) -> None:
         return
     row = loaded[0]
     seat = authenticate(ctx, row, command)
-    if seat is not row.seats[0]:
+    if seat is not _author(row):
         raise CommandFailed(f"only the author of challenge {row.id} can withdraw it; to leave it, ask "
                             "them (or a moderator).")
     planned = close(ctx.tx, row, ctx.now, "withdrawn")

@@ -109,7 +109,8 @@ def do_history(ctx: MailContext, command: Command) -> None:
         elif is_move_entry(entry):
             number += 1
             seat = who(entry.get("seat"), mine.seat if mine else None, names)
-            lines.append(f"{number:>4}. {seat:<20} {entry.get('move')}")
+            queued = " (queued)" if entry.get("queued") else ""
+            lines.append(f"{number:>4}. {seat:<20} {entry.get('move')}{queued}")
     text = "\n".join(lines) if lines else "No moves yet."
     ctx.reply(Section(pre=text), row.id, headline=f"History of {row.id}: {number} move(s)")
 
@@ -191,6 +192,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
     followed = "".join(f" {names.get(s, s)} {what[:1]}{what[1:]}." for s, what in after.followed)
     notes = [*notes, *after.lines, *after.private.get(seat.seat, [])]
     if state.is_over:
+        if followed:
+            notes.insert(0, followed.strip())
         ctx.reply(board_section(state, seat.seat, notes), row.id,
                   headline=result_headline(row, state, seat.seat, names))
         ctx.reply(result_section(row, state))

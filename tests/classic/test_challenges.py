@@ -31,7 +31,7 @@ def test_an_open_challenge_joined_by_a_third_address(table: Table) -> None:
     row = table.game("ac-1")
     assert row.status == "active" and {s.seat: s.email for s in row.seats} == {"black": ANN, "white": CY}
     assert row.record["time_control"]["days_per_move"] == 3 and row.record["options"]["location_bonus"]
-    assert str(ann["Subject"]) == str(started["Subject"]) == "[pbem ac-1] ann vs cy"
+    assert {str(m["Subject"]) for m in (posted, ann, started)} == {"[pbem ac-1] ann vs anyone"}
     # the joiner plays: the game goes on as any other
     out = table.reply(ANN, Player(ANN, 1).choose_move(ann), ann)
     assert headline(only(out, CY)).startswith(f"Your move (move 2): {ANN} played ")
@@ -46,14 +46,21 @@ def test_join_needs_proof_and_refuses_ones_own_and_out_of_range(table: Table) ->
     assert "you already have a seat in ac-1 (it is your own challenge)" in flat(only(out, ANN))
     out = table.mail(BO, "join ac-1")
     assert "ac-1 is for players rated 1600 to 1800 in Alien City; your rating is 1500" in flat(only(out, BO))
-    table.mail(CY, "new alien-city open")
-    out = table.mail(BO, "join ac-2")  # a fresh mail: From alone proves nothing
+    table.mail(CY, "new space-truckin open players 3 as green")
+    out = table.mail(BO, "join st-1")  # a fresh mail: From alone proves nothing
     asked = only(out, BO)
-    assert headline(asked) == "Confirm: join ac-2" and table.game("ac-2").status == "open"
+    assert headline(asked) == "Confirm: join st-1" and table.game("st-1").status == "open"
     out = table.send(follow(mailto_links(asked)[0], BO))
-    assert table.game("ac-2").status == "active"
-    assert headline(only(out, CY)).startswith("Your move (move 1): game ac-2 has started") or \
-        headline(only(out, BO)).startswith("Your move (move 1)")
+    assert headline(only(out, BO)) == "You joined st-1 as red; waiting for 1 more player(s)"
+    listing = flat(only(table.mail(DEE, "challenges"), DEE))
+    assert f"By {CY} (rating 1500, no rated games yet); 2 of 3 seats taken; free: blue." in listing
+    out = table.mail(BO, "withdraw st-1")  # only the author withdraws (here without a token too)
+    assert table.game("st-1").status == "open"
+    out = table.send(follow(mailto_links(only(table.mail(DEE, "join st-1"), DEE))[0], DEE))
+    row = table.game("st-1")
+    assert row.status == "active" and [s.seat for s in row.seats] == ["red", "blue", "green"]
+    assert {s.seat: s.email for s in row.seats} == {"red": BO, "blue": DEE, "green": CY}
+    assert sorted(rcpt for rcpt, _m in out) == [BO, CY, DEE]
 
 
 def test_withdraw_and_expiry_unjoined(table: Table) -> None:

@@ -4,10 +4,11 @@ nothing, and Space Truckin's hidden draw respected by both."""
 
 from __future__ import annotations
 
+import random
 import re
 
 from engine import get_game
-from pbem.record import replay_record
+from pbem.record import append_move, replay_record
 from tests.classic.conftest import ANN, BO, DEE, Table, flat, only
 from tests.server.harness import headline, text_of
 from tests.server.players import attached_record, mailto_links
@@ -64,6 +65,49 @@ def test_a_two_line_queue_is_used_on_the_opponents_move(table: Table) -> None:
         ("black", second, False), ("white", reply_two, True)]
     assert "queue" not in row.record  # a queue answers one move
     assert replay_record(row.record).ply == 2
+
+
+def ending_pair(state) -> tuple[str, str] | None:
+    """(a move of the seat to move, a reply of the other seat that ends the game), if any."""
+    for move in state.legal_moves():
+        after = state.copy()
+        after.push(move)
+        if after.is_over or after.to_move == state.to_move:
+            continue
+        for reply in after.legal_moves():
+            last = after.copy()
+            last.push(reply)
+            if last.is_over:
+                return state.move_text(move), after.move_text(reply)
+    return None
+
+
+def test_a_queued_move_that_ends_the_game_ends_it_normally(table: Table) -> None:
+    game_id = table.start()
+    players = {"black": ANN, "white": BO}
+    rng = random.Random(5)
+    with table.server.store.transaction() as tx:  # random play up to a position near the end
+        row = tx.get_game(game_id)
+        state = replay_record(row.record)
+        while (pair := ending_pair(state) if len(state.legal_moves()) < 12 else None) is None:
+            move = state.move_text(rng.choice(state.legal_moves()))
+            append_move(get_game(row.game), state, row.record, move, table.server.clock.now())
+        row.to_move = state.to_move
+        tx.save_game(row)
+    mover, waiting = players[state.to_move], players["white" if state.to_move == "black" else "black"]
+    table.reply(mover, f"board {game_id}")  # the mover's newest mail: the board of this position
+    their, mine = pair
+    table.reply(waiting, f"queue {game_id}\nif {their} then {mine}")
+    out = table.reply(mover, their)
+    assert headline(only(out, mover)).startswith("Game over")
+    assert headline(only(out, waiting)).startswith("Game over")
+    assert f"{waiting} replied {mine} (queued)" in flat(only(out, mover))
+    row = table.game(game_id)
+    assert row.status == "over" and row.record["result"]["reason"] == "scored"
+    assert row.record["moves"][-1] == {"seat": (state.to_move == "black" and "white") or "black",
+                                       "move": mine, "at": row.record["moves"][-1]["at"], "queued": True}
+    history = text_of(only(table.mail(mover, f"history {game_id}"), mover))
+    assert f"{mine} (queued)" in history
 
 
 def test_the_queue_is_hidden_from_the_opponent(table: Table) -> None:
