@@ -258,6 +258,11 @@ def show_game(ctx: MailContext, game_id: str) -> None:
     ctx.reply(Section(title="Hidden information (never shown to players or observers)",
                       pre=_wrap_json(hidden) if hidden else None,
                       lines=[] if hidden else ["This game has no hidden information."]))
+    queues = record.get("queue") or {}
+    if queues:
+        ctx.reply(Section(title="Queued moves (seen by nobody but their player)", lines=[
+            f"{seat}: if {line.get('if') or 'anything'} then {line.get('then')}"
+            for seat, entry in queues.items() for line in entry.get("lines", [])]))
     actions = record.get("actions") or []
     if actions:
         ctx.reply(Section(title="Moderator actions", lines=[describe_action(a) for a in actions]))
