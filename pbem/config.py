@@ -100,6 +100,13 @@ class LimitsConfig:
 
 
 @dataclass
+class ChallengeConfig:
+    """Open challenges (``new GAME open``): how long one waits for takers before it expires."""
+
+    open_days: float = 14
+
+
+@dataclass
 class Config:
     address: str = "pbem@localhost"
     name: str = "pbem"
@@ -116,6 +123,7 @@ class Config:
     moderators: list[str] = field(default_factory=list)
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
+    challenges: ChallengeConfig = field(default_factory=ChallengeConfig)
     source: Path | None = None  # the file it was read from
 
     @property
@@ -184,6 +192,7 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
         moderators=[a.lower() for a in data.get("moderators", {}).get("addresses", [])],
         deadlines=DeadlineConfig(**data.get("deadlines", {})),
         limits=LimitsConfig(**data.get("limits", {})),
+        challenges=ChallengeConfig(**data.get("challenges", {})),
         source=source,
     )
 
@@ -316,4 +325,7 @@ max_lines = 60000
 max_commands = 50
 # At most this many mails of one sender are processed per minute (0: no cap); the rest wait.
 sender_messages_per_minute = 120
+# Open challenges ('new alien-city open'): anyone may join one until it expires.
+[challenges]
+open_days = 14
 '''

@@ -22,7 +22,8 @@ from pbem.archive.names import PublicNames, public_name, public_record, seat_lab
 from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
 from pbem.record import describe_action, iso, player_view, positions_with_actions
-from pbem.store.base import GameRow, Store
+from pbem.store.base import RESULT_FILTERS, GameRow, Store
+from pbem.store.common import result_columns
 
 _STYLE = """
 *{box-sizing:border-box}
@@ -209,14 +210,16 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
 
 
 def index_page(rows: list[GameRow], filters: Filters, now: datetime,
-               names: Mapping[str, Mapping[str, str]] | None = None) -> str:
+               names: Mapping[str, Mapping[str, str]] | None = None,
+               challenges: list[GameRow] | None = None) -> str:
     """The list of games; ``names`` maps a game id to its seats' public names."""
     body = []
     for row in rows:
         stem = escape(file_stem(row.id))
         plies = sum(1 for e in row.record.get("moves", []) if "move" in e)
         body.append(
-            f'<tr class="game" data-id="{escape(row.id)}"><td><a href="games/{stem}.html">{escape(row.id)}'
+            f'<tr class="game" data-id="{escape(row.id)}"{result_attributes(row)}>'
+            f'<td><a href="games/{stem}.html">{escape(row.id)}'
             f"</a></td><td>{escape(get_game(row.game).title)}</td>"
             f"<td>{_players_html(row, (names or {}).get(row.id, {}))}</td>"
             f'<td data-label="Result">{escape(result_text(row.record, row.status))}</td>'
@@ -230,9 +233,101 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime,
         "<h1>Game archive</h1>",
         f"<p>{len(rows)} game{'s' if len(rows) != 1 else ''} ({escape(filters.describe())}), "
         f"newest first. Made {escape(iso(now))}.</p>",
+        search_form() if body else "",
         table,
+        challenges_section(challenges or [], names or {}),
+        f"<script>{_SEARCH_SCRIPT}</script>" if body else "",
         "\n</body></html>\n",
     ])
+
+
+# --- search by result and date, and open challenges (the issue "classic commands") ------------------
+
+_ENDINGS = {ending: name for name, ending in RESULT_FILTERS.items() if ending}
+
+_SEARCH_SCRIPT = """
+(function () {
+  var rows = Array.prototype.slice.call(document.querySelectorAll('tr.game'));
+  var form = document.getElementById('search');
+  var count = document.getElementById('search-count');
+  if (!form || !rows.length) { return; }
+  form.hidden = false;
+  var keys = ['result', 'winner', 'loser', 'from', 'to'];
+  var params = new URLSearchParams(window.location.search);
+  keys.forEach(function (k) { if (params.has(k)) { form.elements[k].value = params.get(k); } });
+  function names(row, seats) {
+    return (seats || '').split(' ').filter(Boolean).map(function (seat) {
+      var el = row.querySelector('.player[data-seat="' + seat + '"]');
+      return el ? el.textContent.toLowerCase() : '';
+    });
+  }
+  function has(list, text) { return list.some(function (n) { return n.indexOf(text) >= 0; }); }
+  function apply() {
+    var v = {};
+    keys.forEach(function (k) { v[k] = form.elements[k].value.trim().toLowerCase(); });
+    var shown = 0;
+    rows.forEach(function (row) {
+      var d = row.dataset;
+      var ok = !v.result || (v.result === 'draw' ? d.outcome === 'draw' : d.ending === v.result);
+      ok = ok && (!v.winner || has(names(row, d.winners), v.winner));
+      ok = ok && (!v.loser || has(names(row, d.losers), v.loser));
+      ok = ok && (!v.from || d.date >= v.from) && (!v.to || d.date <= v.to);
+      row.hidden = !ok;
+      if (ok) { shown += 1; }
+    });
+    count.textContent = shown + ' of ' + rows.length + ' games match.';
+  }
+  form.addEventListener('input', apply);
+  form.addEventListener('change', apply);
+  apply();
+})();
+"""
+
+
+def result_attributes(row: GameRow) -> str:
+    """What the search form filters on: how the game ended, who won and lost (by seat: the page
+    names the players), and its date."""
+    ending, outcomes = result_columns(row.status, row.record, [s.seat for s in row.seats])
+    values = set(outcomes.values())
+    outcome = "draw" if values == {"draw"} else "decisive" if values else "none"
+    winners = " ".join(seat for seat, o in outcomes.items() if o == "win")
+    losers = " ".join(seat for seat, o in outcomes.items() if o == "loss")
+    return (f' data-ending="{escape(_ENDINGS.get(ending or "", ending or ""))}" data-outcome="{outcome}"'
+            f' data-winners="{escape(winners)}" data-losers="{escape(losers)}" data-date="{_day(row)}"')
+
+
+def search_form() -> str:
+    """Shown by the script (a static site has no server to ask): a GET form, so a search is a link."""
+    choices = "".join(f'<option value="{name}">{name}</option>' for name in RESULT_FILTERS)
+    return ('<form id="search" method="get" hidden><fieldset><legend>Search</legend>'
+            '<label>Result <select name="result"><option value="">any</option>' + choices
+            + "</select></label> "
+            '<label>Winner <input name="winner" type="search" size="14"></label> '
+            '<label>Loser <input name="loser" type="search" size="14"></label> '
+            '<label>From <input name="from" type="date"></label> '
+            '<label>To <input name="to" type="date"></label> '
+            '<button type="submit">Search</button> <output id="search-count"></output>'
+            "</fieldset></form>")
+
+
+def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]]) -> str:
+    """Open challenges anyone may join by mail (``join GAME``); the author by public name only."""
+    if not rows:
+        return ""
+    items = []
+    for row in rows:
+        info = row.record.get("open") or {}
+        control = row.record.get("time_control") or {}
+        rating = info.get("rating")
+        items.append(
+            f'<li class="challenge" data-id="{escape(row.id)}">{escape(row.id)}: '
+            f"{escape(get_game(row.game).title)} for {int(info.get('players', 2))} players, by "
+            f"{_players_html(row, names.get(row.id, {}))}; "
+            f"{escape(str(control.get('days_per_move', '?')))} day(s) per move"
+            + (f"; ratings {int(rating[0])} to {int(rating[1])}" if rating else "")
+            + f"; expires {escape(str(info.get('expires_at', ''))[:10])}. "
+            f"To play, mail <code>join {escape(row.id)}</code>.</li>")
+    return f'<h2>Open challenges</h2><ul class="challenges">{"".join(items)}</ul>'
 
 
 def write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None = None,
@@ -244,7 +339,12 @@ def write_site(store: Store, directory: Path, filters: Filters, *, progress: Pro
     failed: list[tuple[str, str]] = []
     public_names = PublicNames(store)
     shown: dict[str, dict[str, str]] = {}
+    challenges: list[GameRow] = []
     for row in iter_games(store, filters):
+        if row.status == "open":  # not a game yet: listed apart, with how to join it
+            challenges.append(row)
+            shown[row.id] = public_names.of(row)
+            continue
         stem = file_stem(row.id)
         names = shown[row.id] = public_names.of(row)
         try:
@@ -265,7 +365,7 @@ def write_site(store: Store, directory: Path, filters: Filters, *, progress: Pro
         if progress is not None:
             progress.update()
     index = directory / "index.html"
-    _write(index, index_page(listed, filters, now, shown))
+    _write(index, index_page(listed, filters, now, shown, challenges))
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 

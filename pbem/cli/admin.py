@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 
 from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store
+from pbem.community.addresses import move_by_moderator, rekey_by_moderator
 from pbem.community.moderation import (
     Moderation,
     ModerationError,
@@ -32,6 +33,7 @@ from pbem.community.moderation import (
     unblock,
 )
 from pbem.config import Config
+from pbem.outbox.wake import notify
 from pbem.processing.context import MailContext
 from pbem.store.base import Store
 
@@ -60,9 +62,11 @@ def _run(args: argparse.Namespace, operation: Callable[[MailContext], None]) -> 
     finally:
         store.close()
     sys.stdout.write(sections_text(sections, headline))
-    if queued:
-        print(f"{queued} mail(s) queued in the outbox; a running server sends them "
-              "(or `pbem process`).")
+    if queued and notify(config.data_dir):
+        print(f"{queued} mail(s) queued in the outbox; the running server sends them now.")
+    elif queued:
+        print(f"{queued} mail(s) queued in the outbox; no server is running here: they leave when "
+              "`pbem serve` starts (or with `pbem process`).")
     return 0
 
 
@@ -188,6 +192,15 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p = add("unblock", _op(lambda a: lambda ctx: unblock(ctx, a.address, by=a.by, why=a.why)),
             "read an address's mail again")
     p.add_argument("address", help="the address to read again")
+    p = add("address", _op(lambda a: lambda ctx: move_by_moderator(ctx, a.old, a.new, by=a.by, why=a.why)),
+            "move a player who lost their mailbox to a new address: every game (re-keyed), their "
+            "settings and ratings; the new address is told")
+    p.add_argument("old", help="the address the player can no longer read")
+    p.add_argument("new", help="the player's new address")
+    p = add("rekey", _op(lambda a: lambda ctx: rekey_by_moderator(ctx, a.game, a.seat, by=a.by, why=a.why)),
+            "give a seat a new token (its old one is refused from now on); its player gets the game")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("seat", help="the seat, e.g. white")
 
 
 __all__ = ["register_all"]

@@ -41,8 +41,9 @@ USAGE = {
     "help": "help [TOPIC]   (topics: commands, notation, settings, a game's name)",
     "message": "message GAME [all] TEXT   (a note to your opponents; all: observers too)",
     "settings": "settings   (what you have chosen with set)",
-    "set": "set notify every|turn|digest, set mail html|text, set nickname NAME",
-    "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]",
+    "set": "set KEY VALUE   (notify, mail, nickname, address: see help settings)",
+    "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]   (or 'new GAME [OPTIONS] open' "
+           "for anyone: see challenges)",
     "accept": "accept GAME",
     "decline": "decline GAME",
     "rematch": "rematch GAME   (the same players and options, seats swapped)",
@@ -82,6 +83,11 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     # the commands of the mail experience (pbem/processing/*.py)
     "rules": ("topic",), "message": ("game", "all", "text"), "settings": (), "set": ("key", "value"),
     "rematch": ("game",), "record": ("game",),
+    # the classic servers' commands (pbem/community: agreements, queued_moves, preview, challenges,
+    # addresses); the queue's lines are the text form's lines after "queue GAME" ("lines" below)
+    "propose": ("game", "what"), "reject": ("game",), "withdraw": ("game",), "join": ("game",),
+    "rekey": ("game",), "queue": ("game", "clear"), "preview": ("game", "move"),
+    "challenges": ("name",), "confirm address": ("code",),
     "admin": ("op", "filters", "game", "seat", "address", "when", "n", "result", "why"),
 }
 
@@ -103,6 +109,13 @@ def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
         _close_verbs.cache_clear()
     USAGE[verb] = usage
     _EXTRA[verb] = parser
+
+
+def game_verb_parser(verb: str) -> ExtraParser:
+    """The parser of a registered command that takes at most a game id (``reject GAME``)."""
+    def parse(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
+        return _game_command(line, verb, rest)
+    return parse
 
 
 @dataclass
@@ -262,8 +275,11 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     if not rest:
         return CommandError(line, f"which game? {USAGE['new']}")
     lowered = [w.lower() for w in rest]
+    if "with" not in lowered and "open" in lowered[1:]:
+        return _parse_open(line, rest)
     if "with" not in lowered:
-        return CommandError(line, f"say whom you challenge: {USAGE['new']}")
+        return CommandError(line, f"say whom you challenge: {USAGE['new']} (or 'new GAME open' for "
+                                  "anyone)")
     at = lowered.index("with")
     option_words = rest[1:at]
     tail = rest[at + 1:]
@@ -278,6 +294,16 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
         return CommandError(line, f"'with' takes mail addresses: {USAGE['new']}")
     return Command("new", line, game=rest[0].lower(), opponents=opponents, seat=seat,
                    option_words=option_words)
+
+
+def _parse_open(line: str, rest: list[str]) -> Command:
+    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [as SEAT]``: a challenge anyone may
+    take (pbem.community.challenges reads ``players`` and ``rating`` from the option words)."""
+    words = [w for w in rest[1:] if w.lower() != "open"]
+    seat = None
+    if len(words) >= 2 and words[-2].lower() == "as":
+        seat, words = words[-1].lower(), words[:-2]
+    return Command("new", line, game=rest[0].lower(), seat=seat, option_words=words, args={"open": True})
 
 
 def parse_text(lines: list[str], *, in_game_reply: bool) -> list[Command | CommandError]:
@@ -354,6 +380,8 @@ def _parse_json_command(verb: str, item: dict[str, Any]) -> Command | CommandErr
             words += [name, text] if spec.endswith("=") else [text]
     line = " ".join(words)
     parsed = parse_line(line, in_game_reply=True)  # a move without "game" names the reply's game
+    if isinstance(parsed, Command):  # the lines a text form takes after its command line
+        parsed.note += [" ".join(str(x).split()) for x in item.get("lines") or [] if str(x).strip()]
     return parsed if parsed is not None else CommandError(line, f"{verb}: nothing to do")
 
 

@@ -265,6 +265,11 @@ def show_game(ctx: MailContext, game_id: str) -> None:
     ctx.reply(Section(title="Hidden information (never shown to players or observers)",
                       pre=_wrap_json(hidden) if hidden else None,
                       lines=[] if hidden else ["This game has no hidden information."]))
+    queues = record.get("queue") or {}
+    if queues:
+        ctx.reply(Section(title="Queued moves (seen by nobody but their player)", lines=[
+            f"{seat}: if {line.get('if') or 'anything'} then {line.get('then')}"
+            for seat, entry in queues.items() for line in entry.get("lines", [])]))
     actions = record.get("actions") or []
     if actions:
         ctx.reply(Section(title="Moderator actions", lines=[describe_action(a) for a in actions]))
@@ -315,16 +320,20 @@ def set_deadline(ctx: MailContext, game_id: str, when: datetime | str, *, by: st
     row, state = load_game(ctx, game_id)
     if row.status != "active":
         raise ModerationError(f"game {row.id} is {row.status}; only running games have deadlines")
+    away = deadlines.seat_vacations(ctx.tx, row, row.to_move) if row.to_move else []
     try:
-        deadlines.set_deadline(row, when, ctx.now)
+        applies = deadlines.set_deadline(row, when, ctx.now, away)
     except ValueError as exc:
         raise ModerationError(f"game {row.id}: {exc}") from None
-    record_action(row, "deadline", by, why, ctx.now, state.ply, until=iso(when))
+    record_action(row, "deadline", by, why, ctx.now, state.ply, until=iso(applies),
+                  **({"asked": iso(when)} if applies != when else {}))
     ctx.tx.save_game(row)
-    text = f"{when:%Y-%m-%d %H:%M} UTC"
+    text = f"{applies:%Y-%m-%d %H:%M} UTC"
+    moved = (f" The moderator asked for {when:%Y-%m-%d %H:%M} UTC; the clock does not run during "
+             f"{row.to_move}'s vacation, so the deadline moves by that time." if applies != when else "")
     _tell_players(ctx, row, f"New deadline in {row.id}: {row.to_move} must move by {text}",
-                  [f"A moderator has set the deadline of game {row.id}." + _why(why)])
-    ctx.reply(Section(lines=[f"{row.to_move} must move by {text}."]), row.id,
+                  [f"A moderator has set the deadline of game {row.id}." + moved + _why(why)])
+    ctx.reply(Section(lines=[f"{row.to_move} must move by {text}." + moved]), row.id,
               headline=f"Deadline of {row.id} set")
 
 

@@ -37,6 +37,7 @@ from zoneinfo import ZoneInfo
 
 from engine import EngineError, State, get_game
 from pbem.clock import Clock, SystemClock
+from pbem.community import challenges
 from pbem.community import deadlines as dl
 from pbem.config import Config
 from pbem.outbox.compose import Action, ActionGroup, Section
@@ -75,6 +76,7 @@ class RunReport:
     digests: int = 0
     reminders: int = 0
     daily: int = 0  # daily digests of players who chose ``set notify digest``
+    expired: int = 0  # open challenges nobody filled in time
     mails: int = 0
     errors: int = 0
 
@@ -118,6 +120,10 @@ class Scheduler:
             due = [row.id for row in tx.games_due(now)]
         for game_id in due:
             self._guarded(report, f"deadline of {game_id}", self._deadline, game_id, now, report)
+        with self.store.transaction() as tx:
+            unfilled = challenges.expired(tx, now)
+        for game_id in unfilled:
+            self._guarded(report, f"expiry of {game_id}", self._expire, game_id, now, report)
         hours = [h for h in self.config.deadlines.reminders_hours if h > 0]
         if hours:
             with self.store.transaction() as tx:
@@ -214,6 +220,15 @@ class Scheduler:
             clock["expired"] = iso(now)
             row.deadline_at = None
         tx.save_game(row)
+
+    def _expire(self, tx: Tx, game_id: str, now: datetime, report: RunReport) -> None:
+        """An open challenge nobody filled in time is cancelled, once, and its players told."""
+        row = tx.get_game(game_id, for_update=True)
+        if row is None or row.status != "open" or not tx.claim_once(f"expire:{game_id}", now):
+            return
+        for planned in challenges.close(tx, row, now, "expired"):
+            self._send(tx, planned, None, None, now)
+        report.expired += 1
 
     def _drop(self, tx: Tx, row: GameRow, state: State, seat: str, graced: bool, now: datetime) -> bool:
         """A forfeit in a game that goes on without the late player (Space Truckin' with more than two

@@ -7,6 +7,7 @@ Each list holds callbacks run by the core at one point; a module appends to them
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,6 +19,42 @@ if TYPE_CHECKING:
 # A game's row is about to be saved after a change of position or status (a move, a start, an end):
 # e.g. restart the move clock. Called as hook(ctx, row, state).
 GAME_SAVED: list[Callable[[MailContext, GameRow, State], None]] = []
+
+@dataclass
+class AfterMove:
+    """What a MOVE_APPLIED hook adds to the mails of a move: ``followed`` are further moves made in
+    the same step, as (seat, what it did), e.g. ("white", "replied dome blue D5 (a queued move)");
+    ``lines`` are told to every player with the move; ``private`` lines only to one seat (a queue is
+    nobody else's business); ``tell`` are seats that must hear of the move even when it is not their
+    turn (the one whose queued reply was played)."""
+
+    followed: list[tuple[str, str]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    private: dict[str, list[str]] = field(default_factory=dict)
+    tell: list[str] = field(default_factory=list)
+
+    def add(self, other: AfterMove) -> None:
+        self.followed += other.followed
+        self.lines += other.lines
+        for seat, lines in other.private.items():
+            self.private.setdefault(seat, []).extend(lines)
+        self.tell += [seat for seat in other.tell if seat not in self.tell]
+
+
+# A player's move has just been applied to the state and the record, before the game is saved: e.g.
+# a pending proposal lapses, or the next seat's queued reply is played in this same step (and so
+# in the same transaction). Called as hook(ctx, row, state, seat) -> AfterMove | None.
+MOVE_APPLIED: list[Callable[[MailContext, GameRow, State, str], AfterMove | None]] = []
+
+
+def after_move(ctx: MailContext, row: GameRow, state: State, seat: str) -> AfterMove:
+    merged = AfterMove()
+    for hook in MOVE_APPLIED:
+        found = hook(ctx, row, state, seat)
+        if found is not None:
+            merged.add(found)
+    return merged
+
 
 # The players have been sent the board after a move; e.g. observers get it too.
 # Called as hook(ctx, row, state, headline).

@@ -27,7 +27,7 @@ from pbem.outbox.compose import Section
 from pbem.processing import features, hooks
 from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
 from pbem.processing.gamemail import board_section
-from pbem.processing.games import AuthFailed, CommandFailed, reply_key
+from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens, reply_key, retired_seat
 from pbem.processing.handlers import HANDLERS
 from pbem.processing.outgoing import Outgoing
 from pbem.reading.incoming import IncomingMail, read_headers, read_mail
@@ -37,7 +37,7 @@ from pbem.tokens import load_or_create_secret, token_hash
 
 log = logging.getLogger("pbem.processor")
 # Commands whose free text after them is meant for someone (relayed); after others it is reported.
-NOTE_VERBS = ("move", "message", "new")
+NOTE_VERBS = ("move", "message", "new", "propose", "queue")
 assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 #: Pending mail is fetched this many at a time, so that mail arriving meanwhile from other senders
@@ -196,7 +196,7 @@ class Processor:
         if mail.dsn_subject and turn is None and not any(isinstance(r, Command) for r in plain):
             # A report's subject and no command word anywhere: a plain-text bounce.
             return self._bounce(tx, inbound, mail, now)
-        if not _looks_meant(plain) and self._stranger(ctx):
+        if not _looks_meant(plain) and self._stranger(ctx) and not self._old_token(ctx):
             # Junk from an address that plays no game is not answered: it is spam or carries a
             # forged sender. (Its bare lines are not taken for moves, whatever game a token or
             # subject names.) If it carried a seat's token, that seat is told as for any failed
@@ -256,6 +256,16 @@ class Processor:
         email = ctx.mail.from_addr
         return (email not in self.config.moderators and not ctx.tx.games_for_email(email)
                 and not ctx.tx.games_observed(email))
+
+    def _old_token(self, ctx: MailContext) -> bool:
+        """The mail carries an earlier token of a seat of the game its subject names, from the
+        address that seat's player moved away from (``set address``): the same person, who is told
+        why nothing happened rather than ignored. (A player a moderator replaced is not answered.)"""
+        loaded = ctx.load(ctx.context_game) if ctx.context_game else None
+        if loaded is None or retired_seat(ctx, loaded[0], mail_tokens(ctx)) is None:
+            return False
+        return any(action.get("action") == "address" and action.get("old") == ctx.mail.from_addr
+                   for action in loaded[0].record.get("actions") or [])
 
     def _bounce(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime):
         """Never answered; the addresses it reports failed are recorded, and the features decide

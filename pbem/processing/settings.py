@@ -42,6 +42,9 @@ class Setting:
     apply: Callable[[MailContext, str], Any]
     show: Callable[[Any], str] = str
     default: str = "-"
+    # For a setting that is an action rather than a stored value (``set address``): called with the
+    # checked value once the address is proven, instead of storing it.
+    act: Callable[[MailContext, Any], None] | None = None
 
 
 SETTINGS: dict[str, Setting] = {}
@@ -110,6 +113,9 @@ def do_set(ctx: MailContext, command: Command) -> None:
             actions=[ActionGroup("", [Action("Confirm", line)])]),
             headline=f"Confirm: {line}")
         return
+    if setting.act is not None:
+        setting.act(ctx, stored)
+        return
     settings = dict(ctx.tx.get_player(ctx.mail.from_addr))
     if stored is None:
         settings.pop(key, None)
@@ -129,7 +135,8 @@ def _listing(settings: dict[str, Any]) -> str:
     width = max(map(len, SETTINGS))
     return "\n".join(
         f"{key:<{width}}  {SETTINGS[key].show(settings[key]) if key in settings else SETTINGS[key].default}"
-        for key in SETTINGS) + "\n\nChange one with: set KEY VALUE   (help settings explains each)"
+        for key in SETTINGS if SETTINGS[key].act is None) + (
+        "\n\nChange one with: set KEY VALUE   (help settings explains each)")
 
 
 HELP_TOPICS["settings"] = settings_help

@@ -16,8 +16,16 @@ from typing import Any, Protocol
 
 # Inbound statuses: pending -> done | ignored | failed (failed = processing raised; kept for inspection)
 INBOUND_STATUSES = ("pending", "done", "ignored", "failed")
-# Game statuses: invited (waiting for accepts) -> active -> over; or declined / cancelled
-GAME_STATUSES = ("invited", "active", "over", "declined", "cancelled")
+# Game statuses: invited (waiting for accepts) -> active -> over; or declined / cancelled. An open
+# challenge (``new GAME open``) is a game whose free seats anyone may take: open -> active when the
+# last seat is taken, or cancelled when it expires or its author withdraws it.
+GAME_STATUSES = ("invited", "active", "over", "declined", "cancelled", "open")
+# Endings after which a game counts for nobody: no seat won, lost or drew it (not rated).
+UNRATED_ENDINGS = ("abandoned by agreement",)
+# How a game can be searched by result (``search_games(result=...)``): a draw for every seat, or the
+# way it ended (the result's reason).
+RESULT_FILTERS = {"draw": None, "resigned": "resigned", "forfeit": "forfeit",
+                  "abandoned": "abandoned by agreement"}
 
 
 @dataclass
@@ -72,6 +80,17 @@ class GameRow:
     thread_id: str | None = None  # Message-ID of the first mail of the game, for References
     deadline_at: datetime | None = None  # when the seat to move must have moved (None: no clock)
     finished_at: datetime | None = None  # when the game ended, for archive searches
+
+
+@dataclass(frozen=True)
+class AddressChange:
+    """A pending (or done) move of a player to a new address, waiting for the new address's code."""
+
+    old_email: str
+    new_email: str
+    created_at: datetime
+    expires_at: datetime
+    used_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -143,7 +162,18 @@ class Tx(Protocol):
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]: ...  # as Store's
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]: ...  # as Store's
+
+    # changes of address: pending until the new address answers with the code
+    def add_address_change(self, old_email: str, new_email: str, code_hash: str, now: datetime,
+                           expires_at: datetime) -> None: ...
+    def address_change(self, code_hash: str) -> AddressChange | None: ...
+    def use_address_change(self, code_hash: str, now: datetime) -> None: ...
+    def move_player(self, old_email: str, new_email: str) -> None:
+        """Settings, observed games and held digest lines of ``old_email`` go to ``new_email`` (the
+        seats are moved by the caller, game by game, since each game's record changes too)."""
+        ...
 
 
 class Store(Protocol):
@@ -205,9 +235,10 @@ class Store(Protocol):
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]:
-        """Games by player address, game name, and finish date (creation date while unfinished),
-        newest first."""
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]:
+        """Games by player address, game name, finish date (creation date while unfinished) and
+        result (a key of RESULT_FILTERS; the address that won or lost), newest first."""
         ...
     def iter_inbound(self, status: str | None = None) -> Iterator[Inbound]: ...
     def bouncing_addresses(self) -> list[tuple[str, datetime, str]]: ...  # (email, since, detail)

@@ -15,6 +15,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from pbem.store.base import UNRATED_ENDINGS
+
 
 class StoreError(Exception):
     """Base of the errors the storage layer raises on purpose."""
@@ -111,3 +113,21 @@ def header_facts(raw: bytes) -> tuple[str | None, str | None]:
 
 def message_id_of(raw: bytes) -> str | None:
     return header_facts(raw)[0]
+
+
+def result_columns(status: str, record: dict[str, Any], seats: list[str]
+                   ) -> tuple[str | None, dict[str, str | None]]:
+    """The searchable copy of a game's result: how it ended (the result's reason) and, per seat,
+    "win", "loss" or "draw" (None while it runs or when it counts for nobody). A game in which every
+    seat is a winner, or none is, is a draw for all, as the standings count it."""
+    result = record.get("result")
+    if not isinstance(result, dict):
+        return None, {}
+    reason = result.get("reason")
+    ending = str(reason) if isinstance(reason, str) and reason else None
+    if status != "over" or ending in UNRATED_ENDINGS:
+        return ending, {}
+    winners = {str(w) for w in result.get("winners") or []}
+    if not winners or winners >= set(seats):
+        return ending, dict.fromkeys(seats, "draw")
+    return ending, {seat: "win" if seat in winners else "loss" for seat in seats}

@@ -30,7 +30,9 @@ from pbem.store import migrations as _migrations
 from pbem.store.base import (
     GAME_STATUSES,
     INBOUND_STATUSES,
+    RESULT_FILTERS,
     AcceptResult,
+    AddressChange,
     GameRow,
     Inbound,
     Outbound,
@@ -46,6 +48,7 @@ from pbem.store.common import (
     json_dumps,
     json_loads,
     now_utc,
+    result_columns,
     sha256_hex,
 )
 
@@ -193,12 +196,13 @@ class SQLiteTx:
         if game.updated_at is None:
             game.updated_at = game.created_at
         conn = self._c
+        ending, _outcomes = result_columns(game.status, game.record, [s.seat for s in game.seats])
         conn.execute(
             "INSERT INTO games (id, game, status, to_move, thread_id, created_at, updated_at,"
-            " deadline_at, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " deadline_at, finished_at, ending, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (game.id, game.game, game.status, game.to_move, game.thread_id,
              dt_to_text(game.created_at), dt_to_text(game.updated_at), _opt_dt(game.deadline_at),
-             _opt_dt(game.finished_at), json_dumps(game.record)))
+             _opt_dt(game.finished_at), ending, json_dumps(game.record)))
         self._insert_seats(game)
 
     def get_game(self, game_id: str, *, for_update: bool = False) -> GameRow | None:
@@ -210,22 +214,24 @@ class SQLiteTx:
         if game.updated_at is None:
             game.updated_at = now_utc()
         conn = self._c
+        ending, _outcomes = result_columns(game.status, game.record, [s.seat for s in game.seats])
         cur = conn.execute(
             "UPDATE games SET status = ?, record = ?, to_move = ?, thread_id = ?, updated_at = ?,"
-            " deadline_at = ?, finished_at = ? WHERE id = ?",
+            " deadline_at = ?, finished_at = ?, ending = ? WHERE id = ?",
             (game.status, json_dumps(game.record), game.to_move, game.thread_id,
              dt_to_text(game.updated_at), _opt_dt(game.deadline_at), _opt_dt(game.finished_at),
-             game.id))
+             ending, game.id))
         if cur.rowcount == 0:
             raise LookupError(f"no game {game.id!r}")
         conn.execute("DELETE FROM seats WHERE game_id = ?", (game.id,))
         self._insert_seats(game)
 
     def _insert_seats(self, game: GameRow) -> None:
+        _ending, outcomes = result_columns(game.status, game.record, [s.seat for s in game.seats])
         self._c.executemany(
-            "INSERT INTO seats (game_id, seat, position, email, name, token_hash, accepted)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(game.id, s.seat, i, s.email, s.name, s.token_hash, int(s.accepted))
+            "INSERT INTO seats (game_id, seat, position, email, name, token_hash, accepted, outcome)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(game.id, s.seat, i, s.email, s.name, s.token_hash, int(s.accepted), outcomes.get(s.seat))
              for i, s in enumerate(game.seats)])
 
     def games_for_email(self, email: str) -> list[GameRow]:
@@ -391,9 +397,44 @@ class SQLiteTx:
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]:
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]:
         return _search_games(self._c, player=player, game=game, date_from=date_from, date_to=date_to,
-                                 status=status, limit=limit, offset=offset)
+                             status=status, limit=limit, offset=offset, result=result, winner=winner,
+                             loser=loser)
+
+    def add_address_change(self, old_email: str, new_email: str, code_hash: str, now: datetime,
+                           expires_at: datetime) -> None:
+        self._c.execute("INSERT INTO address_changes (old_email, new_email, code_hash, created_at,"
+                        " expires_at) VALUES (?, ?, ?, ?, ?)",
+                        (old_email.lower(), new_email.lower(), code_hash, dt_to_text(now),
+                         dt_to_text(expires_at)))
+
+    def address_change(self, code_hash: str) -> AddressChange | None:
+        row = self._c.execute("SELECT old_email, new_email, created_at, expires_at, used_at"
+                              " FROM address_changes WHERE code_hash = ?", (code_hash,)).fetchone()
+        if row is None:
+            return None
+        return AddressChange(row[0], row[1], dt_from_text(row[2]), dt_from_text(row[3]),  # type: ignore[arg-type]
+                             dt_from_text(row[4]))
+
+    def use_address_change(self, code_hash: str, now: datetime) -> None:
+        cur = self._c.execute("UPDATE address_changes SET used_at = ? WHERE code_hash = ?"
+                              " AND used_at IS NULL", (dt_to_text(now), code_hash))
+        if cur.rowcount == 0:
+            raise LookupError("no pending address change with that code")
+
+    def move_player(self, old_email: str, new_email: str) -> None:
+        old, new = old_email.lower(), new_email.lower()
+        conn = self._c
+        settings = conn.execute("SELECT settings FROM players WHERE email = ?", (old,)).fetchone()
+        if settings is not None:
+            conn.execute("DELETE FROM players WHERE email = ?", (old,))
+            conn.execute("INSERT INTO players (email, settings) VALUES (?, ?) ON CONFLICT (email)"
+                         " DO UPDATE SET settings = excluded.settings", (new, settings[0]))
+        conn.execute("UPDATE OR IGNORE observers SET email = ? WHERE email = ?", (new, old))
+        conn.execute("DELETE FROM observers WHERE email = ?", (old,))
+        conn.execute("UPDATE digest_items SET email = ? WHERE email = ?", (new, old))
 
     def active_games(self) -> list[GameRow]:
         conn = self._c
@@ -405,8 +446,9 @@ class SQLiteTx:
 def _search_games(conn: sqlite3.Connection, *, player: str | None = None, game: str | None = None,
                   date_from: datetime | None = None, date_to: datetime | None = None,
                   status: str | None = None, limit: int | None = None,
-                  offset: int = 0) -> list[GameRow]:
-    """One query for the archive search, shaped to use the indexes of migration 3."""
+                  offset: int = 0, result: str | None = None, winner: str | None = None,
+                  loser: str | None = None) -> list[GameRow]:
+    """One query for the archive search, shaped to use the indexes of migrations 3 and 5."""
     date = "COALESCE(finished_at, created_at)"
     where, params = [], []
     if player:
@@ -418,6 +460,18 @@ def _search_games(conn: sqlite3.Connection, *, player: str | None = None, game: 
     if status:
         where.append("status = ?")
         params.append(status)
+    if result is not None:
+        if result not in RESULT_FILTERS:
+            raise ValueError(f"unknown result filter {result!r}; expected one of {', '.join(RESULT_FILTERS)}")
+        if RESULT_FILTERS[result] is None:
+            where.append("id IN (SELECT game_id FROM seats WHERE outcome = 'draw')")
+        else:
+            where.append("ending = ?")
+            params.append(RESULT_FILTERS[result])
+    for address, outcome in ((winner, "win"), (loser, "loss")):
+        if address:
+            where.append(f"id IN (SELECT game_id FROM seats WHERE email = ? AND outcome = '{outcome}')")
+            params.append(address.strip().lower())
     if date_from is not None:
         where.append(f"{date} >= ?")
         params.append(dt_to_text(date_from))
@@ -885,10 +939,12 @@ class SQLiteStore:
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]:
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]:
         with self._read() as conn:
             return _search_games(conn, player=player, game=game, date_from=date_from, date_to=date_to,
-                                 status=status, limit=limit, offset=offset)
+                                 status=status, limit=limit, offset=offset, result=result,
+                                 winner=winner, loser=loser)
 
     def list_games(self, status: str | None = None) -> list[GameRow]:
         with self._read() as conn:

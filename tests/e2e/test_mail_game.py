@@ -15,13 +15,12 @@ from pathlib import Path
 from pbem.cli.mailbox import new_mail, reply_to
 from pbem.record import replay_record
 from pbem.store import open_store
-from tests.e2e.conftest import raw, relay
+from tests.e2e.conftest import raw, relay, serve, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import Player, attached_record, headline, text_of
 from tests.services.requirements import free_port
 
 ALICE, BOB, SERVER = "alice@example.org", "bob@example.org", "pbem@localhost"
-REPO = Path(__file__).resolve().parents[2]
 
 
 def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 300,
@@ -117,24 +116,6 @@ def test_whole_game_through_pbem_deliver(tmp_path: Path, smtp_sink, daemon_for) 
 
 # --- crash safety ------------------------------------------------------------------------------------
 
-def _serve(config_path: Path, failpoint: str | None) -> subprocess.Popen:
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
-    if failpoint:
-        env["PBEM_FAILPOINT"] = failpoint
-    return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def test_kill_9_after_commit_loses_nothing_and_repeats_nothing(tmp_path: Path, dovecot, imap_user,
                                                                smtp_sink) -> None:
     """SIGKILL right after a message's transaction committed, before the IMAP move and before the
@@ -167,11 +148,11 @@ security = "none"
     expected_mails = 0
     for mails in per_round:  # each round's message crashes the server once, right after commit
         expected_mails += mails
-        crashing = _serve(config_path, "after-commit")
+        crashing = serve(config_path, "after-commit")
         assert crashing.wait(60) == -9, crashing.stderr.read().decode()[-2000:]
         assert len(dovecot.list_messages(user, "INBOX")) == 1, "the message left INBOX before the crash"
         assert len(smtp_sink.messages) == expected_mails - mails, "a reply was sent before the crash"
-        server = _serve(config_path, None)
+        server = serve(config_path, None)
         try:
             received = smtp_sink.wait_for(expected_mails, timeout=60)
             deadline = time.monotonic() + 20
@@ -184,7 +165,7 @@ security = "none"
             ids = [m.message["Message-ID"] for m in received]
             assert len(set(ids)) == len(ids)
         finally:
-            _stop(server)
+            stop(server)
         # the next mail: whoever has a mail to answer answers the newest one
         reply = None
         for item in reversed(received[-mails:]):

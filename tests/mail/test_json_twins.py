@@ -46,6 +46,18 @@ TWINS: dict[str, list[tuple[dict[str, Any], str]]] = {
             ({"command": "set", "key": "nickname", "value": "Ann B."}, "set nickname Ann B.")],
     "rematch": [({"command": "rematch", "game": "ac-3"}, "rematch ac-3")],
     "record": [({"command": "record", "game": "ac-3"}, "record ac-3")],
+    "propose": [({"command": "propose", "game": "ac-3", "what": "draw"}, "propose ac-3 draw")],
+    "reject": [({"command": "reject", "game": "ac-3"}, "reject ac-3")],
+    "withdraw": [({"command": "withdraw", "game": "ac-3"}, "withdraw ac-3")],
+    "join": [({"command": "join", "game": "ac-7"}, "join ac-7")],
+    "rekey": [({"command": "rekey", "game": "ac-3"}, "rekey ac-3")],
+    "queue": [({"command": "queue", "game": "ac-3"}, "queue ac-3"),
+              ({"command": "queue", "game": "ac-3", "clear": True}, "queue ac-3 clear")],
+    "preview": [({"command": "preview", "game": "ac-3", "move": "dome blue D5"},
+                 "preview ac-3 dome blue D5")],
+    "challenges": [({"command": "challenges"}, "challenges"),
+                   ({"command": "challenges", "name": "alien-city"}, "challenges alien-city")],
+    "confirm address": [({"command": "confirm address", "code": "K7QXM2PA"}, "confirm address K7QXM2PA")],
     "observe": [({"command": "observe", "game": "ac-3"}, "observe ac-3")],
     "unobserve": [({"command": "unobserve", "game": "ac-3"}, "unobserve ac-3")],
     "undo": [({"command": "undo", "game": "ac-3"}, "undo ac-3")],
@@ -127,6 +139,16 @@ def test_a_wrong_twin_gets_the_text_forms_answer() -> None:
     assert "vacation" in error.message and "YYYY" not in error.line
     (error,) = parse_json({"command": "timezone", "name": 7})
     assert isinstance(error, CommandError) and "$.name" in error.message
+
+
+def test_queue_lines_come_as_a_list() -> None:
+    """The text form's lines after "queue GAME" are the twin's "lines"."""
+    (from_json,) = parse_json({"command": "queue", "game": "ac-3",
+                               "lines": ["if tower red C4 then dome blue D5", "then tower green F8"]})
+    from_text = parse_text(["queue ac-3", "if tower red C4 then dome blue D5", "then tower green F8"],
+                           in_game_reply=False)
+    assert isinstance(from_json, Command) and len(from_text) == 1
+    assert same(from_json) == same(from_text[0])
 
 
 def test_a_command_word_without_twin_cannot_be_registered() -> None:

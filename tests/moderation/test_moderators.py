@@ -143,9 +143,9 @@ def test_replace_player_old_token_refused_new_token_works(server: ModServer) -> 
     player = table.players[BOB]
     # bob with his old token: refused without a reply to him
     assert to(server.submit(reply_to(bob_board, BOB, player.choose_move(bob_board))), BOB) == []
-    # dave with bob's old token: refused too (dave only gets the seat's "not accepted" notice)
+    # dave with bob's old token: refused too, and told that the token is an old one
     out = server.submit(reply_to(bob_board, DAVE, player.choose_move(bob_board)))
-    assert [headline(m) for m in to(out, DAVE)] == [f"A mail about ac-1 from {DAVE} was not accepted"]
+    assert [headline(m) for m in to(out, DAVE)] == ["Not done: an old token of ac-1"]
     assert [str(m["Subject"]) for m in to(out, DAVE)] == [str(new["Subject"])]
     assert len(server.game("ac-1").record["moves"]) == 1
     # dave with his new token: applied (no confirmation by default; alice is told it is her move)

@@ -22,6 +22,7 @@ from pbem.store.migrations import (
     m0003_search_indexes,
     m0004_mail,
     m0005_hostile_mail,
+    m0006_classic,
 )
 
 
@@ -39,6 +40,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "search indexes", m0003_search_indexes.SQLITE, m0003_search_indexes.POSTGRESQL),
     Migration(4, "mail threads and digests", m0004_mail.SQLITE, m0004_mail.POSTGRESQL),
     Migration(5, "hostile mail", m0005_hostile_mail.SQLITE, m0005_hostile_mail.POSTGRESQL),
+    Migration(6, "results and address changes", m0006_classic.SQLITE, m0006_classic.POSTGRESQL),
 )
 
 
