@@ -37,6 +37,8 @@ bench: install services
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/mail.py
 	$(BIN)/python bench/archive.py
+	$(BIN)/python bench/mail_volume.py
+	$(BIN)/python bench/boards.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis

@@ -195,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--playout-seconds", type=float, default=5.0)
     parser.add_argument("--skip-matches", action="store_true", help="measure playout speed only")
+    parser.add_argument("--max-level", type=int, default=4, choices=(2, 3, 4),
+                        help="play the pairings up to this level only")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     print(f"Machine: {machine()}")
@@ -207,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.game in ("all", "space-truckin"):
         print(f"Space Truckin' playouts on one core (2 players, to the end): "
               f"{space_truckin_playouts(args.playout_seconds):.0f}/s")
-    budgets = {1: 0.0, 2: 0.0, 3: args.budget3, 4: args.budget4}
+    budgets = {lv: b for lv, b in {1: 0.0, 2: 0.0, 3: args.budget3, 4: args.budget4}.items()
+               if lv <= args.max_level}
     if not args.skip_matches:
         for name, title in (("alien-city", "Alien City"), ("space-truckin", "Space Truckin'")):
             if args.game not in ("all", name):

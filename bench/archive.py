@@ -28,25 +28,32 @@ import json
 import os
 import platform
 import random
-import shutil
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if not __package__:  # run as a script: see bench/__init__.py
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pbem.archive.export import export_games
-from pbem.archive.importer import default_jobs, import_archive
-from pbem.archive.sample import random_rows
-from pbem.archive.search import make_filters, search
-from pbem.store import open_store
-from pbem.store.base import GameRow, Seat, Store
+from bench.harness.pbem_api import (
+    GameRow,
+    Seat,
+    Store,
+    default_jobs,
+    export_games,
+    import_archive,
+    make_filters,
+    open_store,
+    random_rows,
+    search,
+)
+from bench.harness.report import cpu_model, workdir
 
 GOAL_RATE = 200.0
 GOAL_SEARCH_MS = 100.0
@@ -139,14 +146,9 @@ def cpu_seconds() -> float:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    """Cores available to this process, not in the machine: the import starts one worker per such core
+    unless --jobs says otherwise."""
+    cpu = cpu_model(platform.processor() or platform.machine())
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:
@@ -209,6 +211,10 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         ("all filters", {"player": someone, "game": "alien-city", "date_from": "2026-01-01",
                          "date_to": "2027-12-31", "status": "over"}),
         ("no filter", {}),
+        ("result draw", {"result": "draw"}),
+        ("result resigned + game", {"result": "resigned", "game": "alien-city"}),
+        ("winner", {"winner": someone}),
+        ("loser + date range", {"loser": someone, "date_from": "2026-01-01", "date_to": "2026-12-31"}),
     ]
     results["searches"] = run_searches(big, combos, args.repeat)
     big.close()
@@ -258,14 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="pbem-bench-archive-"))
-    try:
+    with workdir("pbem-bench-archive-", args.keep) as work:
         results = run(args, work)
-    finally:
-        if args.keep:
-            print(f"kept {work}", file=sys.stderr)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(results, indent=1) if args.json else report(results, args))
     return 0
 

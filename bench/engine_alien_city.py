@@ -18,8 +18,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if not __package__:  # run as a script: see bench/__init__.py
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.harness.report import games_per_second, median_p95_ms
 from engine.alien_city import AlienCity, AlienCityState
 
 GAME = AlienCity()
@@ -45,6 +48,8 @@ def mid_game_positions(games: int = 40, first_ply: int = 10, last_ply: int = 30
 
 def _cold_median(positions: list[AlienCityState], work: Callable[[AlienCityState], object],
                  repeat: int = 3) -> tuple[float, float]:
+    """Median and p95 ms of ``work`` on each position with its caches cleared first, so that the
+    street analysis is part of what is measured."""
     samples = []
     for state in positions:
         for _ in range(repeat):
@@ -52,26 +57,16 @@ def _cold_median(positions: list[AlienCityState], work: Callable[[AlienCityState
             start = time.perf_counter()
             work(state)
             samples.append(time.perf_counter() - start)
-    samples.sort()
-    return statistics.median(samples) * 1000, samples[int(len(samples) * 0.95)] * 1000
+    return median_p95_ms(samples)
 
 
 def random_game(seed: int) -> int:
+    """One complete game with random moves (and claims); its length, for the mean."""
     rng = random.Random(seed)
     state = GAME.start(OPTIONS, GAME.create_setup(OPTIONS, rng))
     while not state.is_over:
         state.push(state.random_move(rng))
     return state.ply
-
-
-def bench_games(seconds: float = 5.0) -> dict[str, float]:
-    start = time.perf_counter()
-    games = plies = 0
-    while time.perf_counter() - start < seconds:
-        plies += random_game(10_000 + games)
-        games += 1
-    elapsed = time.perf_counter() - start
-    return {"games_per_s": games / elapsed, "games": games, "mean_plies": plies / games}
 
 
 def run(report: Callable[[str], object] = print) -> dict[str, float]:
@@ -80,7 +75,7 @@ def run(report: Callable[[str], object] = print) -> dict[str, float]:
     legal_med, legal_p95 = _cold_median(positions, lambda s: s.legal_moves())
     full_med, full_p95 = _cold_median(positions, lambda s: (s.legal_moves(), s.ending_moves()))
     mail_med, mail_p95 = _cold_median(positions, lambda s: s.render_legal(s.to_move), repeat=1)
-    games = bench_games()
+    games = games_per_second(random_game, 10_000)
     sizes = statistics.mean(len(s.legal_moves()) for s in positions)
     rows = [
         ("legal builds, mid-game (ms)", legal_med, legal_p95, f"<= {LEGAL_GOAL_MS}",

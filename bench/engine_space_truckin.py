@@ -11,33 +11,46 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if not __package__:  # run as a script: see bench/__init__.py
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.space_truckin import Place, SpaceTruckin
+from bench.harness.report import games_per_second, median_p95_ms
+from engine.space_truckin import Place, SpaceTruckin, SpaceTruckinState
 
 GAME = SpaceTruckin()
 PLACEMENT_GOAL_MS = 2.0
 GAMES_GOAL_PER_S = 20.0
 
 
-def mid_game(seed: int, ply: int = 40):
-    """A 2-player position after ``ply`` random moves, with a space tile drawn and waiting."""
+def _play(seed: int, stop: Callable[[SpaceTruckinState], bool] | None = None) -> SpaceTruckinState:
+    """A random 2-player game from ``seed``, chance draws included, until it is over or ``stop``
+    says so; one loop, so the positions timed and the games counted are played alike."""
     rng = random.Random(seed)
     setup = GAME.create_setup({}, rng, 2)
     state = GAME.start({}, setup)
     while not state.is_over:
         if state.pending_chance():
             state.apply_chance(GAME.draw_chance(state, setup, rng.randrange(60)))
-            continue
-        if state.ply >= ply and state.drawn_tile and not state.drawn_tile.startswith("blackhole"):
+        elif stop is not None and stop(state):
             return state
-        state.push(state.random_move(rng))
-    return None
+        else:
+            state.push(state.random_move(rng))
+    return state
+
+
+def mid_game(seed: int, ply: int = 40) -> SpaceTruckinState | None:
+    """A 2-player position after ``ply`` random moves, with a space tile drawn and waiting."""
+    state = _play(seed, lambda s: s.ply >= ply and bool(s.drawn_tile)
+                  and not s.drawn_tile.startswith("blackhole"))
+    return None if state.is_over else state
 
 
 def bench_placements(positions: int = 30, repeat: int = 20) -> dict[str, float]:
+    """Placements are timed warm (``repeat`` times per position), the mail listing once."""
     samples = []
     listing = []
     sizes = []
@@ -56,37 +69,20 @@ def bench_placements(positions: int = 30, repeat: int = 20) -> dict[str, float]:
         assert all(isinstance(m, Place) for m in moves)
         if len(sizes) >= positions:
             break
-    return {"median_ms": statistics.median(samples) * 1000,
-            "p95_ms": sorted(samples)[int(len(samples) * 0.95)] * 1000,
+    median_ms, p95_ms = median_p95_ms(samples)
+    return {"median_ms": median_ms, "p95_ms": p95_ms,
             "mean_placements": statistics.mean(sizes),
             "listing_median_ms": statistics.median(listing) * 1000}
 
 
 def random_game(seed: int) -> int:
-    rng = random.Random(seed)
-    setup = GAME.create_setup({}, rng, 2)
-    state = GAME.start({}, setup)
-    while not state.is_over:
-        if state.pending_chance():
-            state.apply_chance(GAME.draw_chance(state, setup, rng.randrange(60)))
-        else:
-            state.push(state.random_move(rng))
-    return state.ply
-
-
-def bench_games(seconds: float = 5.0) -> dict[str, float]:
-    start = time.perf_counter()
-    games = plies = 0
-    while time.perf_counter() - start < seconds:
-        plies += random_game(1000 + games)
-        games += 1
-    elapsed = time.perf_counter() - start
-    return {"games_per_s": games / elapsed, "games": games, "mean_plies": plies / games}
+    """One complete game; its length, for the mean."""
+    return _play(seed).ply
 
 
 def main() -> int:
     placements = bench_placements()
-    games = bench_games()
+    games = games_per_second(random_game, 1000)
     ok_p = placements["median_ms"] <= PLACEMENT_GOAL_MS
     ok_g = games["games_per_s"] >= GAMES_GOAL_PER_S
     print(f"legal placements, mid-game: median {placements['median_ms']:.3f} ms, "

@@ -41,6 +41,13 @@ def seat_token(secret: bytes, game_id: str, seat: str, generation: int = 0) -> s
     return base64.b32encode(digest).decode("ascii").lower()[:TOKEN_CHARS]
 
 
+def address_token(secret: bytes, email: str, generation: int = 0) -> str:
+    """The token of an address rather than a seat: it goes into the Reply-To of mails that are about
+    no single game (answers to ``help``, ``games``, ``set``, the daily digest), so that replying to
+    any of the server's mails proves the sender reads that mailbox."""
+    return seat_token(secret, "\0address", email.strip().lower(), generation)
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.strip().lower().encode("ascii", "replace")).hexdigest()
 

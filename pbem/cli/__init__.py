@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 from engine import EngineError, ReplayError
 from engine.registry import UnknownGameError
-from pbem.cli.common import UsageError, game_help
+from pbem.cli.common import SetupError, UsageError, game_help
 from pbem.config import ConfigError
-from pbem.record import RecordError
+from pbem.record import MissingRecordError, RecordError
 
 # Each module has ``register_all(subparsers)``; the order is the order of ``pbem --help``. Modules
 # load their heavy imports (the mail stack) only when one of their commands runs.
@@ -50,12 +50,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pbem: illegal move in record at ply {exc.ply} ({exc.move!r}): {exc.reason}"
               + (f" [rule: {exc.rule}]" if exc.rule else ""), file=sys.stderr)
         return 1
+    except MissingRecordError as exc:
+        print(f"pbem: no such file: {exc.source}", file=sys.stderr)
+        return 2
     except RecordError as exc:
         print(f"pbem: malformed record {exc.source}:", file=sys.stderr)
         for error in exc.errors:
             print(f"  {error}", file=sys.stderr)
         return 2
-    except (UsageError, UnknownGameError, EngineError, ConfigError) as exc:
+    except (UsageError, SetupError, UnknownGameError, EngineError, ConfigError) as exc:
         print(f"pbem: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

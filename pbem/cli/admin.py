@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 
 from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store
+from pbem.community.addresses import move_by_moderator, rekey_by_moderator
 from pbem.community.moderation import (
     Moderation,
     ModerationError,
@@ -32,7 +33,11 @@ from pbem.community.moderation import (
     unblock,
 )
 from pbem.config import Config
+from pbem.outbox.wake import notify
 from pbem.processing.context import MailContext
+from pbem.store.base import Store
+
+GAME_HELP = "the game's id, e.g. ac-12"
 
 
 def _local_user() -> str:
@@ -50,16 +55,18 @@ def _run(args: argparse.Namespace, operation: Callable[[MailContext], None]) -> 
     config = _config(args)
     store = open_configured_store(config)
     try:
-        sections, queued = Moderation(config, store).run(args.by, operation)
+        headline, sections, queued = Moderation(config, store).run(args.by, operation)
     except ModerationError as exc:
         print(f"pbem admin {args.admin_command}: {exc}", file=sys.stderr)
         return 1
     finally:
         store.close()
-    sys.stdout.write(sections_text(sections))
-    if queued:
-        print(f"{queued} mail(s) queued in the outbox; a running server sends them "
-              "(or `pbem process`).")
+    sys.stdout.write(sections_text(sections, headline))
+    if queued and notify(config.data_dir):
+        print(f"{queued} mail(s) queued in the outbox; the running server sends them now.")
+    elif queued:
+        print(f"{queued} mail(s) queued in the outbox; no server is running here: they leave when "
+              "`pbem serve` starts (or with `pbem process`).")
     return 0
 
 
@@ -79,6 +86,39 @@ def cmd_token(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def status_text(store: Store, limit: int = 20) -> str:
+    """What needs a look: mail the relay refused for good, intake by status, bouncing addresses."""
+    counts = store.outbound_counts()
+    lines = [f"Outbox: {counts.get('pending', 0)} waiting, {counts.get('sent', 0)} sent, "
+             f"{counts.get('given_up', 0)} given up"]
+    given_up = store.given_up_outbound(limit)
+    if given_up:
+        lines.append("Given up (refused for good by the relay; newest first):")
+        for row in given_up:
+            when = row.given_up_at.strftime("%Y-%m-%d %H:%M UTC") if row.given_up_at else "-"
+            lines.append(f"  {when}  {', '.join(row.recipients)}  {row.message_id}")
+            lines.append(f"    {(row.last_error or '').strip()[:200]}")
+        if counts.get("given_up", 0) > len(given_up):
+            lines.append(f"  ... and {counts['given_up'] - len(given_up)} more")
+    inbound = store.inbound_counts()
+    lines.append("Inbound: " + ", ".join(f"{n} {status}" for status, n in inbound.items()))
+    bouncing = store.bouncing_addresses()
+    lines.append(f"Addresses our mail bounces from: {len(bouncing) or 'none'}")
+    for email, since, detail in bouncing:
+        lines.append(f"  {email}  since {since.strftime('%Y-%m-%d %H:%M UTC')}  ({detail})")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
+    config = _config(args)
+    store = open_configured_store(config)
+    try:
+        sys.stdout.write(status_text(store, args.limit))
+    finally:
+        store.close()
+    return 0
+
+
 def _op(build: Callable[[argparse.Namespace], Callable[[MailContext], None]]):
     def command(args: argparse.Namespace, extra: list[str]) -> int:
         return _run(args, build(args))
@@ -90,7 +130,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         "admin", help="moderator operations (pause, rollback, replace a player, block, ...)",
         description="Moderator operations on the server's store. Every change is recorded in the game "
                     "record with --by and --why, and the players are told by mail.")
-    admin.add_argument("-c", "--config", dest="admin_config", metavar="FILE", help="pbem.toml")
+    admin.add_argument("-c", "--config", dest="admin_config", metavar="FILE", help=CONFIG_HELP)
     ops = admin.add_subparsers(dest="admin_command", metavar="OPERATION", required=True)
 
     def add(name: str, func, help_text: str, why: bool = True) -> argparse.ArgumentParser:
@@ -103,47 +143,64 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         parser.set_defaults(func=func)
         return parser
 
+    p = ops.add_parser("status", help="the outbox (waiting, sent, given up), intake by status and "
+                                      "addresses marked bouncing",
+                       description="What needs a moderator's look: mails the relay refused for good, "
+                                   "messages by status, addresses our mail bounces from.")
+    p.add_argument("-c", "--config", help=CONFIG_HELP)
+    p.add_argument("--limit", type=int, default=20, help="given-up mails to list (default: %(default)s)")
+    p.set_defaults(func=cmd_status)
     p = add("token", cmd_token, "print the token line a moderator's admin mails must carry", why=False)
-    p.add_argument("address")
+    p.add_argument("address", help="the moderator's address, as in [moderators] addresses")
     p = add("list", _op(lambda a: lambda ctx: list_games(ctx, a.filters)),
             "list games; filters: a status, a game name, a player's address", why=False)
-    p.add_argument("filters", nargs="*")
+    p.add_argument("filters", nargs="*", metavar="FILTER",
+                   help="a status, a game name or a player's address (all must match)")
     p = add("show", _op(lambda a: lambda ctx: show_game(ctx, a.game)),
             "everything about a game, hidden information included", why=False)
-    p.add_argument("game")
+    p.add_argument("game", help=GAME_HELP)
     p = add("pause", _op(lambda a: lambda ctx: pause(ctx, a.game, by=a.by, why=a.why)),
             "stop a game's move clock")
-    p.add_argument("game")
+    p.add_argument("game", help=GAME_HELP)
     p = add("resume", _op(lambda a: lambda ctx: resume(ctx, a.game, by=a.by, why=a.why)),
             "start a paused game's move clock again")
-    p.add_argument("game")
+    p.add_argument("game", help=GAME_HELP)
     p = add("deadline", _op(lambda a: lambda ctx: set_deadline(ctx, a.game, a.when, by=a.by, why=a.why)),
             "set when the seat to move must have moved (UTC)")
-    p.add_argument("game")
-    p.add_argument("when", metavar="YYYY-MM-DD[THH:MM]")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("when", metavar="YYYY-MM-DD[THH:MM]", help="the new deadline, UTC")
     p = add("replace", _op(lambda a: lambda ctx: replace(ctx, a.game, a.seat, a.address, by=a.by,
                                                          why=a.why)),
             "give a seat to a new address (new token; old and new player told)")
-    p.add_argument("game")
-    p.add_argument("seat")
-    p.add_argument("address")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("seat", help="the seat to give, e.g. white")
+    p.add_argument("address", help="the new player's address")
     p = add("rollback", _op(lambda a: lambda ctx: rollback(ctx, a.game, a.n, by=a.by, why=a.why)),
             "take back the last N moves")
-    p.add_argument("game")
-    p.add_argument("n", type=int, metavar="N")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("n", type=int, metavar="N", help="how many moves to take back")
     p = add("end", _op(lambda a: lambda ctx: end(ctx, a.game, a.result, by=a.by, why=a.why)),
             "end a game: RESULT is the winning seat or draw")
-    p.add_argument("game")
-    p.add_argument("result", metavar="RESULT")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("result", metavar="RESULT", help="the winning seat, or draw")
     p = add("resend", _op(lambda a: lambda ctx: resend(ctx, a.game, by=a.by, why=a.why)),
             "mail the current board (or the invitation) to everyone again")
-    p.add_argument("game")
+    p.add_argument("game", help=GAME_HELP)
     p = add("block", _op(lambda a: lambda ctx: block(ctx, a.address, by=a.by, why=a.why)),
             "ignore all mail from an address, without reply")
-    p.add_argument("address")
+    p.add_argument("address", help="the address to ignore")
     p = add("unblock", _op(lambda a: lambda ctx: unblock(ctx, a.address, by=a.by, why=a.why)),
             "read an address's mail again")
-    p.add_argument("address")
+    p.add_argument("address", help="the address to read again")
+    p = add("address", _op(lambda a: lambda ctx: move_by_moderator(ctx, a.old, a.new, by=a.by, why=a.why)),
+            "move a player who lost their mailbox to a new address: every game (re-keyed), their "
+            "settings and ratings; the new address is told")
+    p.add_argument("old", help="the address the player can no longer read")
+    p.add_argument("new", help="the player's new address")
+    p = add("rekey", _op(lambda a: lambda ctx: rekey_by_moderator(ctx, a.game, a.seat, by=a.by, why=a.why)),
+            "give a seat a new token (its old one is refused from now on); its player gets the game")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("seat", help="the seat, e.g. white")
 
 
 __all__ = ["register_all"]

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pbem.cli.common import CONFIG_HELP, config_of, open_configured_store, progress_bar
+from pbem.cli.common import CONFIG_HELP, SetupError, config_of, open_configured_store, progress_bar
 from pbem.config import ConfigError
-from pbem.store.base import GAME_STATUSES, Store
+from pbem.store.base import GAME_STATUSES, RESULT_FILTERS, Store
 
 if TYPE_CHECKING:  # the archive modules load only when an archive command runs
     from pbem.archive.search import Filters
@@ -33,13 +33,10 @@ class CommandProblem(Exception):
 
 
 def _open(args: argparse.Namespace) -> Store:
-    from pbem.store import StoreError
-
-    config = config_of(args)
     try:
-        return open_configured_store(config)
-    except (StoreError, ValueError, NotImplementedError, OSError) as exc:
-        raise CommandProblem(f"cannot open the database {config.database_url}: {exc}") from None
+        return open_configured_store(config_of(args))
+    except SetupError as exc:
+        raise CommandProblem(str(exc)) from None
 
 
 def _filters(args: argparse.Namespace) -> Filters:
@@ -47,7 +44,8 @@ def _filters(args: argparse.Namespace) -> Filters:
 
     try:
         return make_filters(player=args.player, game=args.game, date_from=args.date_from,
-                            date_to=args.date_to, status=getattr(args, "status", None))
+                            date_to=args.date_to, status=getattr(args, "status", None),
+                            result=args.result, winner=args.winner, loser=args.loser)
     except FilterError as exc:
         raise CommandProblem(str(exc)) from None
 
@@ -86,6 +84,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     from pbem.archive.importer import import_archive
 
     directory = Path(args.directory)
+    if not directory.exists():
+        raise CommandProblem(f"no such directory: {directory}")
     if not directory.is_dir():
         raise CommandProblem(f"{directory} is not a directory")
     if args.jobs is not None and args.jobs < 1:
@@ -179,6 +179,11 @@ def _filter_options(parser: argparse.ArgumentParser, status: bool = True) -> Non
     parser.add_argument("--to", dest="date_to", metavar="DATE", help="... on or before this UTC day")
     if status:
         parser.add_argument("--status", choices=GAME_STATUSES, help="only games with this status")
+    parser.add_argument("--result", choices=RESULT_FILTERS,
+                        help="only games that ended so: a draw (agreed or scored), a resignation, a "
+                             "forfeit, or abandoned by agreement")
+    parser.add_argument("--winner", metavar="ADDRESS", help="games this address won")
+    parser.add_argument("--loser", metavar="ADDRESS", help="games this address lost")
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:
@@ -199,24 +204,24 @@ def register_all(sub: argparse._SubParsersAction) -> None:
             "Records are exported whole, hidden information included (a moderator's backup); "
             "--public writes what players may see instead.")
     _filter_options(p)
-    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write into")
     p.add_argument("--public", action="store_true", help="remove hidden information (draw piles)")
 
     p = add("import", cmd_import, "check every record file of DIR (schema and full replay) and store "
                                   "the games not yet present, one transaction per game",
             "Exit 1 when any file was bad; each is named with the reason.")
-    p.add_argument("directory", metavar="DIR")
+    p.add_argument("directory", metavar="DIR", help="the folder of record files (*.json)")
     p.add_argument("--jobs", type=int, metavar="N",
                    help="processes checking records (default: one per CPU)")
 
-    p = add("search", cmd_search, "list games by player, game and finishing date, newest first")
+    p = add("search", cmd_search, "list games by player, game, result and finishing date, newest first")
     _filter_options(p)
     p.add_argument("--json", action="store_true", help="one JSON array of game summaries")
     p.add_argument("--limit", type=int, default=100, help="at most this many (default 100; 0: all)")
 
     p = add("html", cmd_html, "write a static site: DIR/index.html and a page per game with the "
                               "board at every ply (hidden information never shown)")
-    p.add_argument("directory", metavar="DIR")
+    p.add_argument("directory", metavar="DIR", help="the folder to write the site into")
     _filter_options(p)
 
     p = sub.add_parser("standings", help="games, wins, losses, draws and Elo rating per player",
@@ -224,7 +229,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
                        epilog=STANDINGS_HELP)
     p.add_argument("-c", "--config", help=CONFIG_HELP)
     p.add_argument("--game", metavar="NAME", help="only this game (default: every game, separately)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the standings as JSON")
     p.set_defaults(func=_guarded(cmd_standings))
 
 

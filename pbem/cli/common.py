@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 
 class UsageError(Exception):
     """Bad command-line input; exit 2 with the message."""
+
+
+class SetupError(Exception):
+    """The configuration names a folder or database that cannot be used; exit 2 with the message."""
 
 
 def out(text: str = "") -> None:
@@ -47,21 +52,43 @@ def setup_logging(config: Config) -> None:
 
 
 def open_configured_store(config: Config) -> Store:
-    """The configured database, its data folder created first (SQLite lives there by default)."""
-    from pbem.store import open_store
+    """The configured database, its data folder (and a SQLite file's folder) created first.
 
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    return open_store(config.database_url)
+    What can go wrong here is the setup, not the program: one line (``SetupError``), no traceback.
+    """
+    import sqlite3
+
+    from pbem.store import StoreError, open_store, sqlite_path
+
+    try:
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SetupError(f"cannot create the data directory {config.data_dir}: "
+                         f"{exc.strerror or exc}") from None
+    try:
+        path = sqlite_path(config.database_url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return open_store(config.database_url)
+    except (OSError, ValueError, StoreError, sqlite3.Error) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise SetupError(f"cannot open the database {config.database_url}: {reason}") from None
+
+
+def players_text(low: int, high: int) -> str:
+    return f"{low} players" if low == high else f"{low}-{high} players"
 
 
 def game_help() -> str:
+    """The games and their options, wrapped to 78 columns (the epilog is printed as it is)."""
     lines = []
     for name in available_games():
         game = get_game(name)
-        opts = "; ".join(f"{usage}: {text}" for usage, text in describe_options(game))
-        lines.append(f"  {name} ({game.min_players}-{game.max_players} players)"
-                     + (f": options {opts}" if opts else ""))
-    return "games:\n" + "\n".join(lines)
+        lines.append(f"  {name} ({players_text(game.min_players, game.max_players)})")
+        for usage, text in describe_options(game):
+            lines += textwrap.wrap(f"--{usage}: {text}", 78, initial_indent=" " * 4,
+                                   subsequent_indent=" " * 6, break_on_hyphens=False)
+    return "games and their options:\n" + "\n".join(lines)
 
 
 CONFIG_HELP = "pbem.toml (default: ./pbem.toml if present, else built-in defaults)"

@@ -13,6 +13,7 @@ import smtplib
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
+from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 from pathlib import Path
@@ -26,7 +27,7 @@ def new_mail(from_addr: str, to: str, body: str, subject: str = "") -> EmailMess
     message["To"] = to
     message["Subject"] = subject
     message["Date"] = format_datetime(datetime.now(UTC))
-    message["Message-ID"] = make_msgid(domain=from_addr.rsplit("@", 1)[-1] or "localhost")
+    message["Message-ID"] = make_msgid(domain=parseaddr(from_addr)[1].rpartition("@")[2] or "localhost")
     message.set_content(body)
     return message
 
@@ -77,6 +78,31 @@ def mails_for(path: Path, address: str) -> list[EmailMessage]:
     return result
 
 
+def address_argument(text: str) -> str:
+    """``--from``/``--to``: one address, ``ann@example.org`` or ``Ann <ann@example.org>``.
+
+    The stdlib parser is lenient (``parseaddr("ann@x y")`` gives ``ann@xy``), so the address part
+    is parsed strictly as an addr-spec, and it must have a local part and a domain.
+    """
+    name, spec = "", text.strip()
+    if spec.endswith(">") and "<" in spec:
+        name, _, spec = spec[:-1].rpartition("<")
+    try:
+        address = Address(display_name=name.strip().strip('"'), addr_spec=spec)
+    except Exception:  # the parser raises ValueError, HeaderParseError and IndexError alike
+        address = None
+    if address is None or not address.username or not address.domain:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a mail address: it needs a local part and a domain, like "
+            "ann@example.org or \"Ann <ann@example.org>\"")
+    return str(address)
+
+
+def addr_spec(address: str) -> str:
+    """The bare address of an ``address_argument`` value (mail is looked up by it)."""
+    return parseaddr(address)[1]
+
+
 # --- the commands ---------------------------------------------------------------------------------
 
 def cmd_send(args: argparse.Namespace, extra: list[str]) -> int:
@@ -84,7 +110,7 @@ def cmd_send(args: argparse.Namespace, extra: list[str]) -> int:
     config = config_of(args)
     body = " ".join(args.text).replace("\\n", "\n")
     if args.reply:
-        received = mails_for(config.outbox_maildir, args.sender)
+        received = mails_for(config.outbox_maildir, addr_spec(args.sender))
         if not received:
             print(f"pbem send: {args.sender} has received no mail to reply to", file=sys.stderr)
             return 2
@@ -126,14 +152,16 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         return add_command(sub, name, func, help_text)
 
     p = add("send", cmd_send, "send a mail to the local listener as a player would")
-    p.add_argument("--from", dest="sender", required=True, help="the player's address")
-    p.add_argument("--to", help="default: the server address")
-    p.add_argument("--subject")
+    p.add_argument("--from", dest="sender", required=True, type=address_argument, metavar="ADDRESS",
+                   help="the player's address")
+    p.add_argument("--to", type=address_argument, metavar="ADDRESS",
+                   help="the recipient (default: the server address)")
+    p.add_argument("--subject", help="the subject line (default: none)")
     p.add_argument("--reply", action="store_true",
                    help="reply to the newest mail this address received (Reply-To, Re:, quoting)")
-    p.add_argument("--host")
-    p.add_argument("--port", type=int)
+    p.add_argument("--host", help="the SMTP listener's host (default: [smtp] host of the configuration)")
+    p.add_argument("--port", type=int, help="its port (default: [smtp] port of the configuration)")
     p.add_argument("text", nargs="+", help="the body; \\n starts a new line")
     p = add("mailbox", cmd_mailbox, "show the mail an address received (embedded Maildir outbox)")
-    p.add_argument("address")
-    p.add_argument("--all", action="store_true")
+    p.add_argument("address", help="the player's address")
+    p.add_argument("--all", action="store_true", help="every mail, oldest first (default: the newest)")

@@ -95,13 +95,12 @@ def cmd_score(args: argparse.Namespace, extra: list[str]) -> int:
     record, game = load_record(Path(args.file))
     state = replay_record(record, game)
     score = state.score()
-    out(score.text)
-    status = "final" if state.is_over else "if the game ended now"
-    totals = ", ".join(f"{seat} {points}" for seat, points in score.totals.items())
-    out(f"Totals ({status}): {totals}")
+    out(score.text)  # the totals are in the text already; the status line only says what they mean
     if state.is_over:
         winners = score.winners
         out("Result: draw" if len(winners) > 1 else f"Result: {winners[0]} wins")
+    else:
+        out(f"Not over: {state.to_move} to move; these are the scores if the game ended now.")
     return 0
 
 
@@ -183,15 +182,15 @@ def cmd_selfplay(args: argparse.Namespace, extra: list[str]) -> int:
         out("results: " + ", ".join(f"{k} {v}" for k, v in sorted(wins.items())))
     return 0
 
+RECORD_HELP = "the game record file (JSON)"
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:
-
     p = sub.add_parser("new", help="start a game record",
                        description="Start a new game record. Game options follow the game name, e.g. "
                                    "--edition 1.2 --symmetric --location-bonus --handicap white:3:1.",
                        epilog=game_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("game")
+    p.add_argument("game", help="the game to play (see the list below)")
     p.add_argument("-o", "--output", required=True, help="record file to write")
     p.add_argument("--seed", type=int, help="random seed for the setup (default: random)")
     p.add_argument("--players", type=int, help="number of players (default: the minimum)")
@@ -199,34 +198,36 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_new, takes_options=True)
 
     p = sub.add_parser("show", help="board, supplies and legal moves of a record")
-    p.add_argument("file")
+    p.add_argument("file", help=RECORD_HELP)
     p.add_argument("--as", dest="viewer", metavar="SEAT", help="show as this seat sees it")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("move", help="apply a move and rewrite the record atomically")
-    p.add_argument("file")
+    p.add_argument("file", help=RECORD_HELP)
     p.add_argument("move", nargs="+", help='e.g. "tower red C4 claim C4"')
     p.add_argument("--seat", help="refuse unless it is this seat's turn")
     p.set_defaults(func=cmd_move)
 
     p = sub.add_parser("score", help="scores with the full breakdown")
-    p.add_argument("file")
+    p.add_argument("file", help=RECORD_HELP)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("replay", help="print every position of a record (or one, with --ply)")
-    p.add_argument("file")
+    p.add_argument("file", help=RECORD_HELP)
     p.add_argument("--ply", type=int, help="only this ply (0 = before the first move)")
     p.add_argument("--json", action="store_true", help="one JSON object per position")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("selfplay", help="random legal games, or matches between computer levels",
-                       description="Random legal games for demos and benchmarks; with --levels, "
+                       description="Play random legal games for demos and benchmarks; with --levels, "
                                    "matches between computer levels (e.g. --levels 3,1 --games 20 "
-                                   "--budget 0.5) and a results table.")
-    p.add_argument("game")
-    p.add_argument("--games", type=int, default=1)
-    p.add_argument("--seed", type=int)
-    p.add_argument("--players", type=int)
+                                   "--budget 0.5) and a results table. Game options follow the game "
+                                   "name, as for new.",
+                       epilog=game_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("game", help="the game to play (see the list below)")
+    p.add_argument("--games", type=int, default=1, help="how many games (default: %(default)s)")
+    p.add_argument("--seed", type=int, help="random seed (default: random, printed)")
+    p.add_argument("--players", type=int, help="number of players (default: the minimum)")
     p.add_argument("--quiet", action="store_true", help="summary only, even for one game")
     p.add_argument("-o", "--output", help="write each game's record into this folder")
     add_selfplay_options(p)

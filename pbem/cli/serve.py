@@ -8,8 +8,16 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pbem.cli.common import add_command, config_of, open_configured_store, setup_logging
+from pbem.cli.common import SetupError, add_command, config_of, open_configured_store, setup_logging
+from pbem.cli.preflight import LISTEN_ERRNOS, listen_error, startup_problems
 from pbem.config import EXAMPLE, ConfigError
+
+
+def refused(command: str, problems: list[str]) -> int:
+    """Print each reason the command cannot run, one line each; the exit status (2, or 0 if none)."""
+    for problem in problems:
+        print(f"pbem {command}: {problem}", file=sys.stderr)
+    return 2 if problems else 0
 
 
 def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
@@ -17,20 +25,28 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     from pbem.processing.processor import Processor
 
     config = config_of(args)
-    setup_logging(config)
-    store = open_configured_store(config)
-    processor = Processor(config, store)
-    # The processor gets a process (and so a core) of its own; see pbem/daemon/runner.py.
-    daemon = Daemon(config, store, processor, processor_process=True)
-    if not config.imap.host and not config.smtp_enabled:
-        print("pbem serve: no door is open: set [imap] host or enable [smtp]", file=sys.stderr)
+    if refused("serve", startup_problems(config)):
         return 2
-    out = "Maildir " + str(config.outbox_maildir) if not config.relay.host else (
-        f"relay {config.relay.host}:{config.relay.effective_port}")
-    logging.getLogger("pbem").info("serving %s; data in %s; mail out via %s", config.address,
-                                   config.data_dir, out)
-    daemon.run_forever()
-    store.close()
+    setup_logging(config)
+    try:
+        store = open_configured_store(config)
+    except SetupError as exc:
+        return refused("serve", [str(exc)])
+    try:
+        processor = Processor(config, store)
+        # The processor gets a process (and so a core) of its own; see pbem/daemon/runner.py.
+        daemon = Daemon(config, store, processor, processor_process=True)
+        out = "Maildir " + str(config.outbox_maildir) if not config.relay.host else (
+            f"relay {config.relay.host}:{config.relay.effective_port}")
+        logging.getLogger("pbem").info("serving %s; data in %s; mail out via %s", config.address,
+                                       config.data_dir, out)
+        daemon.run_forever()
+    except OSError as exc:  # the port was taken after the check above
+        if exc.errno not in LISTEN_ERRNOS:
+            raise
+        return refused("serve", [listen_error(config.smtp_host, config.smtp_port, exc)])
+    finally:
+        store.close()
     if daemon.failure:
         print(f"pbem serve: stopped: {daemon.failure}", file=sys.stderr)
         return 1
@@ -46,7 +62,7 @@ def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"pbem deliver: {exc}", file=sys.stderr)
         return EX_TEMPFAIL
     raw = read_message(sys.stdin.buffer, config.max_message_bytes)
-    return deliver(config, raw, lambda: open_configured_store(config))
+    return deliver(config, raw, lambda: open_configured_store(config), envelope_from=args.sender)
 
 
 def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
@@ -85,7 +101,10 @@ def cmd_init(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
+    """Fails on what would stop ``pbem serve`` at start; contacts no IMAP or relay server."""
     config = config_of(args)
+    if refused("check-config", startup_problems(config)):
+        return 2
     print(f"configuration OK ({config.source or 'built-in defaults'})")
     print(f"  address {config.address}, data in {config.data_dir}, database {config.database_url}")
     if config.imap.host:
@@ -103,13 +122,18 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         return add_command(sub, name, func, help_text)
 
     add("serve", cmd_serve, "run the mail server (IMAP and/or the embedded SMTP listener)")
-    add("deliver", cmd_deliver, "store one message from standard input (for an MTA pipe); "
-                                "exit 0 stored, 75 try later")
+    p = add("deliver", cmd_deliver, "store one message from standard input (for an MTA pipe); "
+                                    "exit 0 stored, 75 try later")
+    p.add_argument("-f", "--sender", metavar="SENDER",
+                   help="the envelope sender (Postfix pipe: -f ${sender}); '' or <> for a bounce; "
+                        "default: the message's Return-Path")
     add("process", cmd_process, "process stored mail and send the outbox once, without a daemon")
     p = add("init", cmd_init, "write a commented example pbem.toml")
-    p.add_argument("-o", "--output", default="pbem.toml")
-    p.add_argument("--force", action="store_true")
-    add("check-config", cmd_check_config, "validate the configuration and show what it means")
+    p.add_argument("-o", "--output", default="pbem.toml", metavar="FILE",
+                   help="where to write it (default: %(default)s)")
+    p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    add("check-config", cmd_check_config,
+        "check the configuration (files, database, listener port, settings) and show what it means")
 
 
 __all__ = ["register_all"]

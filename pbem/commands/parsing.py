@@ -3,6 +3,18 @@
 Parsing knows the command words but no game rules: a line that is not a command is a move only when
 the mail is a reply about a game (its token or subject names one); otherwise it is an unknown command
 and the nearest command words are suggested.
+
+People write mail, not scripts: a greeting before the first command ("Hi Bob, fancy a game?") is
+skipped, a sign-off ("Cheers, Ann") ends the commands, and free text after a move ("Good luck!") is
+a note to the opponents, relayed with the move. A line whose first word is a command word, or
+nearly one, is always read as a command, so a mistyped second command is answered, not swallowed.
+
+Every text command has a JSON twin. ``JSON_FIELDS`` says, per command word, which fields of a
+turn-file command become the words after it, in order; ``parse_json`` writes those words as the
+text line and parses that with the text parser, so a turn file means exactly what the same
+command typed means, errors included. A command word cannot be registered without an entry there
+(``register_verb`` refuses), and ``tests/mail/test_json_twins.py`` checks every word against
+``schemas/command.schema.json``.
 """
 
 from __future__ import annotations
@@ -11,23 +23,73 @@ import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pbem.resources import json_path, validator
 
-VERBS: list[str] = ["help", "new", "accept", "decline", "move", "board", "games", "resign"]
+# In the order help lists them and suggestions prefer them: playing first, resigning last.
+VERBS: list[str] = ["move", "board", "history", "games", "rules", "help", "message", "settings", "set",
+                    "new", "accept", "decline", "rematch", "record", "resign"]
 GAME_ID = re.compile(r"^[a-z]+-\d+$", re.IGNORECASE)
 USAGE = {
-    "help": "help [TOPIC]   (topics: commands, notation, alien-city, ...)",
-    "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]",
+    "move": "move GAME MOVE   (or just MOVE in a reply to your board mail)",
+    "board": "board GAME [N]   (the board now, or after move N)",
+    "history": "history GAME   (every move so far, numbered)",
+    "games": "games   (your games: opponents, whose turn, deadlines, results)",
+    "rules": "rules [GAME]   (the rules and every ruling the server applies)",
+    "help": "help [TOPIC]   (topics: commands, notation, settings, a game's name)",
+    "message": "message GAME [all] TEXT   (a note to your opponents; all: observers too)",
+    "settings": "settings   (what you have chosen with set)",
+    "set": "set KEY VALUE   (notify, mail, nickname, address: see help settings)",
+    "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]   (or 'new GAME [OPTIONS] open' "
+           "for anyone: see challenges)",
     "accept": "accept GAME",
     "decline": "decline GAME",
-    "move": "move GAME MOVE   (or just MOVE in a reply to your board mail)",
-    "board": "board GAME",
-    "games": "games",
-    "resign": "resign GAME",
+    "rematch": "rematch GAME   (the same players and options, seats swapped)",
+    "record": "record GAME   (the game record as an attachment, for pbem replay)",
+    "resign": "resign GAME   (asks you to confirm first)",
 }
+# Suggesting "resign" for a typo would invite one word to end a game ("design" is as near to it
+# as "resing"), so it is never suggested: whoever means it finds it in 'help'.
+_CAUTIOUS = {"resign": 2.0}
+_MOVE_NUMBER = re.compile(r"\s*\(\s*move\s+(\d{1,6})\s*\)\s*$", re.IGNORECASE)
+_GREETING = re.compile(
+    r"^(hi|hello|hey|hiya|dear|greetings|good (morning|afternoon|evening|day)|hallo|servus|moin|"
+    r"guten (tag|morgen|abend)|ahoj|dobr[ýy] (de[nň]|večer|vecer)|čau|cau|ciao|salut|bonjour|hola)"
+    r"\b", re.IGNORECASE)
+_SIGN_OFF = re.compile(
+    r"^(cheers|thanks|thank you|thx|many thanks|regards|kind regards|best( wishes| regards)?|"
+    r"all the best|bye|see you|yours|love|take care|have fun|good game|gg|"
+    r"viele grüße|viele gruesse|liebe grüße|gruß|grüße|gruss|lg|mfg|danke|"
+    r"s pozdravom|pozdravujem|vďaka|vdaka|ďakujem|dakujem|díky|diky)\b[\s,.!]*(\w+[\s.!]*)?$",
+    re.IGNORECASE)
 
+
+#: The JSON twin of each command word: the turn-file fields that become the words after the verb,
+#: in the order the text form takes them. "name" puts the field's value there (a list: its items;
+#: true: the field's name itself, as a flag); "name=" puts the word "name" and then the value, for
+#: text forms with keywords ("history from 2026-01-01"). ``new`` has its own JSON form (options as
+#: an object) and is not in this table. Every field must also be in the schema.
+JSON_FIELDS: dict[str, tuple[str, ...]] = {
+    "help": ("topic",), "games": (), "accept": ("game",), "decline": ("game",),
+    "board": ("game", "after"), "resign": ("game", "confirm="), "move": ("game", "move"),
+    # feature commands (pbem/community/*_commands.py)
+    "observe": ("game",), "unobserve": ("game",), "undo": ("game",), "accept undo": ("game",),
+    "decline undo": ("game",),
+    "vacation": ("from", "to", "cancel"), "timezone": ("name",),
+    "timecontrol": ("game", "days", "policy"),
+    "history": ("name", "from=", "to=", "player="), "standings": ("name",),
+    # the commands of the mail experience (pbem/processing/*.py)
+    "rules": ("topic",), "message": ("game", "all", "text"), "settings": (), "set": ("key", "value"),
+    "rematch": ("game",), "record": ("game",),
+    # the classic servers' commands (pbem/community: agreements, queued_moves, preview, challenges,
+    # addresses); the queue's lines are the text form's lines after "queue GAME" ("lines" below)
+    "propose": ("game", "what"), "reject": ("game",), "withdraw": ("game",), "join": ("game",),
+    "rekey": ("game",), "queue": ("game", "clear"), "preview": ("game", "move"),
+    "challenges": ("name",), "confirm address": ("code",),
+    "admin": ("op", "filters", "game", "seat", "address", "when", "n", "result", "why"),
+}
 
 # Extra command words registered by feature modules (observe, vacation, admin, history, ...):
 # verb -> parser of the words after the verb. A parser returns a Command or a CommandError.
@@ -37,11 +99,23 @@ _EXTRA: dict[str, ExtraParser] = {}
 
 def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
     """Teach the reader a new command word (or two words, like "accept undo", which then take
-    precedence over the first word's own meaning); ``usage`` appears in help and in suggestions."""
+    precedence over the first word's own meaning); ``usage`` appears in help and in suggestions.
+    The word needs its JSON twin in ``JSON_FIELDS`` (and in the schema) first."""
+    if verb not in JSON_FIELDS:
+        raise ValueError(f"command {verb!r} has no JSON twin: add its fields to "
+                         "pbem.commands.parsing.JSON_FIELDS and schemas/command.schema.json")
     if verb not in VERBS:
         VERBS.append(verb)
+        _close_verbs.cache_clear()
     USAGE[verb] = usage
     _EXTRA[verb] = parser
+
+
+def game_verb_parser(verb: str) -> ExtraParser:
+    """The parser of a registered command that takes at most a game id (``reject GAME``)."""
+    def parse(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
+        return _game_command(line, verb, rest)
+    return parse
 
 
 @dataclass
@@ -58,6 +132,7 @@ class Command:
     options: dict[str, Any] | None = None
     topic: str | None = None
     args: dict[str, Any] = field(default_factory=dict)  # for registered commands
+    note: list[str] = field(default_factory=list)  # free text after a move: a note to the others
 
 
 @dataclass
@@ -67,7 +142,51 @@ class CommandError:
 
 
 def suggest_verbs(word: str) -> list[str]:
-    return difflib.get_close_matches(word.lower(), VERBS, n=3, cutoff=0.5)
+    word = word.lower()[:40]
+    near = [v for v in _close_verbs(word)
+            if difflib.SequenceMatcher(None, word, v).ratio() >= _CAUTIOUS.get(v, 0)]
+    return sorted(near[:3], key=VERBS.index)
+
+
+@lru_cache(maxsize=2048)
+def _close_verbs(word: str, n: int = 4, cutoff: float = 0.5) -> tuple[str, ...]:
+    # difflib costs ~0.3 ms per word; junk mail repeats its words, and a mail may hold thousands
+    return tuple(difflib.get_close_matches(word, VERBS, n=n, cutoff=cutoff))
+
+
+def looks_like_command(line: str, *, near: bool = True) -> bool:
+    """Whether a line after the first command is one (so it is parsed and answered) rather than
+    free text: its first word is a command word, or (``near``) so near one that it is surely a
+    typo. A question is never a command ("Game?"), and a near miss must look like a command: short,
+    without a sentence's punctuation ("Game on!" is a remark, "gmaes" a typo)."""
+    text = line.strip()
+    words = text.split()
+    if not words or text.endswith("?"):
+        return False
+    word = words[0].lower().rstrip(":")
+    if word in VERBS or word == "token" or any(v.startswith(word + " ") for v in _EXTRA):
+        return True
+    if not near or len(word) < 4 or len(words) > 3 or text[-1] in "!.,;":
+        return False
+    return bool(_close_verbs(word[:40], 1, 0.8))
+
+
+def is_greeting(line: str) -> bool:
+    return bool(_GREETING.match(line.strip())) and not looks_like_command(line)
+
+
+def is_sign_off(line: str) -> bool:
+    text = line.strip()
+    return len(text) <= 40 and bool(_SIGN_OFF.match(text)) and not looks_like_command(text)
+
+
+def _move_number(text: str) -> tuple[str, int | None]:
+    """``tower red C4 (move 12)``: the move and the ply it was meant to follow (11); the one-tap
+    links write it so that a tap on an old mail is refused, not played in a later position."""
+    match = _MOVE_NUMBER.search(text)
+    if match is None:
+        return text, None
+    return text[:match.start()].rstrip(), max(int(match.group(1)) - 1, 0)
 
 
 def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | None:
@@ -84,39 +203,83 @@ def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | No
         return _EXTRA[f"{verb} {rest[0].lower()}"](line, rest[1:], in_game_reply)
     if verb in _EXTRA:
         return _EXTRA[verb](line, rest, in_game_reply)
-    if verb == "help":
-        return Command("help", line, topic=" ".join(rest).lower() or None)
-    if verb == "games" and not rest:
-        return Command("games", line)
-    if verb in ("accept", "decline", "board", "resign"):
-        if len(rest) > 1 or (rest and not GAME_ID.match(rest[0])):
-            return CommandError(line, f"{verb} takes a game id like ac-17: {USAGE[verb]}")
-        return Command(verb, line, game=rest[0].lower() if rest else None)
+    if verb in ("help", "rules"):
+        topic = " ".join(rest).lower() or None
+        return Command(verb, line, topic=topic, game=topic if topic and GAME_ID.match(topic) else None)
+    if verb in ("games", "settings") and not rest:
+        return Command(verb, line)
+    raw_rest = line.split()[1:]  # with the final full stop, which belongs to a nickname or a note
+    if verb == "set":
+        if len(raw_rest) < 2:
+            return CommandError(line, f"set takes a setting and a value: {USAGE['set']}")
+        return Command("set", line, args={"key": raw_rest[0].lower(), "value": " ".join(raw_rest[1:])})
+    if verb in ("accept", "decline", "rematch", "record", "history"):
+        return _game_command(line, verb, rest)
+    if verb == "board":
+        if rest and rest[-1].isdigit() and len(rest) <= 2:
+            number = int(rest[-1])
+            parsed = _game_command(line, verb, rest[:-1])
+            if isinstance(parsed, Command):
+                parsed.args["after"] = number
+            return parsed
+        return _game_command(line, verb, rest)
+    if verb == "resign":
+        if len(rest) >= 3 and rest[-2].lower() == "confirm":
+            parsed = _game_command(line, verb, rest[:-2])
+            if isinstance(parsed, Command):
+                parsed.args["code"] = rest[-1].upper()
+            return parsed
+        return _game_command(line, verb, rest)
+    if verb == "message":
+        return _parse_message(line, raw_rest)
     if verb == "move":
         if rest and GAME_ID.match(rest[0]):
             if len(rest) < 2:
                 return CommandError(line, f"the move is missing: {USAGE['move']}")
-            return Command("move", line, game=rest[0].lower(), move=" ".join(rest[1:]))
+            move, ply = _move_number(" ".join(rest[1:]))
+            return Command("move", line, game=rest[0].lower(), move=move, ply=ply)
         if rest and in_game_reply:
-            return Command("move", line, move=" ".join(rest))
+            move, ply = _move_number(" ".join(rest))
+            return Command("move", line, move=move, ply=ply)
         return CommandError(line, f"name the game: {USAGE['move']}")
     if verb == "new":
         return _parse_new(line, rest)
     if in_game_reply:
-        return Command("move", line, move=text)
+        move, ply = _move_number(text)
+        return Command("move", line, move=move, ply=ply)
     near = suggest_verbs(verb)
     hint = f" Did you mean {' or '.join(near)}?" if near else ""
     return CommandError(
-        line, f"unknown command {words[0]!r}.{hint} Commands: {', '.join(VERBS)}. "
-              "To move, reply to your board mail with the move, or write: move GAME MOVE.")
+        line, f"unknown command {words[0]!r}.{hint} Send 'help' for the list of commands. To "
+              "move, reply to your board mail with the move, or write: move GAME MOVE.")
+
+
+def _game_command(line: str, verb: str, rest: list[str]) -> Command | CommandError:
+    if len(rest) > 1 or (rest and not GAME_ID.match(rest[0])):
+        return CommandError(line, f"{verb} takes a game id like ac-17: {USAGE[verb]}")
+    return Command(verb, line, game=rest[0].lower() if rest else None)
+
+
+def _parse_message(line: str, rest: list[str]) -> Command | CommandError:
+    game = rest[0].lower() if rest and GAME_ID.match(rest[0]) else None
+    words = rest[1:] if game else rest
+    to_all = bool(words) and words[0].lower() == "all"
+    words = words[1:] if to_all else words
+    command = Command("message", line, game=game, args={"all": to_all})
+    if words:
+        command.note.append(" ".join(words))
+    return command
 
 
 def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     if not rest:
         return CommandError(line, f"which game? {USAGE['new']}")
     lowered = [w.lower() for w in rest]
+    if "with" not in lowered and "open" in lowered[1:]:
+        return _parse_open(line, rest)
     if "with" not in lowered:
-        return CommandError(line, f"say whom you challenge: {USAGE['new']}")
+        return CommandError(line, f"say whom you challenge: {USAGE['new']} (or 'new GAME open' for "
+                                  "anyone)")
     at = lowered.index("with")
     option_words = rest[1:at]
     tail = rest[at + 1:]
@@ -133,9 +296,35 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
                    option_words=option_words)
 
 
+def _parse_open(line: str, rest: list[str]) -> Command:
+    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [as SEAT]``: a challenge anyone may
+    take (pbem.community.challenges reads ``players`` and ``rating`` from the option words)."""
+    words = [w for w in rest[1:] if w.lower() != "open"]
+    seat = None
+    if len(words) >= 2 and words[-2].lower() == "as":
+        seat, words = words[-1].lower(), words[:-2]
+    return Command("new", line, game=rest[0].lower(), seat=seat, option_words=words, args={"open": True})
+
+
 def parse_text(lines: list[str], *, in_game_reply: bool) -> list[Command | CommandError]:
-    results = []
+    """The commands of a mail's lines, with greetings skipped, a sign-off ending them, and free
+    text after a command kept as its note (a move's note goes to the opponents; commands that
+    take no note have it reported back as not read)."""
+    results: list[Command | CommandError] = []
     for line in lines:
+        if not line.strip():
+            continue
+        if is_sign_off(line):
+            break
+        if not results:
+            if is_greeting(line):
+                continue
+        else:
+            last = results[-1]
+            if not looks_like_command(line):
+                if isinstance(last, Command):
+                    last.note.append(line.strip())
+                continue
         parsed = parse_line(line, in_game_reply=in_game_reply)
         if parsed is not None:
             results.append(parsed)
@@ -158,18 +347,48 @@ def parse_json(document: Any) -> list[Command | CommandError]:
         items = [document]
     commands: list[Command | CommandError] = []
     for item in items:
-        merged = {**defaults, **item}
-        verb = merged["command"]
-        game = merged.get("game")
-        command = Command(verb, _describe_json(merged), game=game.lower() if game else None,
-                          move=merged.get("move"), ply=merged.get("ply"), token=merged.get("token"),
-                          topic=merged.get("topic"))
-        if verb == "new":
-            command.opponents = [a.lower() for a in merged["with"]]
-            command.seat = merged.get("as")
-            command.options = merged.get("options", {})
-        commands.append(command)
+        verb = item["command"]
+        takes_game = verb == "new" or "game" in JSON_FIELDS.get(verb, ())
+        merged = {**{k: v for k, v in defaults.items() if k != "game" or takes_game}, **item}
+        parsed = _parse_json_new(merged) if verb == "new" else _parse_json_command(verb, merged)
+        if isinstance(parsed, Command):
+            parsed.ply = merged.get("ply")
+            parsed.token = merged.get("token")
+        commands.append(parsed)
     return commands
+
+
+def _parse_json_new(item: dict[str, Any]) -> Command:
+    return Command("new", _describe_json(item), game=item["game"].lower(),
+                   opponents=[a.lower() for a in item["with"]], seat=item.get("as"),
+                   options=item.get("options"))
+
+
+def _parse_json_command(verb: str, item: dict[str, Any]) -> Command | CommandError:
+    """The text line the fields stand for, read by the text parser (see JSON_FIELDS)."""
+    words: list[str] = [verb]
+    for spec in JSON_FIELDS[verb]:
+        name = spec.rstrip("=")
+        value = item.get(name)
+        if value is None or value is False:
+            continue
+        if value is True:
+            words.append(name)
+            continue
+        text = " ".join(_json_word(v) for v in (value if isinstance(value, list) else [value]))
+        if text.strip():
+            words += [name, text] if spec.endswith("=") else [text]
+    line = " ".join(words)
+    parsed = parse_line(line, in_game_reply=True)  # a move without "game" names the reply's game
+    if isinstance(parsed, Command):  # the lines a text form takes after its command line
+        parsed.note += [" ".join(str(x).split()) for x in item.get("lines") or [] if str(x).strip()]
+    return parsed if parsed is not None else CommandError(line, f"{verb}: nothing to do")
+
+
+def _json_word(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return " ".join(str(value).split())
 
 
 def _deepest(errors: list[Any]) -> Any:
@@ -181,10 +400,9 @@ def _deepest(errors: list[Any]) -> Any:
 
 
 def _describe_json(item: dict[str, Any]) -> str:
-    parts = [item["command"]]
-    for key in ("game", "move", "topic"):
-        if item.get(key):
-            parts.append(str(item[key]))
+    parts = [item["command"], str(item.get("game", ""))]
     if item.get("with"):
         parts += ["with", *item["with"]]
-    return " ".join(parts)
+    if item.get("as"):
+        parts += ["as", str(item["as"])]
+    return " ".join(p for p in parts if p)

@@ -10,16 +10,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from pbem.archive.search import FilterError, check_game, game_date, make_filters, table
-from pbem.commands.parsing import Command, CommandError, register_verb
+from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.standings import compute, table_text, title_of
 from pbem.outbox.compose import Section
-from pbem.processing import hooks
+from pbem.processing import handlers, hooks
 from pbem.processing.context import MailContext
 from pbem.processing.games import CommandFailed
 from pbem.processing.handlers import register_handler
 from pbem.store.base import GameRow
 
-HISTORY_USAGE = "history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (dates YYYY-MM-DD)"
+HISTORY_USAGE = ("history GAME | history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (a "
+                 "game's moves, or your finished games; dates YYYY-MM-DD)")
 STANDINGS_USAGE = "standings [GAME-NAME]   (games, wins, losses, draws and Elo rating)"
 MAX_ROWS = 50
 RATING_NOTE = (
@@ -30,6 +31,9 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def parse_history(line: str, words: list[str], in_game_reply: bool) -> Command | CommandError:
+    """``history ac-12`` lists a game's moves; ``history alien-city from 2026-01-01`` searches games."""
+    if len(words) == 1 and GAME_ID.match(words[0]):
+        return Command("history", line, game=words[0].lower())
     args: dict[str, str] = {}
     i = 0
     while i < len(words):
@@ -72,6 +76,9 @@ def parse_standings(line: str, words: list[str], in_game_reply: bool) -> Command
 
 
 def do_history(ctx: MailContext, command: Command) -> None:
+    if command.game:
+        handlers.do_history(ctx, command)
+        return
     player = command.args.get("player") or ctx.mail.from_addr
     try:
         filters = make_filters(player=player, game=command.args.get("game"),

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 from engine import State, get_game, is_move_entry
 from engine.registry import available_games
-from pbem.outbox.compose import Section, render
+from pbem.outbox.compose import Action, ActionGroup, Section, render
 from pbem.processing import hooks
-from pbem.processing.context import MailContext, PlannedMail
-from pbem.processing.gamemail import board_section, players_line, result_lines, subject
-from pbem.processing.games import notify_players, save_game
+from pbem.processing.context import EVENT, NOTICE, MailContext, PlannedMail
+from pbem.processing.gamemail import board_section, game_names, players_line, result_headline, who
+from pbem.processing.games import announce_end, announce_position, save_game
 from pbem.reading.incoming import IncomingMail
 from pbem.record import describe_action, iso, replay_record
 from pbem.store.base import GAME_STATUSES, GameRow, Seat
@@ -152,48 +152,42 @@ def _why(why: str) -> str:
     return f" Reason: {why}" if why else ""
 
 
-def _tell_players(ctx: MailContext, row: GameRow, title: str, lines: list[str],
+def _tell_players(ctx: MailContext, row: GameRow, headline: str, lines: list[str],
                   exclude: Iterable[str] = ()) -> None:
-    """A short note to every seat; it carries the seat's token, so a reply is still a game mail."""
+    """A short note to every seat, in the game's thread and with the seat's token."""
     skip = set(exclude)
     for seat in row.seats:
         if seat.seat in skip:
             continue
-        ctx.planned.append(PlannedMail(
-            to=seat.email, seat=seat.seat, game_id=row.id, attach_record=False,
-            subject=subject(row.id, title), sections=[Section(title=title, lines=list(lines))]))
+        ctx.planned.append(PlannedMail(to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
+                                       headline=headline, sections=[Section(lines=list(lines))]))
 
 
-def _announce(ctx: MailContext, row: GameRow, state: State, headline: str,
+def _announce(ctx: MailContext, row: GameRow, state: State, headline: str, why: str = "",
               exclude: str | None = None) -> None:
-    """Everyone (players and, through BOARD_SENT, observers) gets the board as it now stands.
-
-    A game that a resignation or a moderator ended is over although its position is not, so the
-    core's "your move" mails would be wrong for it; such games get "Game over" mails here."""
-    if row.status == "active" or state.is_over:
-        notify_players(ctx, row, state, exclude, headline)
-        return
-    lines = [headline, *result_lines(row, state)]
-    for seat in row.seats:
-        if seat.seat == exclude:
-            continue
-        ctx.planned.append(PlannedMail(
-            to=seat.email, seat=seat.seat, game_id=row.id, subject=subject(row.id, "Game over"),
-            sections=[board_section(state, seat.seat, "Game over", lines, with_legal=False)]))
-    for hook in hooks.BOARD_SENT:
-        hook(ctx, row, state, headline)
+    """Everyone (players and observers) hears how the game now stands, whatever their notification
+    level: a moderator's change is news to every player. A game that a moderator ended is over
+    although its position is not, so it gets the result, not "your move". The reason goes into the
+    body: the headline stays one sentence, followed by what it means for the reader."""
+    note = [f"Reason: {why}"] if why else []
+    if row.status == "active" and not state.is_over:
+        announce_position(ctx, row, state, headline.rstrip("."), exclude=exclude, note=note, start=True)
+    else:
+        announce_end(ctx, row, state, exclude=exclude, note=[headline, *note])
 
 
 def _invite(ctx: MailContext, row: GameRow, seat: Seat, first_line: str) -> None:
     title = get_game(row.game).title
+    names = game_names(ctx.tx, row)
     ctx.planned.append(PlannedMail(
-        to=seat.email, seat=seat.seat, game_id=row.id, attach_record=False,
-        subject=subject(row.id, f"Invitation to {title}"),
-        sections=[Section(title="Invitation", lines=[
-            first_line, f"You would play {seat.seat}. {players_line(row)}",
-            "To play, reply to this mail with the single word: accept",
-            "To refuse, reply with: decline",
-            f"The rules and the server's rulings: reply with 'help {row.game}'."])]))
+        to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
+        headline=f"Invitation to {title} ({row.id})",
+        sections=[Section(lines=[
+            first_line, f"You would play {seat.seat}. {players_line(row, seat.seat, names)}",
+            f"To play, reply: accept {row.id}. To refuse: decline {row.id}.",
+            f"The rules and every ruling: reply 'rules {row.game}'."],
+            actions=[ActionGroup("", [Action("Accept", f"accept {row.id}"),
+                                      Action("Decline", f"decline {row.id}")])])]))
 
 
 def _wrap_json(value: Any) -> str:
@@ -222,16 +216,21 @@ def list_games(ctx: MailContext, filters: Iterable[str] = ()) -> None:
     lines = []
     for row in rows:
         when = row.updated_at.strftime("%Y-%m-%d %H:%M") if row.updated_at else "-"
-        extra = f" deadline {row.deadline_at:%Y-%m-%d %H:%M}" if row.deadline_at else ""
+        lines.append(f"{row.id:<8} {row.status:<9} {_ply(row)} move(s), updated {when}")
+        turn = [f"{row.to_move} to move"] if row.to_move else []
+        if row.deadline_at:
+            turn.append(f"deadline {row.deadline_at:%Y-%m-%d %H:%M}")
         if row.record.get("undo_request"):
-            extra += " undo asked"
-        seats = " ".join(f"{s.seat}={s.email}" for s in row.seats)
-        lines.append(f"{row.id:<8} {row.status:<9} ply {_ply(row):<3} to move {row.to_move or '-':<6} "
-                     f"updated {when}{extra}\n         {seats}")
+            turn.append("undo asked")
+        if turn:
+            lines.append(f"{'':<8} " + ", ".join(turn))
+        lines += textwrap.wrap(" ".join(f"{s.seat}={s.email}" for s in row.seats), 78,
+                               initial_indent=" " * 9, subsequent_indent=" " * 9,
+                               break_long_words=False, break_on_hyphens=False)
     described = " ".join(x for x in (status, game, player) if x) or "all"
-    ctx.reply(Section(title=f"Games ({described}): {len(rows)}",
-                      pre="\n".join(lines) if lines else None,
-                      lines=[] if lines else ["No game matches."]))
+    ctx.reply(Section(pre="\n".join(lines) if lines else None,
+                      lines=[] if lines else ["No game matches."]),
+              headline=f"Games ({described}): {len(rows)}")
 
 
 def show_game(ctx: MailContext, game_id: str) -> None:
@@ -239,7 +238,7 @@ def show_game(ctx: MailContext, game_id: str) -> None:
     row, state = load_game(ctx, game_id)
     game = get_game(row.game)
     record = row.record
-    lines = [f"{game.title}, status {row.status}, ply {state.ply}, "
+    lines = [f"{game.title}, status {row.status}, move {state.ply}, "
              + (f"{row.to_move} to move." if row.to_move else "nobody to move.")]
     for seat in row.seats:
         info = record.get("players", {}).get(seat.seat, {})
@@ -254,18 +253,23 @@ def show_game(ctx: MailContext, game_id: str) -> None:
     lines.append("Observers: " + (", ".join(observers) if observers else "none") + ".")
     if record.get("undo_request"):
         request = record["undo_request"]
-        lines.append(f"Undo asked by {request.get('seat')} at ply {request.get('ply')} "
+        lines.append(f"Undo asked by {request.get('seat')} after move {request.get('ply')} "
                      f"({request.get('moves')} move(s)); accepted by: "
                      + (", ".join(request.get("accepted") or []) or "nobody yet") + ".")
     if record.get("result"):
         lines.append("Result: " + json.dumps(record["result"], ensure_ascii=False))
-    ctx.reply(board_section(state, None, f"Game {row.id} (ply {state.ply})", lines,
-                            with_legal=row.status == "active"), row.id)
+    ctx.reply(board_section(state, None, lines, with_legal=row.status == "active", moderator=True),
+              row.id, headline=f"Game {row.id}: {row.status}, move {state.ply}")
     redacted = game.redact_setup(record["setup"])
     hidden = {k: v for k, v in record["setup"].items() if k not in redacted or redacted[k] != v}
     ctx.reply(Section(title="Hidden information (never shown to players or observers)",
                       pre=_wrap_json(hidden) if hidden else None,
                       lines=[] if hidden else ["This game has no hidden information."]))
+    queues = record.get("queue") or {}
+    if queues:
+        ctx.reply(Section(title="Queued moves (seen by nobody but their player)", lines=[
+            f"{seat}: if {line.get('if') or 'anything'} then {line.get('then')}"
+            for seat, entry in queues.items() for line in entry.get("lines", [])]))
     actions = record.get("actions") or []
     if actions:
         ctx.reply(Section(title="Moderator actions", lines=[describe_action(a) for a in actions]))
@@ -282,10 +286,9 @@ def pause(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
         raise ModerationError(f"game {row.id}: {exc}") from None
     record_action(row, "pause", by, why, ctx.now, state.ply)
     ctx.tx.save_game(row)
-    _tell_players(ctx, row, "Game paused", [
-        f"A moderator has paused game {row.id}: the move clock is stopped until it is resumed."
-        + _why(why)])
-    ctx.reply(Section(title=f"Paused {row.id}", lines=["The players have been told."]), row.id)
+    _tell_players(ctx, row, f"A moderator has paused {row.id}", [
+        "The move clock is stopped until it is resumed." + _why(why)])
+    ctx.reply(Section(lines=["The players have been told."]), row.id, headline=f"Paused {row.id}")
 
 
 def resume(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
@@ -303,9 +306,10 @@ def resume(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
     ctx.tx.save_game(row)
     until = f" {row.to_move} must move by {row.deadline_at:%Y-%m-%d %H:%M} UTC." if (
         row.deadline_at and row.to_move) else ""
-    _tell_players(ctx, row, "Game resumed", [
-        f"A moderator has resumed game {row.id}; the move clock runs again.{until}" + _why(why)])
-    ctx.reply(Section(title=f"Resumed {row.id}", lines=[f"The players have been told.{until}"]), row.id)
+    _tell_players(ctx, row, f"A moderator has resumed {row.id}", [
+        f"The move clock runs again.{until}" + _why(why)])
+    ctx.reply(Section(lines=[f"The players have been told.{until}"]), row.id,
+              headline=f"Resumed {row.id}")
 
 
 def set_deadline(ctx: MailContext, game_id: str, when: datetime | str, *, by: str,
@@ -316,18 +320,21 @@ def set_deadline(ctx: MailContext, game_id: str, when: datetime | str, *, by: st
     row, state = load_game(ctx, game_id)
     if row.status != "active":
         raise ModerationError(f"game {row.id} is {row.status}; only running games have deadlines")
+    away = deadlines.seat_vacations(ctx.tx, row, row.to_move) if row.to_move else []
     try:
-        deadlines.set_deadline(row, when, ctx.now)
+        applies = deadlines.set_deadline(row, when, ctx.now, away)
     except ValueError as exc:
         raise ModerationError(f"game {row.id}: {exc}") from None
-    record_action(row, "deadline", by, why, ctx.now, state.ply, until=iso(when))
+    record_action(row, "deadline", by, why, ctx.now, state.ply, until=iso(applies),
+                  **({"asked": iso(when)} if applies != when else {}))
     ctx.tx.save_game(row)
-    text = f"{when:%Y-%m-%d %H:%M} UTC"
-    _tell_players(ctx, row, "New deadline", [
-        f"A moderator has set the deadline of game {row.id}: {row.to_move} must move by {text}."
-        + _why(why)])
-    ctx.reply(Section(title=f"Deadline of {row.id}", lines=[f"{row.to_move} must move by {text}."]),
-              row.id)
+    text = f"{applies:%Y-%m-%d %H:%M} UTC"
+    moved = (f" The moderator asked for {when:%Y-%m-%d %H:%M} UTC; the clock does not run during "
+             f"{row.to_move}'s vacation, so the deadline moves by that time." if applies != when else "")
+    _tell_players(ctx, row, f"New deadline in {row.id}: {row.to_move} must move by {text}",
+                  [f"A moderator has set the deadline of game {row.id}." + moved + _why(why)])
+    ctx.reply(Section(lines=[f"{row.to_move} must move by {text}." + moved]), row.id,
+              headline=f"Deadline of {row.id} set")
 
 
 def replace(ctx: MailContext, game_id: str, seat_name: str, address: str, *, by: str,
@@ -367,8 +374,7 @@ def replace(ctx: MailContext, game_id: str, seat_name: str, address: str, *, by:
     ctx.tx.save_game(row)
     title = get_game(row.game).title
     ctx.planned.append(PlannedMail(
-        to=old, game_id=row.id, attach_record=False,
-        subject=subject(row.id, f"You no longer play {seat.seat}"),
+        to=old, game_id=row.id, kind=NOTICE, headline=f"You no longer play {seat.seat} in {row.id}",
         sections=[Section(lines=[
             f"A moderator has replaced you as {seat.seat} in game {row.id} ({title}) by {address}."
             + _why(why), "Mails from you about this game are no longer accepted."])]))
@@ -377,19 +383,21 @@ def replace(ctx: MailContext, game_id: str, seat_name: str, address: str, *, by:
                                 f"of {title} (game {row.id}).")
     else:
         mine = state.to_move == seat.seat
-        mail_title = f"Your move (ply {state.ply})" if mine else f"You now play {seat.seat}"
-        section = board_section(state, seat.seat, mail_title, [
+        names = game_names(ctx.tx, row)
+        section = board_section(state, seat.seat, [
             f"A moderator has made you the player of {seat.seat} in game {row.id} ({title}), "
-            f"taking over from {old}." + _why(why), players_line(row),
-            "It is your move." if mine else f"Waiting for {state.to_move}."])
-        ctx.planned.append(PlannedMail(to=address, seat=seat.seat, game_id=row.id,
-                                       subject=subject(row.id, mail_title), sections=[section]))
-    _tell_players(ctx, row, f"{seat.seat} has a new player", [
+            f"taking over from {old}." + _why(why), players_line(row, seat.seat, names)])
+        ctx.planned.append(PlannedMail(
+            to=address, seat=seat.seat, game_id=row.id, kind=EVENT, sections=[section],
+            headline=f"You now play {seat.seat} in {row.id}" + (
+                f": your move (move {state.ply + 1})" if mine else
+                f"; {who(state.to_move, seat.seat, names)} is to move")))
+    _tell_players(ctx, row, f"{seat.seat} in {row.id} has a new player", [
         f"A moderator has replaced {old} by {address} as {seat.seat} in game {row.id}." + _why(why)],
         exclude=[seat.seat])
-    ctx.reply(Section(title=f"Replaced {seat.seat} in {row.id}", lines=[
+    ctx.reply(Section(lines=[
         f"{seat.seat}: {old} -> {address} (token generation {generation}). Old, new and other "
-        "players have been told."]), row.id)
+        "players have been told."]), row.id, headline=f"Replaced {seat.seat} in {row.id}")
 
 
 def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = "") -> None:
@@ -400,7 +408,7 @@ def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = 
     if plies < 1:
         raise ModerationError("roll back at least one move")
     if plies > state.ply:
-        raise ModerationError(f"game {row.id} is at ply {state.ply}; cannot roll back {plies} moves")
+        raise ModerationError(f"game {row.id} has {state.ply} move(s); cannot roll back {plies}")
     before = state.ply
     removed = rewind(row.record, before - plies)
     details: dict[str, Any] = {"moves": plies, "to_ply": before - plies, "removed": removed}
@@ -412,11 +420,12 @@ def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = 
     record_action(row, "rollback", by, why, ctx.now, before, **details)
     state = replay_record(row.record, get_game(row.game))
     save_game(ctx, row, state)
-    headline = (f"A moderator has taken back the last {plies} move(s) of game {row.id}; it is at "
-                f"ply {state.ply} again." + _why(why))
-    _announce(ctx, row, state, headline)
-    ctx.reply(board_section(state, None, f"Rolled back {row.id} to ply {state.ply}", [
-        headline, f"{state.to_move} is to move." if state.to_move else ""], with_legal=False), row.id)
+    headline = (f"A moderator has taken back the last {plies} move(s) of game {row.id}: it is at "
+                f"move {state.ply} again.")
+    _announce(ctx, row, state, headline, why)
+    ctx.reply(board_section(state, None, [f"{state.to_move} is to move." if state.to_move else ""],
+                            with_legal=False), row.id,
+              headline=f"Rolled back {row.id} to move {state.ply}")
 
 
 def end(ctx: MailContext, game_id: str, result: str, *, by: str, why: str = "") -> None:
@@ -447,7 +456,8 @@ def end(ctx: MailContext, game_id: str, result: str, *, by: str, why: str = "") 
     ctx.tx.save_game(row)
     headline = f"A moderator has ended game {row.id}." + _why(why)
     _announce(ctx, row, state, headline)
-    ctx.reply(Section(title=f"Ended {row.id}", lines=[headline, *result_lines(row, state)]), row.id)
+    ctx.reply(Section(lines=[headline]), row.id,
+              headline=f"Ended {row.id}: " + result_headline(row, state, None, game_names(ctx.tx, row)))
 
 
 def resend(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
@@ -464,10 +474,10 @@ def resend(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
                                     f"{get_game(row.game).title} (game {row.id}).")
         told = ", ".join(s.email for s in waiting)
     else:
-        _announce(ctx, row, state, f"The current board of game {row.id}, sent again by a moderator."
-                  + _why(why))
+        _announce(ctx, row, state, f"The current board of game {row.id}, sent again by a moderator.",
+                  why)
         told = ", ".join(s.email for s in row.seats)
-    ctx.reply(Section(title=f"Resent {row.id}", lines=[f"Sent to {told}."]), row.id)
+    ctx.reply(Section(lines=[f"Sent to {told}."]), row.id, headline=f"Resent {row.id}")
 
 
 def block(ctx: MailContext, address: str, *, by: str, why: str = "") -> None:
@@ -523,8 +533,8 @@ class Moderation:
     def secret(self) -> bytes:
         return self.processor.secret
 
-    def run(self, by: str, operation: Callable[[MailContext], None]) -> tuple[list[Section], int]:
-        """Returns the report sections and how many mails were queued."""
+    def run(self, by: str, operation: Callable[[MailContext], None]) -> tuple[str, list[Section], int]:
+        """Returns the report's headline and sections, and how many mails were planned."""
         processor = self.processor
         now = processor.clock.now()
         with processor.store.transaction() as tx:
@@ -533,12 +543,12 @@ class Moderation:
                               token_for=processor.token_for)
             operation(ctx)
             processor.outgoing.queue_planned(ctx)
-        return ctx.reply_sections, len(ctx.planned)
+        return "; ".join(ctx.reply_headlines), ctx.reply_sections, len(ctx.planned)
 
 
-def sections_text(sections: list[Section]) -> str:
+def sections_text(sections: list[Section], headline: str = "") -> str:
     """The report as the mail's text part would show it."""
-    return render("mail.txt.j2", subject="", greeting=None, intro=[], sections=sections,
+    return render("mail.txt.j2", subject="", headline=headline, sections=sections,
                   footer=[]).strip("\n") + "\n"
 
 

@@ -1,8 +1,9 @@
 """Observers (``observe GAME``, ``unobserve GAME``) and players' take-backs (``undo GAME``,
 ``accept undo GAME``, ``decline undo GAME``).
 
-Observers get the board after every move, rendered for no seat and with the player-view record
-attached, so they never see hidden information (the Space Truckin' draw pile). Their mails carry no
+Observers get the board after every move (or the daily digest, if they chose it) and the result of
+every end of a game, rendered for no seat, so they never see hidden information (the Space
+Truckin' draw pile). Their mails carry no
 token: an observer can never act for a seat.
 
 An undo takes back the asker's last move and any move made after it, and only once every other
@@ -15,16 +16,24 @@ from __future__ import annotations
 from engine import State, get_game, is_move_entry
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.moderation import record_action, rewind
-from pbem.outbox.compose import Section
+from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
-from pbem.processing.context import MailContext, PlannedMail
-from pbem.processing.gamemail import board_section, players_line, result_lines, subject
+from pbem.processing.context import BOARD, EVENT, MailContext, PlannedMail
+from pbem.processing.gamemail import (
+    board_section,
+    game_names,
+    players_line,
+    result_headline,
+    result_section,
+    scores_line,
+    who,
+)
 from pbem.processing.games import (
     CommandFailed,
+    announce_position,
     authenticate,
     game_id_of,
     load_game,
-    notify_players,
     save_game,
 )
 from pbem.processing.handlers import register_handler
@@ -50,45 +59,48 @@ def do_observe(ctx: MailContext, command: Command) -> None:
     if row.status in ("declined", "cancelled"):
         raise CommandFailed(f"game {row.id} was {row.status}; there is nothing to watch.")
     added = ctx.tx.add_observer(row.id, email, ctx.now)
-    first = (f"You are now observing game {row.id}." if added
-             else f"You were already observing game {row.id}.")
-    lines = [first, players_line(row), f"To stop, send: unobserve {row.id}"]
+    names = game_names(ctx.tx, row)
+    headline = (f"You are now observing {row.id}" if added else f"You were already observing {row.id}")
+    lines = [players_line(row, None, names), f"To stop, send: unobserve {row.id}"]
     if row.status == "invited":
-        ctx.reply(Section(title=f"Observing {row.id}", lines=[
-            *lines, "The game has not started; you will get the board once every player has accepted."]),
-            row.id)
+        ctx.reply(Section(lines=[*lines, "The game has not started; you will get the board once "
+                                         "every player has accepted."]), row.id, headline=headline)
         return
     if row.status == "over":
-        lines.insert(1, "The game is over. " + " ".join(result_lines(row, state)))
-    ctx.reply(board_section(state, None, f"Observing {row.id} (ply {state.ply})", lines,
-                            with_legal=False), row.id)
+        lines.insert(0, result_headline(row, state, None, names))
+    ctx.reply(board_section(state, None, lines, with_legal=False), row.id, headline=headline)
 
 
 def do_unobserve(ctx: MailContext, command: Command) -> None:
     game_id = game_id_of(ctx, command)
     if not ctx.tx.remove_observer(game_id, ctx.mail.from_addr):
         raise CommandFailed(f"you are not observing game {game_id}.")
-    ctx.reply(Section(title=f"No longer observing {game_id}", lines=[
-        f"You will get no more mail about game {game_id}."]))
+    ctx.reply(None, headline=f"You no longer observe {game_id}; no more mail about it")
+
+
+def _observers(ctx: MailContext, row: GameRow) -> list[str]:
+    seats = {s.email for s in row.seats}
+    return [e for e in ctx.tx.observers(row.id) if e not in seats and not ctx.tx.is_blocked(e)]
 
 
 def boards_to_observers(ctx: MailContext, row: GameRow, state: State, headline: str) -> None:
-    """Each observer gets the position as nobody's seat sees it, and the player-view record."""
-    seats = {s.email for s in row.seats}
-    over = state.is_over or row.status == "over"
-    if over:
-        title, lines = "Game over", [headline, *result_lines(row, state)]
-    else:
-        title = f"Board after ply {state.ply}"
-        lines = [headline, f"{state.to_move} is to move." if state.to_move else ""]
-    lines = [line for line in lines if line]
-    lines.append(f"You are observing game {row.id}. To stop, send: unobserve {row.id}")
-    for email in ctx.tx.observers(row.id):
-        if email in seats or ctx.tx.is_blocked(email):
-            continue
+    """Each observer gets the position as nobody's seat sees it (never hidden information)."""
+    names = game_names(ctx.tx, row)
+    for email in _observers(ctx, row):
         ctx.planned.append(PlannedMail(
-            to=email, seat=None, game_id=row.id, subject=subject(row.id, title),
-            sections=[board_section(state, None, title, lines, with_legal=False)]))
+            to=email, game_id=row.id, kind=BOARD, observer=True,
+            headline=f"{headline}; {who(state.to_move, None, names)} is to move.",
+            sections=[board_section(state, None, [scores_line(state, None, names)], with_legal=False)]))
+
+
+def result_to_observers(ctx: MailContext, row: GameRow, state: State, headline: str,
+                        note: list[str]) -> None:
+    """However the game ended (last move, resignation, forfeit, a moderator), observers hear it,
+    with what was said about it (a moderator's reason)."""
+    for email in _observers(ctx, row):
+        ctx.planned.append(PlannedMail(
+            to=email, game_id=row.id, kind=EVENT, observer=True, headline=headline,
+            sections=[board_section(state, None, note, with_legal=False), result_section(row, state)]))
 
 
 def games_watched(ctx: MailContext) -> list[Section]:
@@ -98,8 +110,7 @@ def games_watched(ctx: MailContext) -> list[Section]:
     lines = []
     for row in rows:
         turn = f"{row.to_move} to move" if row.status == "active" else row.status
-        when = row.updated_at.strftime("%Y-%m-%d %H:%M UTC") if row.updated_at else "-"
-        lines.append(f"{row.id:<8} {get_game(row.game).title:<15} {turn:<28} last activity {when}")
+        lines.append(f"{row.id}  {get_game(row.game).title}: {turn}")
     return [Section(title="Games you watch", pre="\n".join(lines))]
 
 
@@ -133,21 +144,24 @@ def do_undo(ctx: MailContext, command: Command) -> None:
     ctx.tx.save_game(row)
     what = (f"your last move ({moves[mine[-1]]['move']})" if count == 1
             else f"your last move ({moves[mine[-1]]['move']}) and the {count - 1} move(s) after it")
-    ctx.reply(Section(title=f"Undo asked in {row.id}", lines=[
+    ctx.reply(Section(lines=[
         f"You asked to take back {what}. It is taken back when "
         + ", ".join(s.seat for s in others) + " accept(s); a move made meanwhile cancels the request."]),
-        row.id)
+        row.id, headline=f"Undo asked in {row.id}")
     asked = (f"{seat.seat} ({seat.email}) asks to take back their last move "
              f"({moves[mine[-1]]['move']})" + (f" and the {count - 1} move(s) after it" if count > 1 else "")
-             + f" in game {row.id}, going back to ply {state.ply - count}.")
+             + f" in game {row.id}, going back to move {state.ply - count}.")
+    names = game_names(ctx.tx, row)
     for other in others:
         ctx.planned.append(PlannedMail(
-            to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
-            subject=subject(row.id, f"{seat.seat} asks to take back a move"),
-            sections=[Section(title="Undo requested", lines=[
+            to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+            headline=f"{who(seat.seat, other.seat, names)} asks to take back a move in {row.id}",
+            sections=[Section(lines=[
                 asked, f"To agree, reply: accept undo {row.id}",
                 f"To refuse, reply: decline undo {row.id}",
-                "Making your move instead also refuses it."])]))
+                "Making your move instead also refuses it."],
+                actions=[ActionGroup("", [Action("Agree", f"accept undo {row.id}"),
+                                          Action("Refuse", f"decline undo {row.id}")])])]))
     ctx.outcomes.append(f"undo asked by {seat.seat}")
 
 
@@ -178,8 +192,8 @@ def do_accept_undo(ctx: MailContext, command: Command) -> None:
     if waiting:
         row.updated_at = ctx.now
         ctx.tx.save_game(row)
-        ctx.reply(Section(title=f"Undo accepted in {row.id}", lines=[
-            "Waiting for " + ", ".join(waiting) + " to accept as well."]), row.id)
+        ctx.reply(Section(lines=["Waiting for " + ", ".join(waiting) + " to accept as well."]), row.id,
+                  headline=f"Undo accepted in {row.id}")
         return
     asker = next(s for s in row.seats if s.seat == request["seat"])
     removed = rewind(row.record, state.ply - request["moves"])
@@ -190,12 +204,13 @@ def do_accept_undo(ctx: MailContext, command: Command) -> None:
     state = replay_record(row.record, get_game(row.game))
     save_game(ctx, row, state)
     headline = (f"{request['moves']} move(s) taken back at {asker.seat}'s request, accepted by "
-                f"{', '.join(accepted)}; game {row.id} is at ply {state.ply} again.")
-    ctx.reply(board_section(state, seat.seat, f"Move taken back in {row.id} (ply {state.ply})", [
-        headline, "It is your move." if state.to_move == seat.seat else f"{state.to_move} is to move."]),
-        row.id)
+                f"{', '.join(accepted)}; game {row.id} is at move {state.ply} again")
+    names = game_names(ctx.tx, row)
+    ctx.reply(board_section(state, seat.seat, [scores_line(state, seat.seat, names)]), row.id,
+              headline=(f"Your move (move {state.ply + 1}). {headline}." if state.to_move == seat.seat
+                        else f"{headline}; {who(state.to_move, seat.seat, names)} is to move."))
     ctx.outcomes.append(f"undo {request['moves']}")
-    notify_players(ctx, row, state, seat.seat, headline)
+    announce_position(ctx, row, state, headline, exclude=seat.seat, start=True)
 
 
 def do_decline_undo(ctx: MailContext, command: Command) -> None:
@@ -210,14 +225,11 @@ def do_decline_undo(ctx: MailContext, command: Command) -> None:
     text = (f"{seat.seat} withdrew the request to take back a move in game {row.id}." if withdrawn
             else f"{seat.seat} declined to take back {request['seat']}'s move in game {row.id}; "
                  "the game goes on.")
-    ctx.reply(Section(title=f"Undo {'withdrawn' if withdrawn else 'declined'} in {row.id}",
-                      lines=[text]), row.id)
+    ctx.reply(None, row.id, headline=text)
     for other in row.seats:
         if other.seat != seat.seat:
-            ctx.planned.append(PlannedMail(
-                to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
-                subject=subject(row.id, "Undo declined" if not withdrawn else "Undo withdrawn"),
-                sections=[Section(lines=[text])]))
+            ctx.planned.append(PlannedMail(to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                                           headline=text))
 
 
 def lapse_undo(ctx: MailContext, row: GameRow, state: State) -> None:
@@ -237,5 +249,6 @@ register_handler("undo", do_undo)
 register_handler("accept undo", do_accept_undo)
 register_handler("decline undo", do_decline_undo)
 hooks.BOARD_SENT.append(boards_to_observers)
+hooks.GAME_ENDED.append(result_to_observers)
 hooks.GAMES_LISTING.append(games_watched)
 hooks.GAME_SAVED.append(lapse_undo)

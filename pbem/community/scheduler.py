@@ -37,11 +37,20 @@ from zoneinfo import ZoneInfo
 
 from engine import EngineError, State, get_game
 from pbem.clock import Clock, SystemClock
+from pbem.community import challenges
 from pbem.community import deadlines as dl
 from pbem.config import Config
-from pbem.outbox.compose import Section
-from pbem.processing.context import PlannedMail
-from pbem.processing.gamemail import board_section, players_line, seat_label, subject
+from pbem.outbox.compose import Action, ActionGroup, Section
+from pbem.processing.context import EVENT, NOTICE, TURN, PlannedMail
+from pbem.processing.gamemail import (
+    board_section,
+    game_names,
+    players_line,
+    result_headline,
+    result_section,
+    scores_line,
+    who,
+)
 from pbem.processing.outgoing import Outgoing
 from pbem.record import iso, replay_record
 from pbem.store.base import GameRow, Store, Tx
@@ -50,6 +59,7 @@ from pbem.tokens import load_or_create_secret
 log = logging.getLogger("pbem.community.scheduler")
 
 HEARTBEAT = "scheduler.heartbeat"
+DIGEST_HOUR = 7  # local time from which a player's daily digest goes out
 LAST_OUTAGE = "scheduler.last_outage"
 
 
@@ -65,6 +75,8 @@ class RunReport:
     notified: int = 0
     digests: int = 0
     reminders: int = 0
+    daily: int = 0  # daily digests of players who chose ``set notify digest``
+    expired: int = 0  # open challenges nobody filled in time
     mails: int = 0
     errors: int = 0
 
@@ -108,6 +120,10 @@ class Scheduler:
             due = [row.id for row in tx.games_due(now)]
         for game_id in due:
             self._guarded(report, f"deadline of {game_id}", self._deadline, game_id, now, report)
+        with self.store.transaction() as tx:
+            unfilled = challenges.expired(tx, now)
+        for game_id in unfilled:
+            self._guarded(report, f"expiry of {game_id}", self._expire, game_id, now, report)
         hours = [h for h in self.config.deadlines.reminders_hours if h > 0]
         if hours:
             with self.store.transaction() as tx:
@@ -115,6 +131,10 @@ class Scheduler:
             emails = sorted({e for row in soon if (e := dl.seat_email(row, row.to_move))})
             for email in emails:
                 self._guarded(report, f"reminders for {email}", self._remind, email, now, report)
+        with self.store.transaction() as tx:
+            waiting = tx.digest_addresses()
+        for email in waiting:
+            self._guarded(report, f"daily digest for {email}", self._daily, email, now, report)
         report.mails = self._queued - queued_before
         if report:
             log.info("scheduler: %s", report)
@@ -201,6 +221,15 @@ class Scheduler:
             row.deadline_at = None
         tx.save_game(row)
 
+    def _expire(self, tx: Tx, game_id: str, now: datetime, report: RunReport) -> None:
+        """An open challenge nobody filled in time is cancelled, once, and its players told."""
+        row = tx.get_game(game_id, for_update=True)
+        if row is None or row.status != "open" or not tx.claim_once(f"expire:{game_id}", now):
+            return
+        for planned in challenges.close(tx, row, now, "expired"):
+            self._send(tx, planned, None, None, now)
+        report.expired += 1
+
     def _drop(self, tx: Tx, row: GameRow, state: State, seat: str, graced: bool, now: datetime) -> bool:
         """A forfeit in a game that goes on without the late player (Space Truckin' with more than two
         players left): the drop is written into the record and applied to ``state``, the clock starts
@@ -224,81 +253,83 @@ class Scheduler:
         self._announce_drop(tx, row, state, seat, notes, graced, now)
         return True
 
-    def _send(self, tx: Tx, planned: PlannedMail, row: GameRow | None, now: datetime) -> None:
-        self.outgoing.queue(tx, planned, row, now)
-        self._queued += 1
+    def _send(self, tx: Tx, planned: PlannedMail, row: GameRow | None, state: State | None,
+              now: datetime) -> None:
+        """Through the server's one mail path, as the recipient chose."""
+        if self.outgoing.deliver(tx, planned, row, state, now) == "now":
+            self._queued += 1
 
-    def _tell_observers(self, tx: Tx, row: GameRow, state: State, text: str, title: str,
-                        lines: list[str], now: datetime) -> None:
-        """Observers follow the game's events as they follow its moves: the public board only."""
-        for email in tx.observers(row.id):
-            self._send(tx, PlannedMail(
-                to=email, seat=None, game_id=row.id, subject=subject(row.id, text),
-                sections=[board_section(state, None, title, lines, with_legal=False)]), row, now)
+    def _observers(self, tx: Tx, row: GameRow) -> list[str]:
+        seats = {s.email for s in row.seats}
+        return [e for e in tx.observers(row.id) if e not in seats and not tx.is_blocked(e)]
 
     def _zone(self, tx: Tx, email: str) -> ZoneInfo:
         return dl.player_zone(tx.get_player(email))
 
     def _announce_grace(self, tx: Tx, row: GameRow, state: Any, seat: str, missed: datetime,
                         now: datetime) -> None:
-        ply = state.ply
+        names = game_names(tx, row)
         for other in row.seats:
             zone = self._zone(tx, other.email)
             until = dl.format_when(row.deadline_at, zone, now)
             if other.seat == seat:
-                lines = [f"The deadline for your move in {row.id} passed at {dl.format_when(missed, zone)}.",
-                         f"This is your final reminder: you have 24 more hours. Move by {until}, or you "
-                         "forfeit the game.",
-                         "Reply to this mail with your move."]
+                lines = [f"The deadline for your move passed at {dl.format_when(missed, zone)}. This "
+                         f"is your final reminder: move by {until}, or you forfeit the game.",
+                         scores_line(state, other.seat, names)]
                 self._send(tx, PlannedMail(
-                    to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
-                    subject=subject(row.id, f"Final reminder: your move (ply {ply})"),
-                    sections=[board_section(state, other.seat, "Final reminder", lines)]), row, now)
+                    to=other.email, seat=other.seat, game_id=row.id, kind=NOTICE,
+                    headline=f"Final reminder: your move in {row.id} (move {state.ply + 1}) by {until}",
+                    sections=[board_section(state, other.seat, lines)]), row, state, now)
             else:
-                lines = [f"{seat} ({seat_label(row, seat)}) did not move by the deadline in {row.id}.",
-                         f"They have 24 more hours, until {until}; then they forfeit."]
                 self._send(tx, PlannedMail(
-                    to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
-                    subject=subject(row.id, f"{seat} missed the deadline"),
-                    sections=[Section(title="Deadline missed", lines=lines)]), row, now)
+                    to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                    headline=f"{who(seat, other.seat, names)} missed the deadline in {row.id}",
+                    sections=[Section(lines=[f"They have 24 more hours, until {until}; then they "
+                                             "forfeit."])]), row, state, now)
 
     def _announce_drop(self, tx: Tx, row: GameRow, state: State, seat: str, notes: list[str],
                        graced: bool, now: datetime) -> None:
         """Like a move's mails: "your move" (board, legal moves, deadline) for the new seat to move,
-        the board for the others, and for the dropped player why they take no more turns."""
+        the news for the others, and for the dropped player why they take no more turns."""
+        names = game_names(tx, row)
         late = "the deadline and the 24-hour grace period" if graced else "the deadline"
         playing = dl.playing_seats(row)
-        lines = [f"{seat} ({seat_label(row, seat)}) did not move by {late} and is dropped from game "
-                 f"{row.id}. The game goes on with {', '.join(playing)}.", *notes]
         mover = state.to_move
         assert mover is not None and row.deadline_at is not None
-        ply = state.ply
         for other in row.seats:
             zone = self._zone(tx, other.email)
+            dropped = who(seat, other.seat, names)
+            lines = [f"{dropped} did not move by {late} and is dropped; the game goes on with "
+                     f"{', '.join(playing)}.", *notes]
             if other.seat == mover:
-                text, title = f"Your move (ply {ply})", "Your move"
-                extra = [f"You play {mover}. It is your move.",
-                         f"Deadline for your move: {dl.format_when(row.deadline_at, zone, now)}."]
+                headline = f"Your move (move {state.ply + 1}). {dropped} is dropped from {row.id}."
+                lines.append(f"Deadline for your move: {dl.format_when(row.deadline_at, zone, now)}.")
+                kind = TURN
             elif other.seat == seat:
-                text, title = "You are dropped: forfeit", "Dropped"
-                extra = ["You take no more turns; your ships and points stay in the game, but you cannot "
-                         f"win. You will get the result when the game ends ('board {row.id}' shows it "
-                         "meanwhile)."]
+                headline = f"You are dropped from {row.id}: you did not move by {late}"
+                lines = ["You take no more turns; your ships and points stay in the game, but you "
+                         f"cannot win. You will get the result when the game ends ('board {row.id}' "
+                         "shows it meanwhile)."]
+                kind = EVENT
             else:
-                text, title = f"{seat} dropped: forfeit", "Board"
-                extra = [f"You play {other.seat}. Waiting for {mover}, who has until "
-                         f"{dl.format_when(row.deadline_at, zone, now)}."]
+                headline = (f"{dropped} is dropped from {row.id}; {who(mover, other.seat, names)} is to "
+                            "move")
+                kind = EVENT
             self._send(tx, PlannedMail(
-                to=other.email, seat=other.seat, game_id=row.id, subject=subject(row.id, text),
-                sections=[board_section(state, other.seat, title, [*lines, *extra],
-                                        with_legal=other.seat != seat)]), row, now)
-        self._tell_observers(tx, row, state, f"{seat} dropped: forfeit", "Board", lines, now)
+                to=other.email, seat=other.seat, game_id=row.id, kind=kind, headline=headline,
+                sections=[board_section(state, other.seat, lines, with_legal=other.seat != seat)]),
+                row, state, now)
+        for email in self._observers(tx, row):
+            self._send(tx, PlannedMail(
+                to=email, game_id=row.id, kind=EVENT, observer=True,
+                headline=f"{names.get(seat, seat)} is dropped from {row.id} (missed {late})",
+                sections=[board_section(state, None, notes, with_legal=False)]), row, state, now)
 
     def _announce_forfeit(self, tx: Tx, row: GameRow, state: Any, seat: str, result: dict[str, Any],
                           graced: bool, now: datetime) -> None:
+        names = game_names(tx, row)
         late = "the deadline and the 24-hour grace period" if graced else "the deadline"
-        lines = [f"{seat} ({seat_label(row, seat)}) did not move by {late} and forfeits game {row.id}."]
-        winners = result.get("winners") or []
+        lines = []
         if "ranking" in result:
             totals = result.get("totals") or {}
             earlier = [s for s in dl.dropped_seats(row.record) if s != seat]
@@ -310,43 +341,87 @@ class Scheduler:
             lines.append("Ranking: " + ", ".join(
                 f"{s} (forfeited)" if s == seat else f"{s} {totals.get(s, 0)} (dropped)" if s in earlier
                 else f"{s} {totals.get(s, 0)}" for s in result["ranking"]))
-        if len(winners) == 1:
-            lines.append(f"{winners[0]} ({seat_label(row, winners[0])}) wins by forfeit.")
-        elif winners:
-            lines.append("Shared win: " + ", ".join(winners) + ".")
+        def why(reader: str | None) -> list[str]:
+            return [f"{who(seat, reader, names)} did not move by {late} and forfeits game {row.id}.",
+                    *lines]
+
         for other in row.seats:
             self._send(tx, PlannedMail(
-                to=other.email, seat=other.seat, game_id=row.id,
-                subject=subject(row.id, "Game over: forfeit"),
-                sections=[board_section(state, other.seat, "Game over", lines, with_legal=False)]),
-                row, now)
-        self._tell_observers(tx, row, state, "Game over: forfeit", "Game over", lines, now)
+                to=other.email, seat=other.seat, game_id=row.id, kind=EVENT, attach_record=True,
+                headline=result_headline(row, state, other.seat, names),
+                sections=[board_section(state, other.seat, why(other.seat), with_legal=False),
+                          result_section(row, state)]), row, state, now)
+        for email in self._observers(tx, row):
+            self._send(tx, PlannedMail(
+                to=email, game_id=row.id, kind=EVENT, observer=True,
+                headline=result_headline(row, state, None, names),
+                sections=[board_section(state, None, why(None), with_legal=False),
+                          result_section(row, state)]), row, state, now)
 
     def _notify_moderators(self, tx: Tx, row: GameRow, state: Any, seat: str, now: datetime) -> None:
         missed = row.deadline_at
         assert missed is not None
+        names = game_names(tx, row)
         for moderator in self.config.moderators:
             when = dl.format_when(missed, self._zone(tx, moderator))
-            lines = [f"In {row.id} ({get_game(row.game).title}, ply {state.ply}) {seat} "
-                     f"({seat_label(row, seat)}) did not move by {when}.",
-                     players_line(row),
+            lines = [f"In {row.id} ({get_game(row.game).title}, move {state.ply + 1}) "
+                     f"{who(seat, None, names)} did not move by {when}.",
+                     players_line(row, None, names),
                      "The game's policy is 'notify': its clock is stopped until a moderator decides "
                      "(a new deadline, a pause, or a forfeit)."]
             self._send(tx, PlannedMail(
-                to=moderator, game_id=row.id, subject=subject(row.id, f"Deadline passed: {seat} to move"),
-                sections=[Section(title="Deadline passed", lines=lines)]), row, now)
+                to=moderator, game_id=row.id, kind=NOTICE,
+                headline=f"Deadline passed in {row.id}: {seat} to move",
+                sections=[Section(lines=lines)]), row, state, now)
         if not self.config.moderators:
             log.warning("scheduler: %s passed its deadline under policy 'notify', but no moderators "
                         "are configured", row.id)
         for other in row.seats:
-            who = "You" if other.seat == seat else f"{seat} ({seat_label(row, seat)})"
+            late = "You" if other.seat == seat else who(seat, other.seat, names)
             self._send(tx, PlannedMail(
-                to=other.email, seat=other.seat, game_id=row.id, attach_record=False,
-                subject=subject(row.id, "Deadline passed"),
-                sections=[Section(title="Deadline passed", lines=[
-                    f"{who} did not move by the deadline in {row.id}. The moderators have been told "
-                    "and will decide how the game goes on; until then a move is still accepted."])]),
-                row, now)
+                to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                headline=f"{late} did not move by the deadline in {row.id}",
+                sections=[Section(lines=[
+                    "The moderators have been told and will decide how the game goes on; until "
+                    "then a move is still accepted."])]), row, state, now)
+
+    # --- daily digests --------------------------------------------------------------------------------
+
+    def _daily(self, tx: Tx, email: str, now: datetime, report: RunReport) -> None:
+        """At most one mail a day, from DIGEST_HOUR in the player's timezone: what happened in their
+        games since the last one, and the board of every game in which it is their move. The held
+        lines are deleted in the same transaction as the mail is queued."""
+        settings = tx.get_player(email)
+        local = now.astimezone(dl.player_zone(settings))
+        if local.hour < DIGEST_HOUR or not tx.claim_once(f"daily:{email}:{local.date()}", now):
+            return
+        items = tx.digest_items(email)
+        if not items:
+            return
+        tx.clear_digest(email)
+        by_game: dict[str, list[str]] = {}
+        for game_id, headline, _when in items:
+            by_game.setdefault(game_id or "", []).append(headline)
+        sections = [Section(title=f"{game_id or 'Other news'}", lines=lines)
+                    for game_id, lines in by_game.items()]
+        yours = [row for row in tx.games_for_email(email)
+                 if row.status == "active" and dl.seat_email(row, row.to_move) == email]
+        for row in yours:
+            state = replay_record(row.record, get_game(row.game))
+            seat = row.to_move or ""
+            section = board_section(state, seat, [f"Your move in {row.id} (move {state.ply + 1}); "
+                                                  f"write: move {row.id} MOVE"],
+                                    title=f"Your move: {row.id}")
+            number = f"(move {state.ply + 1})"  # the digest's Reply-To serves every game
+            section.actions = [ActionGroup(group.label, [Action(a.text, f"move {row.id} {a.line} {number}")
+                                                         for a in group.items], moves=group.moves)
+                               for group in section.actions]
+            sections.append(section)
+        headline = (f"Daily digest: your move in {', '.join(r.id for r in yours)}" if yours
+                    else f"Daily digest: news from {len(by_game)} game(s)")
+        self._send(tx, PlannedMail(to=email, kind=NOTICE, subject=f"[pbem] {headline}",
+                                   headline=headline, sections=sections), None, None, now)
+        report.daily += 1
 
     # --- reminders -------------------------------------------------------------------------------------
 
@@ -400,29 +475,29 @@ class Scheduler:
     def _send_digest(self, tx: Tx, email: str, games: list[GameRow], zone: ZoneInfo, now: datetime) -> None:
         lines = []
         for row in games:
-            seat = row.to_move or ""
-            others = ", ".join(s.email for s in row.seats if s.seat != seat)
             when = (f"deadline {dl.format_when(row.deadline_at, zone, now)}" if row.deadline_at
                     else "clock paused" if dl.is_paused(row) else "no deadline")
-            lines.append(f"{row.id} ({get_game(row.game).title}, you play {seat} against {others}), "
-                         f"ply {dl.current_ply(row.record)}: {when}.")
+            names = game_names(tx, row)
+            others = ", ".join(names.get(s.seat, s.seat) for s in row.seats if s.seat != row.to_move)
+            lines.append(f"{row.id} ({get_game(row.game).title}, you play {row.to_move} against "
+                         f"{others}), move {dl.current_ply(row.record) + 1}: {when}.")
         lines.append(f"Times are in your timezone, {zone.key} (change it with: timezone Area/City). "
                      "Away? 'vacation FROM..TO' stops your clocks.")
         if len(games) == 1:
             row = games[0]
             seat = row.to_move or ""
             state = replay_record(row.record, get_game(row.game))
-            lines.append("Reply to this mail with your move.")
             self._send(tx, PlannedMail(
-                to=email, seat=seat, game_id=row.id, attach_record=False,
-                subject=subject(row.id, f"Reminder: your move (ply {state.ply})"),
-                sections=[board_section(state, seat, "Reminder: your move", lines)]), row, now)
+                to=email, seat=seat, game_id=row.id, kind=NOTICE,
+                headline=f"Reminder: your move in {row.id} (move {state.ply + 1})",
+                sections=[board_section(state, seat, lines)]), row, state, now)
             return
-        lines.append("To move, reply to the latest board mail of the game, or send 'board GAME' to get "
-                     "it again.")
+        lines.append("To move, reply to the latest mail of the game, or send 'board GAME' to get it "
+                     "again.")
         self._send(tx, PlannedMail(
-            to=email, subject=f"[pbem] Reminder: your move in {len(games)} games", attach_record=False,
-            sections=[Section(title=f"Your move in {len(games)} games", lines=lines)]), None, now)
+            to=email, kind=NOTICE, subject=f"[pbem] Reminder: your move in {len(games)} games",
+            headline=f"Reminder: your move in {len(games)} games", sections=[Section(lines=lines)]),
+            None, None, now)
 
 
 __all__ = ["HEARTBEAT", "RunReport", "Scheduler"]

@@ -44,6 +44,7 @@ from pbem.config import Config
 from pbem.doors.imap_watcher import ImapWatcher
 from pbem.doors.smtp_listener import SmtpListener
 from pbem.outbox.sender import OutboxSender
+from pbem.outbox.wake import WakeListener
 from pbem.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,8 @@ class Daemon:
         # Deadlines, reminders and outage recovery; composes mails with the processor's secret.
         self.scheduler_interval_seconds = scheduler_interval_seconds
         self.scheduler = Scheduler(config, store, self.clock, secret=getattr(processor, "secret", None))
+        # Tools on this machine (``pbem admin``) that queued mail wake us instead of waiting for a poll.
+        self.waker = WakeListener(config.data_dir, self._woken)
 
     # --- control --------------------------------------------------------------------------
 
@@ -116,6 +119,11 @@ class Daemon:
         with self._pipe_lock:
             if self._wake_w is not None:
                 _poke(self._wake_w)
+
+    def _woken(self) -> None:
+        """Another process queued mail or stored a message: look at both queues now."""
+        self.wake()
+        self.sender.wake()
 
     @property
     def stopping(self) -> bool:
@@ -148,6 +156,7 @@ class Daemon:
             self._spawn(self._processor_loop, "pbem-processor")
         self._spawn(self._scheduler_loop, "pbem-scheduler")
         self._threads.append(self.sender.start())
+        self.waker.start()
         if self.imap is not None:
             self._threads.append(self.imap.start())
             log.info("daemon: IMAP door: watching %s", self.imap.where)
@@ -168,6 +177,7 @@ class Daemon:
         self._stop.set()
         self._wake.set()
         self.sender.wake()
+        self.waker.stop()
         if self._child is not None:
             with self._pipe_lock:
                 wake_w, self._wake_w = self._wake_w, None

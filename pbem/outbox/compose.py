@@ -1,14 +1,18 @@
 """Builds outgoing mails from the templates: a text/plain part, a text/html alternative, attachments.
 
 The text part is what players read and quote back; the HTML part shows the board as a coloured table
-because mail clients do not reliably keep monospace. Every header that threading and loop prevention
-need is set here, in one place.
+because mail clients do not reliably keep monospace, and offers each action (a legal move, accept,
+a confirmation) as a ``mailto:`` link, so a player on a phone taps and presses Send. The first line
+of the body is the headline: what changed, which every inbox shows as the preview. Every header that
+threading and loop prevention need is set here, in one place.
 """
 
 from __future__ import annotations
 
 import email.policy
+import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from email.charset import BASE64, QP, Charset
@@ -20,12 +24,29 @@ from email.mime.text import MIMEText
 from email.utils import format_datetime, formataddr
 from functools import cache
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from pbem.resources import data_dir
 
 SERVER_HEADER = "X-Pbem-Server"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One tap in the HTML part: ``line`` is the command the link's mail carries."""
+
+    text: str
+    line: str
+
+
+@dataclass
+class ActionGroup:
+    label: str
+    items: list[Action]
+    moves: bool = False  # the legal moves: shown as links only to those who chose them
 
 
 @dataclass
@@ -37,6 +58,8 @@ class Section:
     board_html: str | None = None
     scores: str | None = None
     legal: str | None = None
+    # Links of the HTML part; where a section has them they stand in for ``legal`` there.
+    actions: list[ActionGroup] = field(default_factory=list)
 
 
 @dataclass
@@ -74,9 +97,28 @@ _B64_UTF8 = Charset("utf-8")
 _B64_UTF8.body_encoding = BASE64  # for HTML: encoded in C, where quoted-printable is pure Python
 
 
+_FOLD_AT = 800
+
+
+def _fold_html(html: str) -> str:
+    """Long HTML lines broken between two tags (``><``), where a newline changes nothing a reader
+    sees, so the part stays 7bit: base64 would add a third to the largest part of every mail."""
+    out = []
+    for line in html.split("\n"):
+        while len(line) > _FOLD_AT:
+            cut = line.find("><", _FOLD_AT // 2)
+            if cut < 0 or cut > 980:
+                break
+            out.append(line[:cut + 1])
+            line = line[cut + 1:]
+        out.append(line)
+    return "\n".join(out)
+
+
 def _text_part(text: str, subtype: str) -> MIMEText:
-    """7bit when it is plain ASCII with short lines; quoted-printable otherwise (SMTP refuses lines
-    over 998 octets, and HTML boards can be long)."""
+    """7bit when it is plain ASCII with short lines; otherwise quoted-printable for text and base64
+    for HTML (SMTP refuses lines over 998 octets). The templates keep HTML lines short, so the
+    common case, ASCII, costs no encoding overhead at all."""
     if text.isascii() and max(map(len, text.splitlines()), default=0) <= 900:
         return MIMEText(text, subtype, "us-ascii", policy=_SMTP_POLICY)
     charset = _B64_UTF8 if subtype == "html" else _QP_UTF8
@@ -90,8 +132,18 @@ def _boundary() -> str:
     return f"=_pbem_{secrets.token_hex(12)}"
 
 
+# Line breaks of every kind (CR, LF, VT, FF, NEL, U+2028/9) and other control characters: a header
+# value made from a player's words (a subject quoting a line they wrote) must stay one header.
+_CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]+")
+
+
+def one_line(value: str) -> str:
+    return " ".join(_CONTROL.sub(" ", value).split())
+
+
 def _header(value: str) -> str | Header:
-    """ASCII stays as is; anything else is RFC 2047-encoded."""
+    """One line; ASCII stays as is, anything else is RFC 2047-encoded."""
+    value = one_line(value)
     try:
         value.encode("ascii")
     except UnicodeEncodeError:
@@ -100,20 +152,31 @@ def _header(value: str) -> str | Header:
 
 
 def build_message(*, from_addr: str, from_name: str, to: str, subject: str, message_id: str,
-                  date: datetime, reply_to: str | None = None, in_reply_to: str | None = None,
-                  references: list[str] | None = None, auto_submitted: str = "auto-generated",
-                  greeting: str | None = None, intro: list[str] | None = None,
-                  sections: list[Section] | None = None, footer: list[str] | None = None,
-                  attachments: list[Attachment] | None = None,
+                  date: datetime, headline: str, reply_to: str | None = None,
+                  in_reply_to: str | None = None, references: list[str] | None = None,
+                  auto_submitted: str = "auto-generated", sections: list[Section] | None = None,
+                  footer: list[str] | None = None, attachments: list[Attachment] | None = None,
+                  mailto: Callable[[str], str] | None = None, html: bool = True, taps: bool = True,
                   extra_headers: dict[str, str] | None = None) -> Message:
     """The mail as a stdlib ``email.mime`` tree (compat32 policy): building it this way costs a
     fraction of the header parsing the modern EmailMessage API does on every assignment, which
-    dominated the time per move. ``as_bytes(policy=SMTP_POLICY)`` gives the wire form."""
-    context = {"subject": subject, "greeting": greeting, "intro": intro or [], "sections": sections or [],
-               "footer": footer or []}
-    body = MIMEMultipart("alternative", boundary=_boundary(), policy=_SMTP_POLICY)
-    body.attach(_text_part(render("mail.txt.j2", **context), "plain"))
-    body.attach(_text_part(render("mail.html.j2", **context), "html"))
+    dominated the time per move. ``as_bytes(policy=SMTP_POLICY)`` gives the wire form.
+
+    ``mailto`` turns an action's command line into the link its tap opens; ``html=False`` sends
+    the text part alone, ``taps=False`` leaves out the legal moves' links (the players' choices)."""
+    headline = one_line(headline)
+    context = {"subject": subject, "headline": headline, "sections": sections or [],
+               "footer": footer or [], "mailto": mailto, "taps": taps}
+    text = _text_part(render("mail.txt.j2", **context), "plain")
+    if html:
+        body: Message = MIMEMultipart("alternative", boundary=_boundary(), policy=_SMTP_POLICY)
+        body.attach(text)
+        html_text = render("mail.html.j2", **context)
+        # Symbols (★ ▲ box drawing) as character references keep the part ASCII, hence 7bit
+        html_text = html_text.encode("ascii", "xmlcharrefreplace").decode("ascii")
+        body.attach(_text_part(_fold_html(html_text), "html"))
+    else:
+        body = text
     if attachments:
         message: Message = MIMEMultipart("mixed", boundary=_boundary(), policy=_SMTP_POLICY)
         message.attach(body)
@@ -144,3 +207,13 @@ def build_message(*, from_addr: str, from_name: str, to: str, subject: str, mess
 
 def to_bytes(message: Message) -> bytes:
     return message.as_bytes(policy=_SMTP_POLICY)
+
+
+def mailto_link(address: str, subject: str, line: str) -> str:
+    """A ``mailto:`` URL (RFC 6068) that opens a reply with the subject and the command filled in;
+    spaces are %20, never "+", which RFC 6068 reads as a plus sign."""
+    safe = "!$'()*,;:@/"  # RFC 6068 lets these stand; spaces must be %20, never "+"
+    # Markup: nothing here needs HTML escaping (quote() left no quote, < or >), and "&body" is
+    # no character reference, so the "&amp;" autoescaping would write is a waste of every link.
+    return Markup(f"mailto:{quote(address, safe='@+')}?subject={quote(subject, safe)}"
+                  f"&body={quote(line, safe)}")

@@ -10,6 +10,15 @@ the repeat.
 With ``config.relay.host`` mail goes to that SMTP relay (one connection, kept open while mail keeps
 coming); without it, each mail becomes one file in the Maildir ``config.outbox_maildir`` for a
 local MTA or a human.
+
+A mail the relay refuses for good (a 5xx reply to its recipient or its data) is marked given up and
+never tried again; ``pbem admin status`` lists it. A relay that cannot be reached, or refuses our
+TLS or our login, fails the whole batch with one log line that says which; while mail waits, the
+relay is tried again every ``relay.probe_seconds``, and the first connection that works makes
+every waiting mail due at once (the per-mail back-off would otherwise keep mails queued for up to
+an hour after the relay came back). With ``security`` ``ssl`` or ``starttls`` nothing is ever sent
+without TLS: a relay that does not offer STARTTLS, or whose certificate does not verify, is a
+failed connection like any other.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ import time
 from datetime import datetime, timedelta
 
 from pbem.clock import Clock, SystemClock, wait_either
-from pbem.config import Config
+from pbem.config import Config, tls_problem
 from pbem.outbox.maildir import Maildir
 from pbem.store.base import Outbound, Store
 
@@ -64,6 +73,9 @@ class OutboxSender:
         self._maildir: Maildir | None = None
         self._thread: threading.Thread | None = None
         self._unmarked: list[int] = []
+        self._relay_failing = False  # the last connection attempt failed
+        self._last_probe = 0.0  # time.monotonic() of the last connection attempt while failing
+        self.last_relay_error: str | None = None
 
     # --- thread control -------------------------------------------------------------------
 
@@ -127,6 +139,9 @@ class OutboxSender:
         if self._retry_at:
             until = (min(self._retry_at.values()) - self.clock.now()).total_seconds()
             timeout = min(timeout, max(until, 0.0))
+        if self._relay_failing:
+            probe = self._last_probe + self.config.relay.probe_seconds - time.monotonic()
+            timeout = min(timeout, max(probe, 0.0))
         return timeout
 
     # --- one pass ---------------------------------------------------------------------------
@@ -144,6 +159,8 @@ class OutboxSender:
         for row_id in [i for i, when in self._retry_at.items() if when <= now]:
             del self._retry_at[row_id]
         rows = self.store.due_outbound(now, limit=self.batch_size)
+        if not rows and self._probe_due():
+            rows = self.store.due_outbound(self.clock.now(), limit=self.batch_size)
         if not rows:
             return 0, 0
         # The processor commits without fsync; no reply leaves before its move is on disk.
@@ -166,13 +183,61 @@ class OutboxSender:
         ids, self._unmarked = self._unmarked, []
         self.store.mark_sent_many(ids, self.clock.now())
 
-    def _failed(self, row: Outbound, error: str) -> None:
+    def _failed(self, row: Outbound, error: str, quiet: bool = False) -> None:
         when = self.clock.now() + self._backoff(row)
         self.store.mark_send_failed(row.id, error[:1000], when)
         self._retry_at[row.id] = when
-        log.warning("sender: outbound %d (%s) not sent, attempt %d, next at %s: %s",
-                    row.id, row.message_id, row.attempts + 1, when.isoformat(timespec="seconds"),
-                    error)
+        (log.debug if quiet else log.warning)(
+            "sender: outbound %d (%s) not sent, attempt %d, next at %s: %s", row.id,
+            row.message_id, row.attempts + 1, when.isoformat(timespec="seconds"), error)
+
+    def _given_up(self, row: Outbound, error: str) -> None:
+        self.store.mark_given_up(row.id, error[:1000], self.clock.now())
+        self._retry_at.pop(row.id, None)
+        log.error("sender: outbound %d (%s) to %s given up, the relay refused it for good: %s",
+                  row.id, row.message_id, ", ".join(row.recipients), error)
+
+    # --- the relay's health ---------------------------------------------------------------
+
+    def _probe_due(self) -> bool:
+        """While the relay fails and mail waits, connect every ``probe_seconds``; when that works,
+        every waiting mail is due now (True)."""
+        if not self._relay_failing or not self.config.relay.host:
+            return False
+        if time.monotonic() - self._last_probe < self.config.relay.probe_seconds:
+            return False
+        if not self.store.outbound_counts().get("pending"):
+            return False
+        try:
+            self._smtp = self._connect()
+        except (OSError, smtplib.SMTPException) as exc:
+            self._connection_failed(exc, waiting=None)
+            return False
+        self._smtp_used = time.monotonic()
+        self._relay_back()
+        return True
+
+    def _connection_failed(self, exc: BaseException, waiting: int | None) -> str:
+        """One log line per failed connection, saying why (not one per waiting mail)."""
+        relay = self.config.relay
+        error = f"relay {relay.host}:{relay.effective_port}: {_describe(exc)}"
+        self._relay_failing = True
+        self._last_probe = time.monotonic()
+        self.last_relay_error = error
+        log.warning("sender: %s; %s, trying again within %g s", error,
+                    f"{waiting} mail(s) wait" if waiting is not None else "mail waits",
+                    self.config.relay.probe_seconds)
+        return error
+
+    def _relay_back(self) -> None:
+        if not self._relay_failing:
+            return
+        self._relay_failing = False
+        self.last_relay_error = None
+        self._retry_at.clear()
+        count = self.store.reset_backoff(self.clock.now())
+        log.info("sender: relay %s reachable again; %d waiting mail(s) due now",
+                 self.config.relay.host, count)
 
     def _sent(self, row: Outbound, how: str) -> None:
         # Marked in groups: one commit (fsync) per group instead of per mail. A crash re-sends at
@@ -207,7 +272,7 @@ class OutboxSender:
     def _context(self) -> ssl.SSLContext:
         # Built once: loading the CA bundle takes ~20 ms, far more than a local SMTP exchange.
         if self._ssl_context is None:
-            self._ssl_context = ssl.create_default_context()
+            self._ssl_context = ssl.create_default_context(cafile=self.config.relay.ca_file or None)
         return self._ssl_context
 
     def _connect(self) -> smtplib.SMTP:
@@ -254,23 +319,30 @@ class OutboxSender:
                     try:
                         self._smtp = self._connect()
                     except (OSError, smtplib.SMTPException) as exc:
-                        # The relay is unreachable: every row of this batch waits for the
-                        # next attempt rather than each trying (and timing out) on its own.
-                        error = f"relay {self.config.relay.host}: {_describe(exc)}"
+                        # The relay is unreachable (or refuses our TLS or login): every row of
+                        # this batch waits for the next attempt rather than each trying (and
+                        # timing out) on its own.
+                        error = self._connection_failed(exc, len(rows) - index)
                         for waiting in rows[index:]:
-                            self._failed(waiting, error)
+                            self._failed(waiting, error, quiet=True)
                         return sent
+                    self._relay_back()
                 try:
                     refused = self._smtp.sendmail(row.sender, row.recipients, row.raw,
                                                   mail_options=options)
-                except (smtplib.SMTPServerDisconnected, OSError) as exc:
+                except (smtplib.SMTPResponseException, smtplib.SMTPRecipientsRefused) as exc:
+                    # The relay answered and refused this mail. (Checked before OSError, which
+                    # every smtplib exception is a subclass of.)
+                    self._smtp_used = time.monotonic()
+                    if _permanent(exc):
+                        self._given_up(row, f"relay refused: {_describe(exc)}")
+                    else:
+                        self._failed(row, f"relay refused: {_describe(exc)}")
+                except OSError as exc:  # disconnected, timed out, or a protocol error
                     self.close()
                     if reused and retry_on_fresh:
                         continue  # the relay closed the idle connection: retry on a new one
                     self._failed(row, f"relay: {_describe(exc)}")
-                except smtplib.SMTPException as exc:
-                    self._smtp_used = time.monotonic()
-                    self._failed(row, f"relay refused: {_describe(exc)}")
                 else:
                     self._smtp_used = time.monotonic()
                     if refused:
@@ -282,11 +354,31 @@ class OutboxSender:
         return sent
 
 
-def _describe(exc: BaseException) -> str:
+#: 5xx replies that are about our own login, not about the mail: retried, never given up.
+_AUTH_CODES = (530, 534, 535, 538)
+
+
+def _permanent(exc: smtplib.SMTPException) -> bool:
+    """A 5xx reply about this mail (its recipients, its sender, its content): retrying cannot help."""
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        codes = [code for code, _message in exc.recipients.values()]
+        return bool(codes) and all(500 <= code < 600 for code in codes)
     if isinstance(exc, smtplib.SMTPResponseException):
-        message = exc.smtp_error
-        text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
-        return f"{exc.smtp_code} {text}"
+        return 500 <= exc.smtp_code < 600 and exc.smtp_code not in _AUTH_CODES
+    return False
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, smtplib.SMTPAuthenticationError):
+        return (f"login refused ({exc.smtp_code} {_text(exc.smtp_error)}); check [relay] username "
+                "and password")
+    tls = tls_problem(exc, "relay")
+    if tls:
+        return tls
+    if isinstance(exc, smtplib.SMTPNotSupportedError):
+        return f"{exc}; nothing is sent without it"
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return f"{exc.smtp_code} {_text(exc.smtp_error)}"
     if isinstance(exc, smtplib.SMTPRecipientsRefused):
         parts = []
         for rcpt, (code, message) in exc.recipients.items():
@@ -294,6 +386,10 @@ def _describe(exc: BaseException) -> str:
             parts.append(f"<{rcpt}>: {code} {text}")
         return "; ".join(parts)
     return f"{type(exc).__name__}: {exc}"
+
+
+def _text(message: bytes | str) -> str:
+    return message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
 
 
 def _needs_smtputf8(row: Outbound) -> bool:

@@ -20,19 +20,36 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
+# What a planned mail is, so that each recipient's notification level can decide whether it goes
+# out now, waits for the daily digest, or is not sent at all (see pbem.processing.preferences).
+TURN = "turn"          # it is the recipient's move: board, scores, legal moves
+CONFIRM = "confirm"    # the recipient's own move was applied
+BOARD = "board"        # someone else moved and the recipient waits (or observes)
+EVENT = "event"        # start, end, resignation, invitation, notes: always sent (or digested)
+REPLY = "reply"        # the answer to the recipient's own mail: always sent at once
+NOTICE = "notice"      # moderators' and the server's notices: always sent at once
+
+
 @dataclass
 class PlannedMail:
-    """A mail about a game to one seat (or to any address when ``seat`` is None)."""
+    """A mail to one address; about a game when ``game_id`` is set (then it joins that game's
+    thread: one subject, chained to the mails this recipient got before).
+
+    ``headline`` is the body's first line: what changed, as the inbox preview shows it. ``seat`` is
+    the recipient's seat (its token goes into the Reply-To; None for observers and strangers).
+    ``subject`` is only for mails outside a game's thread."""
 
     to: str
-    subject: str
-    sections: list[Section]
+    headline: str
+    sections: list[Section] = field(default_factory=list)
     game_id: str | None = None
     seat: str | None = None
-    intro: list[str] = field(default_factory=list)
-    in_reply_to: str | None = None
+    kind: str = EVENT
+    subject: str | None = None
+    answering: IncomingMail | None = None
     auto_submitted: str = "auto-generated"
-    attach_record: bool = True
+    attach_record: bool = False
+    observer: bool = False  # the recipient watches the game (``observe``); no seat, no token
 
 
 class StateCache:
@@ -70,11 +87,14 @@ class MailContext:
     context_seat: str | None = None  # seat named by a valid token
     reply_sections: list[Section] = field(default_factory=list)
     reply_games: list[str] = field(default_factory=list)
+    reply_headlines: list[str] = field(default_factory=list)  # what the reply's first line says
+    reply_kinds: set[str] = field(default_factory=set)  # CONFIRM/TURN only: the level may drop it
     planned: list[PlannedMail] = field(default_factory=list)
     auth_failures: list[tuple[str, str | None]] = field(default_factory=list)  # (game_id, seat named)
     touched: dict[str, tuple[GameRow, State]] = field(default_factory=dict)
     expected_ply: dict[str, int] = field(default_factory=dict)  # ply of the board the mail answers
     outcomes: list[str] = field(default_factory=list)
+    attach_record: bool = False  # the answer carries the game record (game over, ``record``)
 
     def load(self, game_id: str) -> tuple[GameRow, State] | None:
         """The game and its current state (replayed, or from the cache), once per mail."""
@@ -90,7 +110,17 @@ class MailContext:
         self.touched[game_id] = (row, state)
         return row, state
 
-    def reply(self, section: Section, game_id: str | None = None) -> None:
-        self.reply_sections.append(section)
+    def reply(self, section: Section | None, game_id: str | None = None, *, headline: str | None = None,
+              kind: str = REPLY) -> None:
+        """Add to the answer to this mail. ``kind`` CONFIRM or TURN marks a part that only confirms a
+        move: when nothing else is in the answer, the sender's notification level decides whether
+        it is sent."""
+        if section is not None:
+            if headline is None and section.title and not self.reply_headlines:
+                headline, section.title = section.title, None  # a titled section opens the answer
+            self.reply_sections.append(section)
+        if headline:
+            self.reply_headlines.append(headline)
+        self.reply_kinds.add(kind)
         if game_id and game_id not in self.reply_games:
             self.reply_games.append(game_id)

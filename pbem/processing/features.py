@@ -9,10 +9,19 @@ from __future__ import annotations
 import importlib
 
 FEATURE_MODULES: tuple[str, ...] = (
+    "pbem.processing.invitations",
+    "pbem.processing.talk",
+    "pbem.processing.settings",
     "pbem.community.moderator_commands",
     "pbem.community.observer_commands",
     "pbem.community.archive_commands",
     "pbem.community.deadline_commands",
+    "pbem.community.bounces",  # after deadline_commands: its GAME_SAVED hook stops a started clock
+    "pbem.community.agreements",
+    "pbem.community.queued_moves",
+    "pbem.community.preview",
+    "pbem.community.challenges",
+    "pbem.community.addresses",
 )
 
 for _name in FEATURE_MODULES:

@@ -1,34 +1,72 @@
-"""The parts of mails that show a game: board, scores, legal moves, result, subjects and footers.
+"""What the mails about a game show, written for the person who reads them.
 
-Game-neutral: everything shown comes from the engine's State interface.
+Every function takes the reader's seat (None for observers and moderators): "(you)" marks the
+reader, only the seat to move is told to move, and the legal list goes only to that seat. Players
+are named by their nickname, else the name their mail client sent, else their address. Moves are
+numbered one way everywhere: "move 12" is the twelfth move of the game.
+
+Game-neutral: everything shown comes from the engine's State interface and the record.
 """
 
 from __future__ import annotations
 
 import json
+import textwrap
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from engine import State, get_game
-from pbem.outbox.compose import Attachment, Section
-from pbem.store.base import GameRow
+from pbem.outbox.compose import Action, ActionGroup, Attachment, Section
+from pbem.record import PRIVATE_KEYS
+from pbem.store.base import GameRow, Tx
+
+SUBJECT_NAMES_MAX = 48
 
 
-def subject(game_id: str, text: str) -> str:
-    return f"[pbem {game_id}] {text}"
+# --- who is who --------------------------------------------------------------------------------------
+
+def game_names(tx: Tx, row: GameRow) -> dict[str, str]:
+    """Seat -> how players are called in mails: nickname, else the mail client's name, else the
+    address."""
+    names = {}
+    for seat in row.seats:
+        nickname = tx.get_player(seat.email).get("nickname") if seat.email else None
+        names[seat.seat] = nickname or seat.name or seat.email or seat.seat
+    return names
 
 
-def seat_label(row: GameRow, seat: str) -> str:
-    for s in row.seats:
-        if s.seat == seat:
-            return f"{s.name} <{s.email}>" if s.name else s.email
-    return seat
+def who(seat: str | None, reader: str | None, names: dict[str, str]) -> str:
+    """"black (you)" for the reader, "white (Bo)" for another player."""
+    if seat is None:
+        return "nobody"
+    if seat == reader:
+        return f"{seat} (you)"
+    name = names.get(seat)
+    return f"{seat} ({name})" if name and name != seat else seat
 
 
-def players_line(row: GameRow) -> str:
-    return "Players: " + ", ".join(f"{s.seat} {seat_label(row, s.seat)}" for s in row.seats)
+def players_line(row: GameRow, reader: str | None, names: dict[str, str]) -> str:
+    return "Players: " + ", ".join(who(s.seat, reader, names) for s in row.seats)
 
+
+def thread_subject(row: GameRow, names: dict[str, str]) -> str:
+    """The one subject of every mail of a game, fixed when the game is created (a later nickname
+    must not split the thread): ``[pbem ac-12] Ann vs Bo``. The tag names the game (its prefix, the
+    kind); the subject stays short because every one-tap link of a mail repeats it."""
+    stored = row.record.get("subject")
+    if isinstance(stored, str) and stored:
+        return stored
+    short = [(names.get(s.seat) or s.seat).split("@")[0] for s in row.seats]
+    joined = " vs ".join(short) if len(short) == 2 else ", ".join(short)
+    if len(joined) > SUBJECT_NAMES_MAX:
+        joined = joined[:SUBJECT_NAMES_MAX - 1].rstrip(" ,") + "…"
+    subject = f"[pbem {row.id}] {joined}"
+    row.record["subject"] = subject
+    return subject
+
+
+# --- positions ---------------------------------------------------------------------------------------
 
 # Renderings of one position are shared by all the mails about it (mover, opponents, observers).
 # Keyed by the state object's identity and ply; the weak reference proves the object is the same one.
@@ -49,67 +87,147 @@ def _memo(state: State, what: str, viewer: str | None, make: Callable[[], Any]) 
     return cache[key]
 
 
-def scores_line(state: State) -> str:
-    totals = _memo(state, "score", None, state.score).totals
-    joined = ", ".join(f"{seat} {points}" for seat, points in totals.items())
-    return f"Scores so far: {joined}"
+def score_of(state: State) -> Any:
+    return _memo(state, "score", None, state.score)
 
 
-def board_section(state: State, viewer: str | None, title: str | None = None,
-                  lines: list[str] | None = None, with_legal: bool = True) -> Section:
-    """Board, scores and (unless over) the legal moves of the seat to move."""
+def scores_line(state: State, reader: str | None, names: dict[str, str]) -> str:
+    totals = score_of(state).totals
+    return "Scores: " + ", ".join(f"{who(seat, reader, names)} {points}" for seat, points in totals.items())
+
+
+def next_move(state: State) -> int:
+    """The number the next move will have."""
+    return state.ply + 1
+
+
+def legal_actions(state: State, viewer: str) -> list[ActionGroup]:
+    """The legal moves as taps. A tap on an old mail is refused, not played in a later position:
+    the link's address carries the move number (see ``games.reply_key``)."""
+    def make() -> list[ActionGroup]:
+        return [ActionGroup(label, [Action(text, line) for text, line in items], moves=True)
+                for label, items in state.game.renderer.legal_groups(state, viewer)]
+    return _memo(state, "actions", viewer, make)
+
+
+def board_section(state: State, viewer: str | None, lines: list[str] | None = None, *,
+                  title: str | None = None, with_legal: bool = True,
+                  moderator: bool = False) -> Section:
+    """Board and scores; the legal moves too when the viewer is the seat to move (a moderator sees
+    them listed, without links: a moderator does not move for a seat)."""
     section = Section(title=title, lines=list(lines or []),
                       board_text=_memo(state, "text", viewer, lambda: state.render(viewer)),
                       board_html=_memo(state, "html", viewer, lambda: state.render_html(viewer)))
-    if state.is_over:
-        section.scores = _memo(state, "score", None, state.score).text
-    else:
-        section.scores = scores_line(state)
-        mover = state.to_move
-        if with_legal and mover is not None:
-            section.legal = _memo(state, "legal", mover, lambda: state.render_legal(mover))
+    mover = state.to_move
+    if state.is_over or not with_legal or mover is None:
+        return section
+    if viewer is not None and mover == viewer:
+        section.legal = _memo(state, "legal", viewer, lambda: state.render_legal(viewer))
+        section.actions = legal_actions(state, viewer)
+    elif moderator:
+        section.legal = _memo(state, "legal", mover, lambda: state.render_legal(mover))
     return section
 
 
-def result_lines(row: GameRow, state: State) -> list[str]:
+def example_move(state: State, viewer: str | None) -> str | None:
+    """A move the viewer could write now, for the footer's "for example"."""
+    if state.is_over or viewer is None or state.to_move != viewer:
+        return None
+    moves = _memo(state, "moves", viewer, state.legal_moves)
+    return state.move_text(moves[len(moves) // 2]) if moves else None
+
+
+# --- results -----------------------------------------------------------------------------------------
+
+def _totals(state: State) -> str:
+    return "–".join(str(points) for points in score_of(state).totals.values())
+
+
+def result_headline(row: GameRow, state: State, reader: str | None, names: dict[str, str]) -> str:
+    """"Game over: you win 84–66", "Game over: Bo resigned; you win", ..."""
     result = row.record.get("result") or {}
-    winners = result.get("winners") or state.score().winners
-    totals = state.score().totals
+    winners = result.get("winners") or score_of(state).winners
     reason = result.get("reason")
-    lines = []
     if reason == "resigned":
-        lines.append(f"{result.get('resigned')} resigned.")
+        quitter = result.get("resigned")
+        cause = "you resigned" if quitter == reader else f"{names.get(quitter, quitter)} resigned"
+    elif reason == "forfeit":
+        late = result.get("forfeited") or result.get("seat")
+        cause = "you forfeited" if late == reader else f"{names.get(late, late)} forfeited"
+    elif reason in ("adjudicated", "ended", "moderator"):
+        cause = "ended by a moderator"
+    elif reason == "agreed draw":
+        return f"Game over: drawn by agreement {_totals(state)}"
+    elif reason == "abandoned by agreement":
+        return "Game over: abandoned by agreement (not rated)"
+    else:
+        cause = ""
     if len(winners) > 1:
-        lines.append("The game is a draw: " + ", ".join(winners) + " share the win.")
+        outcome = "a draw" if len(winners) == len(row.seats) else (
+            "shared win: " + ", ".join("you" if w == reader else names.get(w, w) for w in winners))
     elif winners:
-        lines.append(f"{winners[0]} ({seat_label(row, winners[0])}) wins.")
-    if reason != "resigned":
-        lines.append("Final scores: " + ", ".join(f"{s} {p}" for s, p in totals.items()))
-    return lines
+        outcome = "you win" if winners[0] == reader else f"{names.get(winners[0], winners[0])} wins"
+    else:
+        outcome = "no winner"
+    if reason in (None, "scored"):
+        return f"Game over: {outcome} {_totals(state)}"
+    return f"Game over: {cause}; {outcome}"
+
+
+def result_section(row: GameRow, state: State) -> Section:
+    """The final scoring as the engine tabulates it; the headline already named the winner. A prose
+    line of it that would pass the mail width (the "if the game ended now" note of a game ended
+    before its last move, with many players) is wrapped."""
+    lines = []
+    for line in score_of(state).text.split("\n"):
+        lines += textwrap.wrap(line, 76, subsequent_indent="  ") if len(line) > 76 else [line]
+    return Section(title="Final scores", pre="\n".join(lines))
 
 
 def record_attachment(row: GameRow) -> Attachment:
     """The player-facing record (hidden setup removed), ready for ``pbem replay``."""
     # A shallow view: serialised at once and never mutated, so the deep copy player_view makes for
     # callers that edit their copy is not needed; compact JSON uses the C encoder (indent does not).
-    view = {**row.record, "setup": get_game(row.game).redact_setup(row.record["setup"]), "id": row.id}
+    view = {k: v for k, v in row.record.items() if k != "subject" and k not in PRIVATE_KEYS}
+    view.update(setup=get_game(row.game).redact_setup(row.record["setup"]), id=row.id)
     content = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     return Attachment(filename=f"{row.id}.json", content=content)
 
 
-def reply_footer(game_id: str | None, server_address: str, status: str | None = None) -> list[str]:
+# --- footers -----------------------------------------------------------------------------------------
+
+def footer(row: GameRow | None, state: State | None, reader: str | None, server_address: str, *,
+           observer: bool = False, attached: bool = False, moves_shown: bool = True) -> list[str]:
+    """What the reader can do next, in two or three lines, right for this game and this moment.
+    How to move is said only in a mail that lists the legal moves (``moves_shown``): the example
+    must be one of them."""
+    if row is None:
+        return [f"Write commands to {server_address}, one per line. Send 'help' for the list."]
+    gid = row.id
     lines = []
-    if game_id and status == "invited":
-        lines.append(f"Game {game_id} starts when every player has accepted: reply 'accept' or "
-                     "'decline' to the invitation. Keep this mail's Reply-To address: it carries "
-                     "your secret token.")
-    elif game_id:
-        lines.append(f"Game {game_id}: to move, press Reply and write your move on the first line "
-                     "(for example: tower red C4 claim C4). Keep this mail's Reply-To address: it "
-                     "carries your secret token.")
-        lines.append(f"Other commands: board {game_id}, resign {game_id}, games, help.")
+    mine = next((s for s in row.seats if s.seat == reader), None)
+    if row.status == "invited" and mine is not None and not mine.accepted:
+        lines.append(f"Reply 'accept' to play or 'decline' to refuse. 'rules {row.game}' sends the "
+                     "rules.")
+    elif row.status == "invited":
+        lines.append(f"The game starts when every player has accepted. Commands: games, "
+                     f"rules {row.game}, help.")
+    elif row.status == "active" and state is not None and not observer and reader is not None:
+        example = example_move(state, reader) if moves_shown else None
+        if example:
+            lines.append("To move, press Reply and write your move on the first line, for example:")
+            lines.append(f"  {example}")
+        lines.append(f"Commands: board {gid}, history {gid}, message {gid} TEXT, games, help, "
+                     f"resign {gid}.")
+    elif observer:
+        lines.append(f"You are observing {gid}. To stop, send: unobserve {gid}")
+    elif row.status == "active":  # a moderator, or someone who asked about a game they do not play
+        lines.append(f"Commands: board {gid}, history {gid}, games, help.")
     else:
-        lines.append(f"Write commands to {server_address}, one per line. Send 'help' for the list.")
-    if status not in (None, "invited"):
-        lines.append("The attached .json file is the game record: replay it with `pbem replay FILE`.")
+        lines.append(f"This game is over. Commands: history {gid}, board {gid} N, rematch {gid}, "
+                     f"record {gid}.")
+    if attached:
+        lines.append(f"The attached {gid}.json is the game record: replay it with `pbem replay`.")
+    if reader is not None and not observer and row.status == "invited":
+        lines.append("Keep the Reply-To address: it carries your secret token for this seat.")
     return lines

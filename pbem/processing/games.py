@@ -6,23 +6,33 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from engine import State
 from pbem.commands.parsing import Command
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
-from pbem.processing.context import MailContext, PlannedMail
-from pbem.processing.gamemail import board_section, result_lines, subject
+from pbem.processing.context import BOARD, EVENT, TURN, MailContext, PlannedMail
+from pbem.processing.gamemail import (
+    board_section,
+    game_names,
+    result_headline,
+    result_section,
+    scores_line,
+    who,
+)
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat
-from pbem.tokens import token_hash
+from pbem.tokens import address_token, seat_token, token_hash
 
 
 class CommandFailed(Exception):
-    """A command that cannot be carried out; the message goes into the reply."""
+    """A command that cannot be carried out; the message goes into the reply, and opens it (the
+    inbox preview) as "Not done: ..." unless ``headline`` says it better."""
 
-    def __init__(self, message: str, *extra: Section):
+    def __init__(self, message: str, *extra: Section, headline: str | None = None):
         super().__init__(message)
         self.message = message
         self.extra = list(extra)
+        self.headline = headline
 
 
 class AuthFailed(Exception):
@@ -54,23 +64,82 @@ def sender_seat(row: GameRow) -> Callable[[str], Seat | None]:
     return find
 
 
+def reply_key(tag: str) -> tuple[str, int | None]:
+    """A Reply-To tag is the seat's token, followed by ``-N`` when the mail asked for move N:
+    ``pbem+TOKEN-12@host``. The number makes a reply (or a tapped link) to an old mail refused
+    instead of played in a later position, even from clients that drop In-Reply-To."""
+    token, dash, number = tag.rpartition("-")
+    if dash and number.isdigit() and token:
+        return token, int(number)
+    return tag, None
+
+
+def mail_tokens(ctx: MailContext, command: Command | None = None) -> list[str]:
+    tags = [*ctx.mail.plus_tokens, ctx.mail.body_token, command.token if command else None]
+    return [reply_key(t)[0] for t in tags if t]
+
+
+def address_proven(ctx: MailContext, command: Command | None = None) -> bool:
+    """Whether the mail carries a token given only to its From address: the address token, or a
+    token of a seat registered to that address."""
+    tokens = mail_tokens(ctx, command)
+    sender = ctx.mail.from_addr
+    if address_token(ctx.secret, sender) in {t.strip().lower() for t in tokens}:
+        return True
+    for token in tokens:
+        found = ctx.tx.seat_by_token_hash(token_hash(token))
+        if found and found[1].email == sender:
+            return True
+    return False
+
+
 def authenticate(ctx: MailContext, row: GameRow, command: Command) -> Seat:
     """From must be the seat's registered address AND the token (Reply-To plus-address, a 'token'
-    line or the turn file) must be that seat's."""
-    candidates = [*ctx.mail.plus_tokens, ctx.mail.body_token, command.token]
-    hashes = {token_hash(t) for t in candidates if t}
+    line or the turn file) must be that seat's, or the address token of that address (a reply to
+    a mail about several games, like the daily digest)."""
+    tokens = mail_tokens(ctx, command)
+    hashes = {token_hash(t) for t in tokens}
     named: Seat | None = None
     for seat in row.seats:
         if seat.token_hash in hashes:
             named = seat
             if seat.email == ctx.mail.from_addr:
                 return seat
-    if named is None:
-        named = sender_seat(row)(ctx.mail.from_addr)
-    raise AuthFailed(row.id, named.seat if named else None)
+    mine = sender_seat(row)(ctx.mail.from_addr)
+    if mine is not None and address_token(ctx.secret, mine.email) in {t.strip().lower() for t in tokens}:
+        return mine
+    retired = retired_seat(ctx, row, tokens)
+    if retired is not None:
+        raise CommandFailed(
+            f"the address you replied to carries an old token of {retired.seat} in game {row.id}: that "
+            "seat has a new token since (its player moved to another address, or asked for a new "
+            "one). Nothing was applied. Reply to the newest mail of the game, which went to the "
+            "seat's address.", headline=f"Not done: an old token of {row.id}")
+    raise AuthFailed(row.id, (named or mine).seat if (named or mine) else None)
 
 
-def save_game(ctx: MailContext, row: GameRow, state) -> None:
+def retired_seat(ctx: MailContext, row: GameRow, tokens: list[str]) -> Seat | None:
+    """The seat whose earlier token (a generation before the current one) the mail carries: such a
+    mail is refused with a notice that says so, rather than ignored like a forgery."""
+    wanted = {t.strip().lower() for t in tokens}
+    for seat in row.seats:
+        generation = int((row.record.get("players") or {}).get(seat.seat, {}).get("token_generation", 0))
+        if any(seat_token(ctx.secret, row.id, seat.seat, g) in wanted for g in range(generation)):
+            return seat
+    return None
+
+
+def rekey_seat(ctx: MailContext, row: GameRow, seat: Seat) -> int:
+    """A new token for ``seat``: the generation in the record goes up, so every earlier token of the
+    seat stops working at once (and is recognised as old). Returns the new generation."""
+    info = row.record.setdefault("players", {}).setdefault(seat.seat, {})
+    generation = int(info.get("token_generation", 0)) + 1
+    info["token_generation"] = generation
+    seat.token_hash = token_hash(seat_token(ctx.secret, row.id, seat.seat, generation))
+    return generation
+
+
+def save_game(ctx: MailContext, row: GameRow, state: State) -> None:
     row.to_move = None if state.is_over else state.to_move
     row.updated_at = ctx.now
     if state.is_over and row.status == "active":
@@ -91,24 +160,64 @@ def save_game(ctx: MailContext, row: GameRow, state) -> None:
     ctx.touched[row.id] = (row, state)
 
 
-def notify_players(ctx: MailContext, row: GameRow, state, exclude: str | None, headline: str) -> None:
-    """Everyone but ``exclude`` gets the board: "your move" for the seat to move, the result at the end.
-    Players dropped from the game get only the result: they no longer play, and ``board`` shows the
-    game to them when they want."""
+def announce_position(ctx: MailContext, row: GameRow, state: State, event: str, *,
+                      exclude: str | None = None, note: list[str] | None = None,
+                      notes: list[str] | None = None, start: bool = False,
+                      after: hooks.AfterMove | None = None, number: int | None = None) -> None:
+    """After a change of position, each player but ``exclude`` (who gets the reply to their own mail)
+    hears what they need: the seat to move its board and legal moves ("your move"), a waiting seat
+    the board (sent only to those who asked for every move), everyone the result at the end.
+
+    ``event`` is what happened, in a few words ("Bo played dome blue D5"), with the move's
+    ``number`` for those who wait; the headline puts "Your move" first, so the inbox preview
+    shows it. ``notes`` are the engine's announcements (skipped
+    turns, the tile drawn); ``note`` is what the mover wrote to the others. At the ``start`` every
+    player hears of it. Players dropped from the game hear only the end. Observers follow through
+    the BOARD_SENT hook. ``after`` is what the move's hooks added (a queued reply played after it, a
+    proposal that lapsed)."""
+    after = after or hooks.AfterMove()
+    names = game_names(ctx.tx, row)
+    if state.is_over:
+        done = event + "".join(f"; {names.get(s, s)} {what}" for s, what in after.followed)
+        before = [f"{done[:1].upper()}{done[1:]}."] if after.followed else []
+        announce_end(ctx, row, state, exclude=exclude,
+                     note=[*before, *(notes or []), *after.lines, *(note or [])])
+        return
     for seat in row.seats:
-        if seat.seat == exclude or (seat.seat in state.dropped_seats and not state.is_over):
+        if seat.seat == exclude or seat.seat in state.dropped_seats:
             continue
-        if state.is_over:
-            title, text = "Game over", "Game over"
-            lines = [headline, *result_lines(row, state)]
-        elif state.to_move == seat.seat:
-            title, text = "Your move", f"Your move (ply {state.ply})"
-            lines = [headline, f"You play {seat.seat}. It is your move."]
+        lines = [*(note or []), *(notes or []), *after.lines, *after.private.get(seat.seat, [])]
+        happened = event + "".join(f"; {'you' if s == seat.seat else names.get(s, s)} {what}"
+                                   for s, what in after.followed)
+        if state.to_move == seat.seat:
+            first = f"Your move (move {state.ply + 1}). {happened}."
+            kind = TURN
         else:
-            title, text = "Board", f"Board after ply {state.ply}"
-            lines = [headline, f"You play {seat.seat}. Waiting for {state.to_move}."]
+            told_here = f"{event} (move {number})" + happened[len(event):] if number else happened
+            first = f"{told_here}; {who(state.to_move, seat.seat, names)} is to move."
+            told = start or seat.seat in after.tell or bool(after.private.get(seat.seat))
+            kind = EVENT if told else BOARD
+        lines.append(scores_line(state, seat.seat, names))
         ctx.planned.append(PlannedMail(
-            to=seat.email, subject=subject(row.id, text), game_id=row.id, seat=seat.seat,
-            sections=[board_section(state, seat.seat, title, lines)]))
+            to=seat.email, seat=seat.seat, game_id=row.id, kind=kind, headline=first,
+            sections=[board_section(state, seat.seat, lines)]))
+    public = (f"{event} (move {number})" if number else event) + "".join(
+        f"; {names.get(s, s)} {what}" for s, what in after.followed)
     for hook in hooks.BOARD_SENT:
-        hook(ctx, row, state, headline)
+        hook(ctx, row, state, public)
+
+
+def announce_end(ctx: MailContext, row: GameRow, state: State, *, exclude: str | None = None,
+                 note: list[str] | None = None) -> None:
+    """Every player (but ``exclude``) and every observer learns how the game ended, whatever ended
+    it (the last move, a resignation, a forfeit, a moderator), with the record attached."""
+    names = game_names(ctx.tx, row)
+    for seat in row.seats:
+        if seat.seat == exclude:
+            continue
+        ctx.planned.append(PlannedMail(
+            to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT, attach_record=True,
+            headline=result_headline(row, state, seat.seat, names),
+            sections=[board_section(state, seat.seat, note, with_legal=False), result_section(row, state)]))
+    for hook in hooks.GAME_ENDED:
+        hook(ctx, row, state, result_headline(row, state, None, names), list(note or []))

@@ -1,23 +1,33 @@
 """Planned mails become outbox rows, inside the caller's transaction.
 
-The one place that sets a game mail's tokened Reply-To, its threading headers, the footer and the
-record attachment, so that a reply to a player, a scheduler reminder and a moderator's notice look
-alike and thread alike. The processor, the scheduler and ``pbem admin`` all queue through it.
+The one place that decides, per recipient, whether a mail goes out now, waits for the daily digest
+or is not sent (their notification level), and that sets a game mail's subject (one per game),
+its threading headers, its tokened Reply-To, the footer, the one-tap links and the attachment. The
+processor, the scheduler and ``pbem admin`` all queue through it, so every mail of a game looks
+alike and threads alike.
+
+Threading is per recipient: each mail's In-Reply-To is the last mail of the game that this
+recipient received (or the mail of theirs it answers), and References start at the first one, so
+every client shows one unbroken thread made of mails the reader actually has.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from email.message import Message
+from functools import partial
 
+from engine import State
 from pbem.config import Config
-from pbem.outbox.compose import build_message, new_message_id, to_bytes
-from pbem.processing.context import MailContext, PlannedMail
-from pbem.processing.gamemail import record_attachment, reply_footer
+from pbem.outbox.compose import build_message, mailto_link, new_message_id, to_bytes
+from pbem.processing.context import REPLY, MailContext, PlannedMail
+from pbem.processing.gamemail import footer, game_names, record_attachment, thread_subject
+from pbem.processing.preferences import Preferences
 from pbem.reading.addresses import plus_address
-from pbem.reading.incoming import IncomingMail
 from pbem.store.base import GameRow, Tx
-from pbem.tokens import seat_token
+from pbem.tokens import address_token, seat_token
+
+REFERENCES_KEPT = 10  # of an answered mail's References; clients need the root and the recent ones
 
 
 class Outgoing:
@@ -34,46 +44,75 @@ class Outgoing:
             generation = int((record.get("players") or {}).get(seat, {}).get("token_generation", 0))
         return seat_token(self.secret, game_id, seat, generation)
 
-    def compose(self, planned: PlannedMail, row: GameRow | None, now: datetime,
-                answering: IncomingMail | None = None) -> Message:
-        reply_to = None
-        if row is not None and planned.seat:
-            reply_to = plus_address(self.config.address,
-                                    self.token_for(row.id, planned.seat, row.record))
+    def reply_address(self, row: GameRow | None, seat: str | None, to: str,
+                      state: State | None = None) -> str:
+        """Where the recipient's reply goes: the seat's tokened address, which authenticates a move,
+        keyed with the move number when the seat is to move (see ``games.reply_key``); else the
+        address token of the recipient, which proves only that they read that mailbox."""
+        if row is None or seat is None:
+            return plus_address(self.config.address, address_token(self.secret, to))
+        tag = self.token_for(row.id, seat, row.record)
+        if state is not None and not state.is_over and state.to_move == seat and row.status == "active":
+            tag += f"-{state.ply + 1}"
+        return plus_address(self.config.address, tag)
+
+    # --- one mail ----------------------------------------------------------------------------------
+    def deliver(self, tx: Tx, planned: PlannedMail, row: GameRow | None, state: State | None,
+                now: datetime) -> str:
+        """Queue, hold for the digest or drop the mail, as its recipient chose; returns which."""
+        prefs = Preferences.from_settings(tx.get_player(planned.to))
+        decision = prefs.delivery(planned.kind, observer=planned.observer)
+        if decision == "digest":
+            tx.hold_for_digest(planned.to, planned.game_id, planned.headline, now)
+        elif decision == "now":
+            message = self.compose(tx, planned, row, state, now, prefs)
+            tx.queue_outbound(message_id=message["Message-ID"], sender=self.config.address,
+                              recipients=[planned.to], raw=to_bytes(message), now=now)
+        return decision
+
+    def compose(self, tx: Tx, planned: PlannedMail, row: GameRow | None, state: State | None,
+                now: datetime, prefs: Preferences | None = None) -> Message:
+        prefs = prefs or Preferences.from_settings(tx.get_player(planned.to))
+        reply_to = self.reply_address(row, planned.seat, planned.to, state)
         ply = len([e for e in row.record["moves"] if "move" in e]) if row else None
         message_id = new_message_id(self.domain, row.id if row else "",
                                     f"p{ply}" if row else "", planned.seat or "")
-        references: list[str] = []
         if row is not None:
-            if not row.thread_id:
-                row.thread_id = message_id
-            else:
-                references.append(row.thread_id)
-        if answering is not None:
-            references += [*answering.references, answering.message_id or ""]
+            subject = planned.subject or thread_subject(row, game_names(tx, row))
+        else:
+            subject = planned.subject or "[pbem] Your commands"
+        in_reply_to, references = self._thread(tx, planned, row, message_id)
         attachments = [record_attachment(row)] if row is not None and planned.attach_record else []
-        footer = reply_footer(row.id if row else None, self.config.address,
-                              row.status if row else None)
+        lines = footer(row, state, planned.seat, self.config.address, observer=planned.observer,
+                       attached=bool(attachments), moves_shown=any(s.legal for s in planned.sections))
         return build_message(
             from_addr=self.config.address, from_name=self.config.name, to=planned.to,
-            subject=planned.subject, message_id=message_id, date=now, reply_to=reply_to,
-            in_reply_to=planned.in_reply_to, references=references,
-            auto_submitted=planned.auto_submitted, intro=planned.intro, sections=planned.sections,
-            footer=footer, attachments=attachments,
+            subject=subject, message_id=message_id, date=now, headline=planned.headline,
+            reply_to=reply_to,
+            in_reply_to=in_reply_to, references=references,
+            auto_submitted="auto-replied" if planned.kind == REPLY else planned.auto_submitted,
+            sections=planned.sections, footer=lines, attachments=attachments,
+            mailto=partial(mailto_link, reply_to, subject), html=prefs.html, taps=prefs.taps,
             extra_headers={"X-Pbem-Game": row.id, "X-Pbem-Ply": str(ply)} if row else None)
 
-    def queue(self, tx: Tx, planned: PlannedMail, row: GameRow | None, now: datetime,
-              answering: IncomingMail | None = None) -> None:
-        message = self.compose(planned, row, now, answering)
-        tx.queue_outbound(message_id=message["Message-ID"], sender=self.config.address,
-                          recipients=[planned.to], raw=to_bytes(message), now=now)
+    def _thread(self, tx: Tx, planned: PlannedMail, row: GameRow | None, message_id: str
+                ) -> tuple[str | None, list[str]]:
+        """In-Reply-To and References for this recipient; remembers this mail as their latest."""
+        answering = planned.answering
+        root = last = None
+        if row is not None:
+            root, last = tx.mail_thread(row.id, planned.to) or (None, None)
+            tx.set_mail_thread(row.id, planned.to, root or message_id, message_id)
+        if answering is not None and answering.message_id:
+            references = [*answering.references[-REFERENCES_KEPT:], answering.message_id]
+            if root and root not in references:
+                references.insert(0, root)
+            return answering.message_id, references
+        return last, [ref for ref in dict.fromkeys([root, last]) if ref]
 
+    # --- a processed mail's plans ------------------------------------------------------------------
     def queue_planned(self, ctx: MailContext) -> None:
-        """Every mail the context planned, then the thread ids the first mails of new threads set."""
+        """Every mail the context planned, each as its recipient chose."""
         for planned in ctx.planned:
-            row = ctx.touched[planned.game_id][0] if planned.game_id in ctx.touched else None
-            self.queue(ctx.tx, planned, row, ctx.now)
-        for row, _state in ctx.touched.values():
-            if row.thread_id and row.record.get("thread_id") != row.thread_id:
-                row.record["thread_id"] = row.thread_id
-                ctx.tx.save_game(row)
+            row, state = ctx.touched.get(planned.game_id or "", (None, None))
+            self.deliver(ctx.tx, planned, row, state, ctx.now)

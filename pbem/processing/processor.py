@@ -4,6 +4,12 @@ marks it done and queues every reply, so a crash at any point neither loses nor 
 Auto-generated mail, bounces and our own mail are logged and never answered. A mail that fails
 authentication changes nothing and gets no reply; the seat it named gets at most one notice per
 interval at its registered address.
+
+Hostile mail must not stall everybody else: pending mail is taken round-robin by sender (each
+sender's oldest first) with a cap per sender and minute, and a mail over one of the limits of
+``pbem.reading.limits`` is never parsed in full (a registered player gets one short reply naming
+the limit). A mail from an address that plays no game, in which no line starts with a command word, is
+not answered: it is spam or carries a forged sender, and an answer would be backscatter.
 """
 
 from __future__ import annotations
@@ -15,22 +21,28 @@ from datetime import datetime
 
 from pbem import failpoints
 from pbem.clock import Clock, SystemClock
-from pbem.commands.parsing import CommandError, parse_json, parse_text
+from pbem.commands.parsing import VERBS, Command, CommandError, looks_like_command, parse_json, parse_text
 from pbem.config import Config
 from pbem.outbox.compose import Section
 from pbem.processing import features, hooks
-from pbem.processing.context import MailContext, PlannedMail, StateCache
-from pbem.processing.gamemail import subject
-from pbem.processing.games import AuthFailed, CommandFailed
+from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
+from pbem.processing.gamemail import board_section
+from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens, reply_key, retired_seat
 from pbem.processing.handlers import HANDLERS
 from pbem.processing.outgoing import Outgoing
-from pbem.reading.incoming import IncomingMail, read_mail
+from pbem.reading.incoming import IncomingMail, read_headers, read_mail
+from pbem.reading.limits import LimitExceeded, check_limits
 from pbem.store.base import Inbound, Store, Tx
 from pbem.tokens import load_or_create_secret, token_hash
 
 log = logging.getLogger("pbem.processor")
+# Commands whose free text after them is meant for someone (relayed); after others it is reported.
+NOTE_VERBS = ("move", "message", "new", "propose", "queue")
 assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
+#: Pending mail is fetched this many at a time, so that mail arriving meanwhile from other senders
+#: gets its turn after at most this many others.
+FAIR_CHUNK = 10
 
 
 class _AuthAbort(Exception):
@@ -38,6 +50,19 @@ class _AuthAbort(Exception):
         super().__init__(failure.game_id)
         self.failure = failure
         self.sender = sender
+
+
+def _looks_meant(results: list) -> bool:
+    """A line of the mail starts with a command word (misspelt or not). Only exact words count:
+    mutated junk came close to a command word far too often ("Delive" is near "decline", a
+    bounce's "Action:" near "vacation") for a nearness test to tell a newcomer from backscatter."""
+    for item in results:
+        if isinstance(item, Command):
+            return True
+        words = item.line.lower().split()
+        if words and (words[0].rstrip(":") in VERBS or " ".join(words[:2]) in VERBS):
+            return True
+    return False
 
 
 class Processor:
@@ -55,22 +80,45 @@ class Processor:
 
     # --- the runner --------------------------------------------------------------------------------
     def process_pending(self, limit: int = 100) -> int:
+        """Process up to ``limit`` pending messages, round-robin by sender; one at a time in memory."""
         done = 0
-        for inbound in self.store.pending_inbound(limit):
-            self.process_one(inbound)
-            done += 1
+        cap = self.config.limits.sender_messages_per_minute
+        while done < limit:
+            ids = self.store.pending_fair(self.clock.now(), cap, min(FAIR_CHUNK, limit - done))
+            if not ids:
+                break
+            for inbound_id in ids:
+                inbound = self.store.get_inbound(inbound_id)
+                done += 1
+                if inbound is not None and inbound.status == "pending":
+                    self.process_one(inbound)
         return done
+
+    def read(self, inbound: Inbound) -> tuple[IncomingMail, LimitExceeded | None]:
+        """The mail, and the first limit it exceeds (then only its header block is read)."""
+        own = [self.config.address]
+        if inbound.original_size is not None:  # only the header of an oversized mail was kept
+            exceeded: LimitExceeded | None = LimitExceeded(
+                "max_message_bytes", inbound.original_size, self.config.max_message_bytes)
+        else:
+            exceeded = check_limits(inbound.raw, self.config.limits, self.config.max_message_bytes)
+        if exceeded is not None:
+            return read_headers(inbound.raw, own_addresses=own,
+                                envelope_from=inbound.envelope_from), exceeded
+        return read_mail(inbound.raw, own_addresses=own, envelope_from=inbound.envelope_from), None
 
     def process_one(self, inbound: Inbound) -> str:
         started = time.perf_counter()
         now = self.clock.now()
-        mail = read_mail(inbound.raw, own_addresses=[self.config.address])
+        read_started = time.thread_time()
+        mail, exceeded = self.read(inbound)
+        read_ms = (time.thread_time() - read_started) * 1000
         touched: dict = {}
         try:
             with self.store.transaction(durable=False) as tx:
-                outcome, game_id, touched = self._handle(tx, inbound, mail, now)
+                outcome, game_id, touched = self._handle(tx, inbound, mail, now, exceeded)
                 status = "ignored" if outcome.startswith("ignored") else "done"
-                tx.mark_inbound(inbound.id, status, outcome, sender=mail.from_addr or None,
+                tx.mark_inbound(inbound.id, status, outcome[:500], sender=mail.from_addr or None,
                                 game_id=game_id, now=now)
         except _AuthAbort as abort:
             outcome, game_id = self._auth_failed(inbound, mail, abort, now), abort.failure.game_id
@@ -84,8 +132,9 @@ class Processor:
             self.cache.put(gid, len(row.record["moves"]), state)
         failpoints.hit("after-commit")
         elapsed = (time.perf_counter() - started) * 1000
-        log.info("message id=%s msgid=%s from=%s game=%s outcome=%s ms=%.1f", inbound.id,
-                 mail.message_id or "-", mail.from_addr or "-", game_id or "-", outcome, elapsed)
+        log.info("message id=%s msgid=%s from=%s game=%s outcome=%s read_ms=%.1f ms=%.1f", inbound.id,
+                 mail.message_id or "-", mail.from_addr or "-", game_id or "-", outcome, read_ms,
+                 elapsed)
         return outcome
 
     def _auth_failed(self, inbound: Inbound, mail: IncomingMail, abort: _AuthAbort,
@@ -99,24 +148,24 @@ class Processor:
             if row and seat and tx.claim_notice(f"auth:{row.id}:{seat.seat}", now,
                                                 self.config.auth_notice_interval_seconds):
                 planned = PlannedMail(
-                    to=seat.email, seat=seat.seat, game_id=row.id, attach_record=False,
-                    subject=subject(row.id, "A mail for your seat was not accepted"),
+                    to=seat.email, seat=seat.seat, game_id=row.id, kind=NOTICE,
+                    headline=f"A mail about {row.id} from {mail.from_addr or 'an unknown sender'} was "
+                             "not accepted",
                     sections=[Section(lines=[
-                        f"A mail from {mail.from_addr or 'an unknown sender'} about game {row.id} "
-                        f"({seat.seat}) was not applied: moves and game commands are accepted only "
-                        "from your registered address together with your token.",
-                        "If it was you: reply to the latest mail of the game (its Reply-To carries your "
-                        "token), or add a line 'token YOURTOKEN'. If it was not you, nothing changed.",
+                        f"It was not applied: moves and game commands for your seat ({seat.seat}) are "
+                        "accepted only from your registered address together with your token.",
+                        "If it was you: reply to this mail (its Reply-To carries your token). If it "
+                        "was not you, nothing changed.",
                         "You will get at most one such notice per hour."])])
-                self.outgoing.queue(tx, planned, row, now)
+                self.outgoing.deliver(tx, planned, row, None, now)
         return f"ignored: authentication failed for {failure.game_id}"
 
     # --- one mail ----------------------------------------------------------------------------------
-    def _handle(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime):
+    def _handle(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime,
+                exceeded: LimitExceeded | None = None):
         if mail.auto:
             if mail.auto == "bounce":
-                for address in mail.bounce_for:
-                    tx.record_bounce(address, now, f"bounce in inbound {inbound.id}")
+                return self._bounce(tx, inbound, mail, now)
             return f"ignored: {mail.auto}", None, {}
         if not mail.from_addr:
             return "ignored: no From address", None, {}
@@ -124,36 +173,67 @@ class Processor:
             reason = check(tx, mail)
             if reason:
                 return f"ignored: {reason}", None, {}
-        ctx = MailContext(config=self.config, tx=tx, now=now, mail=mail, secret=self.secret,
-                          cache=self.cache, token_for=self.token_for)
-        self._find_context(ctx)
+        ctx = self._context(tx, mail, now)
+        if exceeded is not None:
+            return self._over_limit(ctx, inbound, exceeded)
         turn = mail.json_turn
         if isinstance(turn, dict) and str(turn.get("format", "")).startswith("pbem-record/"):
             turn = None  # our own game record, re-attached by the client's reply: not a turn file
+        # Lines past the most a mail may hold are not even parsed (thousands of junk lines would
+        # each cost a search for similar command words); the reply says how many were left.
+        most = self.config.limits.max_commands
+        lines = mail.command_lines[:most]
+        if mail.subject_is_command and lines and not looks_like_command(lines[0], near=False):
+            lines = lines[1:]  # a subject like "Fancy a game?" is not a command
         if mail.json_error:
             results = [CommandError("(JSON turn file)", mail.json_error)]
         elif turn is not None:
             results = parse_json(turn)
         else:
-            results = parse_text(mail.command_lines, in_game_reply=ctx.context_game is not None)
+            results = parse_text(lines, in_game_reply=ctx.context_game is not None)
+        # Read again without the game context: there any bare line passes for a move.
+        plain = results if turn is not None else parse_text(lines, in_game_reply=False)
+        if mail.dsn_subject and turn is None and not any(isinstance(r, Command) for r in plain):
+            # A report's subject and no command word anywhere: a plain-text bounce.
+            return self._bounce(tx, inbound, mail, now)
+        if not _looks_meant(plain) and self._stranger(ctx) and not self._old_token(ctx):
+            # Junk from an address that plays no game is not answered: it is spam or carries a
+            # forged sender. (Its bare lines are not taken for moves, whatever game a token or
+            # subject names.) If it carried a seat's token, that seat is told as for any failed
+            # authentication, at its own address.
+            if ctx.context_game and ctx.context_seat:
+                raise _AuthAbort(AuthFailed(ctx.context_game, ctx.context_seat), mail.from_addr)
+            return "ignored: nothing understood, from an address that plays no game", None, {}
+        for hook in hooks.MAIL_READ:
+            hook(ctx)
+        unread = max(len(mail.command_lines) - most, 0) if turn is None else len(results) - most
+        if unread > 0:
+            ctx.reply(Section(title="Too many commands", lines=[
+                f"Your mail has {most + unread} command lines; the first {most} were read, the "
+                f"other {unread} were not. Send the rest in another mail."]))
+            results = results[:most]
         if not results:
-            ctx.reply(Section(title="No command found", lines=[
-                "I found no command in your mail. Send 'help' for the list of commands."]))
+            self._nothing_found(ctx)
         outcomes = []
         for item in results:
             if isinstance(item, CommandError):
-                ctx.reply(Section(title=f"Not understood: {item.line.strip()}", lines=[item.message]))
+                ctx.reply(Section(lines=[f"> {item.line.strip()}", item.message]), ctx.context_game,
+                          headline=f"Not understood: {item.line.strip()[:60]}")
                 outcomes.append("error")
                 continue
             first_new = len(ctx.reply_sections)
             try:
                 HANDLERS[item.verb](ctx, item)
                 outcomes.append(item.verb)
+                if item.note and item.verb not in NOTE_VERBS:
+                    ctx.reply(Section(lines=["I did not read these lines as commands:",
+                                             *(f"  {line}" for line in item.note)]))
                 if len(results) > 1 and len(ctx.reply_sections) > first_new:
-                    ctx.reply_sections[first_new].lines.insert(0, f"Your command: {item.line.strip()}")
+                    ctx.reply_sections[first_new].lines.insert(0, f"> {item.line.strip()}")
             except CommandFailed as failed:
-                ctx.reply(Section(title=f"Not done: {item.line.strip()}", lines=[failed.message]),
-                          item.game or ctx.context_game)
+                ctx.reply(Section(lines=[f"> {item.line.strip()}", failed.message]),
+                          item.game or ctx.context_game,
+                          headline=failed.headline or f"Not done: {failed.message}")
                 for extra in failed.extra:
                     ctx.reply(extra)
                 outcomes.append(f"{item.verb} refused")
@@ -164,15 +244,70 @@ class Processor:
         outcome = "; ".join(ctx.outcomes) or ", ".join(outcomes) or "nothing"
         return outcome, game_id, ctx.touched
 
+    def _context(self, tx: Tx, mail: IncomingMail, now: datetime) -> MailContext:
+        ctx = MailContext(config=self.config, tx=tx, now=now, mail=mail, secret=self.secret,
+                          cache=self.cache, token_for=self.token_for)
+        self._find_context(ctx)
+        return ctx
+
+    def _stranger(self, ctx: MailContext) -> bool:
+        """The sender plays no game, watches none and moderates nothing. (A token proves nothing
+        about the sender: it may be someone else's, copied into a forged mail.)"""
+        email = ctx.mail.from_addr
+        return (email not in self.config.moderators and not ctx.tx.games_for_email(email)
+                and not ctx.tx.games_observed(email))
+
+    def _old_token(self, ctx: MailContext) -> bool:
+        """The mail carries an earlier token of a seat of the game its subject names, from the
+        address that seat's player moved away from (``set address``): the same person, who is told
+        why nothing happened rather than ignored. (A player a moderator replaced is not answered.)"""
+        loaded = ctx.load(ctx.context_game) if ctx.context_game else None
+        if loaded is None or retired_seat(ctx, loaded[0], mail_tokens(ctx)) is None:
+            return False
+        return any(action.get("action") == "address" and action.get("old") == ctx.mail.from_addr
+                   for action in loaded[0].record.get("actions") or [])
+
+    def _bounce(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime):
+        """Never answered; the addresses it reports failed are recorded, and the features decide
+        what our mail bouncing means for the games (``hooks.BOUNCED``)."""
+        for address in mail.bounce_for:
+            tx.record_bounce(address, now, f"bounce in inbound {inbound.id}")
+        ctx = self._context(tx, mail, now)
+        if mail.bounce_for:
+            for hook in hooks.BOUNCED:
+                hook(ctx, mail.bounce_for)
+        self.outgoing.queue_planned(ctx)
+        return "ignored: bounce", None, ctx.touched
+
+    def _over_limit(self, ctx: MailContext, inbound: Inbound, exceeded: LimitExceeded):
+        """Stored as ignored with the reason; a player (an address with a game) gets one short reply
+        naming the limit (at most one per address and notice interval, so a loop cannot feed on it)."""
+        reason = f"ignored: over the limit {exceeded.name} ({exceeded.value} > {exceeded.limit})"
+        email = ctx.mail.from_addr
+        if self._stranger(ctx) or not ctx.tx.claim_notice(f"limit:{email}", ctx.now,
+                                                      self.config.auth_notice_interval_seconds):
+            return reason, None, {}
+        loaded = ctx.load(ctx.context_game) if ctx.context_game else None
+        plays = loaded is not None and any(seat.email == email for seat in loaded[0].seats)
+        sentence = exceeded.sentence()
+        ctx.reply(Section(title="Your mail was not read", lines=[sentence[0].upper() + sentence[1:]]),
+                  ctx.context_game if plays else None)  # in that game's thread if it is theirs
+        self._send_all(ctx, inbound)
+        return reason + "; sender told", ctx.context_game, ctx.touched
+
     def _find_context(self, ctx: MailContext) -> None:
-        """The game a reply is about: from a valid token, else from the subject tag."""
+        """The game a reply is about: from a valid token, else from the subject tag; and the move
+        it was meant for, from the Reply-To key, else from the mail it answers."""
         mail = ctx.mail
-        for token in [*mail.plus_tokens, mail.body_token]:
-            if not token:
+        for tag in [*mail.plus_tokens, mail.body_token]:
+            if not tag:
                 continue
+            token, move = reply_key(tag)
             found = ctx.tx.seat_by_token_hash(token_hash(token))
             if found:
                 ctx.context_game, ctx.context_seat = found[0], found[1].seat
+                if move is not None:
+                    ctx.expected_ply[found[0]] = move - 1
                 break
         if ctx.context_game is None and mail.subject_tag and re.match(r"^[a-z]+-\d+$", mail.subject_tag):
             ctx.context_game = mail.subject_tag.lower()
@@ -185,21 +320,44 @@ class Processor:
             ctx.expected_ply.setdefault(ctx.context_game, mail.subject_ply)
 
     # --- mail out ----------------------------------------------------------------------------------
+    def _nothing_found(self, ctx: MailContext) -> None:
+        """An empty reply to a game mail is answered in that game's thread, with the board when it
+        is the sender's move, so that replying to the answer works."""
+        loaded = ctx.load(ctx.context_game) if ctx.context_game else None
+        if loaded is None:
+            ctx.reply(Section(lines=["Send 'help' for the list of commands, or 'games' for yours."]),
+                      headline="I found no command in your mail")
+            return
+        row, state = loaded
+        mine = next((s for s in row.seats if s.email == ctx.mail.from_addr), None)
+        viewer = mine.seat if mine else None
+        if row.status == "active" and viewer is not None and state.to_move == viewer:
+            ctx.reply(board_section(state, viewer), row.id,
+                      headline=f"I found no move in your mail; it is your move (move {state.ply + 1})")
+        else:
+            ctx.reply(Section(lines=[f"Send 'board {row.id}' for the board or 'help' for the commands."]),
+                      row.id, headline=f"I found no command in your mail about {row.id}")
+
     def _send_all(self, ctx: MailContext, inbound: Inbound) -> None:
+        """The answer to the sender (in the game's thread when it is about one game), then every mail
+        the commands planned, each as its recipient chose."""
         mail = ctx.mail
-        tx = ctx.tx
-        if ctx.reply_sections:
+        if ctx.reply_sections or ctx.reply_headlines:
             game_id = ctx.reply_games[0] if len(ctx.reply_games) == 1 else None
-            row = ctx.touched[game_id][0] if game_id and game_id in ctx.touched else None
+            row, state = ctx.touched.get(game_id or "", (None, None))
+            if row is None and game_id:
+                loaded = ctx.load(game_id)
+                row, state = loaded if loaded else (None, None)
             seat = next((s.seat for s in row.seats if s.email == mail.from_addr), None) if row else None
-            title = next((s.title for s in reversed(ctx.reply_sections) if s.title), "Your commands")
-            if row:
-                subj = subject(row.id, title)
-            else:
-                subj = f"[pbem] Re: {mail.clean_subject}" if mail.clean_subject else "[pbem] Your commands"
-            planned = PlannedMail(to=mail.from_addr, subject=subj, sections=ctx.reply_sections,
-                                  game_id=row.id if row else None, seat=seat,
-                                  in_reply_to=mail.message_id, auto_submitted="auto-replied",
-                                  attach_record=row is not None and row.status != "invited")
-            self.outgoing.queue(tx, planned, row, ctx.now, mail)
+            kinds = ctx.reply_kinds - {REPLY}
+            kind = REPLY if REPLY in ctx.reply_kinds or not kinds else (TURN if TURN in kinds else CONFIRM)
+            headline = "; ".join(ctx.reply_headlines) or "Your commands"
+            subject = None
+            if row is None:
+                subject = (f"Re: {mail.clean_subject}" if mail.clean_subject and not mail.subject_is_command
+                           else "[pbem] " + headline[:60])
+            planned = PlannedMail(to=mail.from_addr, headline=headline, sections=ctx.reply_sections,
+                                  game_id=row.id if row else None, seat=seat, kind=kind,
+                                  subject=subject, answering=mail, attach_record=ctx.attach_record)
+            self.outgoing.deliver(ctx.tx, planned, row, state, ctx.now)
         self.outgoing.queue_planned(ctx)

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
+from pbem.store import migrations
 from pbem.store.base import Store
 from pbem.store.common import SchemaVersionError, StoreClosedError, StoreError
 
-__all__ = ["SchemaVersionError", "Store", "StoreClosedError", "StoreError", "open_store",
-           "sqlite_path"]
+__all__ = ["SchemaVersionError", "Store", "StoreClosedError", "StoreError", "UnavailableBackendError",
+           "backend_problem", "database_problem", "open_store", "sqlite_path"]
+
+POSTGRESQL_SCHEMES = ("postgresql", "postgres")
+POSTGRESQL_MISSING = "PostgreSQL support is not available in this installation (use a SQLite file)"
+
+
+class UnavailableBackendError(StoreError):
+    """The database setting names a kind of database this installation cannot open."""
 
 
 def sqlite_path(target: str | os.PathLike[str]) -> Path | None:
@@ -29,6 +38,53 @@ def sqlite_path(target: str | os.PathLike[str]) -> Path | None:
     return Path(rest[1:])
 
 
+def backend_problem(target: str | os.PathLike[str]) -> str | None:
+    """Why this installation has no backend for ``target``, or None when it has one.
+
+    The one place that knows which databases work, so that ``pbem init``, ``check-config``,
+    ``serve`` and ``open_store`` agree (a backend added later is switched on here).
+    """
+    try:
+        if sqlite_path(target) is not None:
+            return None
+    except ValueError as exc:
+        return str(exc)
+    scheme = os.fspath(target).partition("://")[0].lower()
+    if scheme in POSTGRESQL_SCHEMES:
+        return POSTGRESQL_MISSING
+    return f"unsupported database URL scheme {scheme!r}: use a file path or sqlite:///path"
+
+
+def database_problem(target: str | os.PathLike[str]) -> str | None:
+    """Why opening ``target`` would fail, found without changing it (no file created, no migration),
+    or None. A SQLite file that does not exist yet is no problem: the store creates it (whether its
+    folder can be created is the caller's to check)."""
+    problem = backend_problem(target)
+    path = sqlite_path(target) if problem is None else None
+    if problem is not None or path is None or not path.exists():
+        return problem
+    if not path.is_file():
+        return "not a file"
+    if not os.access(path, os.R_OK | os.W_OK):
+        return "no permission to read and write it"
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            known = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'"
+                                 " AND name = 'schema_version'").fetchone()
+            version = int(conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version")
+                          .fetchone()[0]) if known else 0
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return str(exc)
+    latest = migrations.latest_version()
+    if version > latest:
+        return (f"schema version {version} was written by a newer pbem (this one knows versions up "
+                f"to {latest})")
+    return None
+
+
 def open_store(target: str | os.PathLike[str]) -> Store:
     """Open (and migrate) the store a configuration's ``database`` setting names."""
     path = sqlite_path(target)
@@ -36,8 +92,4 @@ def open_store(target: str | os.PathLike[str]) -> Store:
         from pbem.store.sqlite import SQLiteStore
 
         return SQLiteStore(path)
-    scheme = os.fspath(target).partition("://")[0].lower()
-    if scheme in ("postgresql", "postgres"):
-        raise NotImplementedError("PostgreSQL backend: not yet")
-    raise ValueError(f"unsupported database URL scheme {scheme!r}: use a file path, "
-                     "sqlite:///path or postgresql://...")
+    raise UnavailableBackendError(backend_problem(target))

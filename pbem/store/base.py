@@ -16,8 +16,16 @@ from typing import Any, Protocol
 
 # Inbound statuses: pending -> done | ignored | failed (failed = processing raised; kept for inspection)
 INBOUND_STATUSES = ("pending", "done", "ignored", "failed")
-# Game statuses: invited (waiting for accepts) -> active -> over; or declined / cancelled
-GAME_STATUSES = ("invited", "active", "over", "declined", "cancelled")
+# Game statuses: invited (waiting for accepts) -> active -> over; or declined / cancelled. An open
+# challenge (``new GAME open``) is a game whose free seats anyone may take: open -> active when the
+# last seat is taken, or cancelled when it expires or its author withdraws it.
+GAME_STATUSES = ("invited", "active", "over", "declined", "cancelled", "open")
+# Endings after which a game counts for nobody: no seat won, lost or drew it (not rated).
+UNRATED_ENDINGS = ("abandoned by agreement",)
+# How a game can be searched by result (``search_games(result=...)``): a draw for every seat, or the
+# way it ended (the result's reason).
+RESULT_FILTERS = {"draw": None, "resigned": "resigned", "forfeit": "forfeit",
+                  "abandoned": "abandoned by agreement"}
 
 
 @dataclass
@@ -30,6 +38,9 @@ class Inbound:
     sha256: str
     status: str = "pending"
     outcome: str | None = None
+    envelope_from: str | None = None  # SMTP envelope sender: "" for <> (a bounce), None unknown
+    original_size: int | None = None  # set when only the header of an oversized mail was kept
+    sender: str | None = None  # From address (lower case), set at intake; fairness is by sender
 
 
 @dataclass
@@ -44,6 +55,7 @@ class Outbound:
     next_attempt_at: datetime | None = None
     sent_at: datetime | None = None
     last_error: str | None = None
+    given_up_at: datetime | None = None  # refused for good (5xx): never retried
 
 
 @dataclass
@@ -68,6 +80,17 @@ class GameRow:
     thread_id: str | None = None  # Message-ID of the first mail of the game, for References
     deadline_at: datetime | None = None  # when the seat to move must have moved (None: no clock)
     finished_at: datetime | None = None  # when the game ended, for archive searches
+
+
+@dataclass(frozen=True)
+class AddressChange:
+    """A pending (or done) move of a player to a new address, waiting for the new address's code."""
+
+    old_email: str
+    new_email: str
+    created_at: datetime
+    expires_at: datetime
+    used_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +122,11 @@ class Tx(Protocol):
 
     # bounces and rate-limited notices
     def record_bounce(self, email: str, now: datetime, detail: str) -> None: ...
+    def mark_bouncing(self, email: str, now: datetime, detail: str) -> bool:
+        """Our mail to ``email`` bounces; True when it was not marked yet (tell people once)."""
+        ...
+    def clear_bouncing(self, email: str) -> bool: ...  # True when it was marked
+    def is_bouncing(self, email: str) -> bool: ...
     def claim_notice(self, key: str, now: datetime, interval_seconds: int) -> bool:
         """True (and remembers now) when no notice with this key went out within the interval."""
         ...
@@ -110,6 +138,7 @@ class Tx(Protocol):
     def games_observed(self, email: str) -> list[GameRow]: ...
     def get_player(self, email: str) -> dict[str, Any]: ...  # {} for an unknown address
     def set_player(self, email: str, settings: dict[str, Any]) -> None: ...
+    def nickname_owner(self, nickname: str) -> str | None: ...  # the address using it, any case
     def block(self, email: str, now: datetime, by: str, why: str) -> None: ...
     def unblock(self, email: str) -> bool: ...
     def is_blocked(self, email: str) -> bool: ...
@@ -118,12 +147,33 @@ class Tx(Protocol):
         ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+
+    # threads per recipient: the first and the latest mail of a game sent to an address
+    def mail_thread(self, game_id: str, email: str) -> tuple[str, str] | None: ...  # (root, last)
+    def set_mail_thread(self, game_id: str, email: str, root_id: str, last_id: str) -> None: ...
+
+    # the daily digest: lines held for players who chose it, sent and cleared by the scheduler
+    def hold_for_digest(self, email: str, game_id: str | None, headline: str, now: datetime) -> None: ...
+    def digest_items(self, email: str) -> list[tuple[str | None, str, datetime]]: ...
+    def digest_addresses(self) -> list[str]: ...
+    def clear_digest(self, email: str) -> None: ...
     def games_due(self, until: datetime) -> list[GameRow]: ...  # active, deadline_at <= until
     def active_games(self) -> list[GameRow]: ...
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]: ...  # as Store's
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]: ...  # as Store's
+
+    # changes of address: pending until the new address answers with the code
+    def add_address_change(self, old_email: str, new_email: str, code_hash: str, now: datetime,
+                           expires_at: datetime) -> None: ...
+    def address_change(self, code_hash: str) -> AddressChange | None: ...
+    def use_address_change(self, code_hash: str, now: datetime) -> None: ...
+    def move_player(self, old_email: str, new_email: str) -> None:
+        """Settings, observed games and held digest lines of ``old_email`` go to ``new_email`` (the
+        seats are moved by the caller, game by game, since each game's record changes too)."""
+        ...
 
 
 class Store(Protocol):
@@ -138,21 +188,42 @@ class Store(Protocol):
 
     # intake: durable before returning (the SMTP listener answers 250 only after this returns)
     def accept_inbound(self, raw: bytes, source: str, now: datetime,
-                       source_ref: str | None = None) -> AcceptResult: ...
-    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None]]
-                            ) -> list[AcceptResult]:
-        """accept_inbound for (raw, source, now, source_ref) items in one transaction: one disk
-        flush for all of them (group commit), results in order."""
+                       source_ref: str | None = None, *, envelope_from: str | None = None,
+                       original_size: int | None = None) -> AcceptResult:
+        """``envelope_from``: the SMTP envelope sender ("" for ``<>``); ``original_size``: the
+        full size when ``raw`` is only the header of a message over the size limit."""
         ...
-    def pending_inbound(self, limit: int = 100) -> list[Inbound]: ...
+    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None, str | None]]
+                            ) -> list[AcceptResult]:
+        """accept_inbound for (raw, source, now, source_ref, envelope_from) items in one
+        transaction: one disk flush for all of them (group commit), results in order."""
+        ...
+    def pending_inbound(self, limit: int = 100) -> list[Inbound]: ...  # oldest first
+    def pending_fair(self, now: datetime, per_sender_per_minute: int, limit: int) -> list[int]:
+        """Ids of the next pending messages, one per sender (each sender's oldest), oldest first;
+        calling again gives the next round, so one sender's flood waits behind everybody's next
+        message. A sender who had ``per_sender_per_minute`` messages processed within the minute
+        before ``now`` is left out (0: no cap): their mail waits in the store, never dropped."""
+        ...
+    def get_inbound(self, inbound_id: int) -> Inbound | None: ...  # one message, raw included
     def inbound_status(self, inbound_id: int) -> str | None: ...
+    def inbound_counts(self) -> dict[str, int]: ...  # by status
 
     # outbox sender
-    def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]: ...
+    def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]:
+        """Round-robin by recipient list, each recipient's mails in queue order."""
+        ...
     def mark_sent(self, outbound_id: int, now: datetime) -> None: ...
     def mark_sent_many(self, outbound_ids: list[int], now: datetime) -> None: ...  # one commit
     def mark_send_failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
-    def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m}
+    def mark_given_up(self, outbound_id: int, error: str, now: datetime) -> None:
+        """The relay refused the mail for good (5xx): it is never tried again."""
+        ...
+    def reset_backoff(self, now: datetime) -> int:
+        """The relay is back: every waiting mail is due now (returns how many were waiting)."""
+        ...
+    def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m, "given_up": k}
+    def given_up_outbound(self, limit: int = 50) -> list[Outbound]: ...  # newest first
 
     # IMAP progress per mailbox
     def imap_state(self, mailbox: str) -> tuple[int, int] | None: ...  # (uidvalidity, last_uid)
@@ -164,8 +235,10 @@ class Store(Protocol):
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]:
-        """Games by player address, game name, and finish date (creation date while unfinished),
-        newest first."""
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]:
+        """Games by player address, game name, finish date (creation date while unfinished) and
+        result (a key of RESULT_FILTERS; the address that won or lost), newest first."""
         ...
     def iter_inbound(self, status: str | None = None) -> Iterator[Inbound]: ...
+    def bouncing_addresses(self) -> list[tuple[str, datetime, str]]: ...  # (email, since, detail)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import email.utils
 import hashlib
 import json
 import re
 from datetime import UTC, datetime
 from typing import Any
+
+from pbem.store.base import UNRATED_ENDINGS
 
 
 class StoreError(Exception):
@@ -77,22 +80,54 @@ def normalise_message_id(value: str | None) -> str | None:
     return f"<{compact}>" if compact else None
 
 
-def message_id_of(raw: bytes) -> str | None:
-    """Only the header block is parsed: intake runs before the SMTP 250 and must stay cheap even
-    for a large message, and a body can never hold the Message-ID anyway."""
-    match = _BLANK_LINE.search(raw)
-    head = raw[: match.end()] if match else raw
+#: Intake parses at most this much of the header block (before the SMTP 250, so it must stay
+#: cheap and small whatever the message holds; a Message-ID further down is not looked for).
+_HEAD_BYTES = 64_000
+
+
+def header_facts(raw: bytes) -> tuple[str | None, str | None]:
+    """(Message-ID, From address in lower case) from the header block alone.
+
+    Only the start of the header block is parsed: intake runs before the SMTP 250 and must stay
+    cheap even for a large or hostile message, and a body can never hold either field. The From
+    address is what fair processing groups by; the reader decides later what it really is.
+    """
+    match = _BLANK_LINE.search(raw, 0, _HEAD_BYTES)
+    head = raw[: match.end()] if match else raw[:_HEAD_BYTES]
+    text: str | None = None
+    sender: str | None = None
     try:
-        msg = email.parser.BytesHeaderParser(policy=email.policy.default).parsebytes(head)
+        msg = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
         value = msg.get("Message-ID")
         text = None if value is None else str(value)
+        from_value = msg.get("From")
+        if from_value is not None:
+            address = email.utils.parseaddr(str(from_value)[:2000])[1].strip().lower()
+            sender = address if "@" in address and address.isprintable() else None
     except Exception:
-        # The modern header parser has raised on odd input before; the legacy parser never
-        # interprets the value, which is all that is needed here. Should even that fail, the
-        # message is still accepted, de-duplicated by its bytes alone.
-        try:
-            raw_value = email.parser.BytesHeaderParser().parsebytes(head).get("Message-ID")
-            text = None if raw_value is None else str(raw_value)
-        except Exception:
-            return None
-    return normalise_message_id(text)
+        # Should the parser raise on odd input, the message is still accepted, de-duplicated by
+        # its bytes alone.
+        return None, None
+    return normalise_message_id(text), sender
+
+
+def message_id_of(raw: bytes) -> str | None:
+    return header_facts(raw)[0]
+
+
+def result_columns(status: str, record: dict[str, Any], seats: list[str]
+                   ) -> tuple[str | None, dict[str, str | None]]:
+    """The searchable copy of a game's result: how it ended (the result's reason) and, per seat,
+    "win", "loss" or "draw" (None while it runs or when it counts for nobody). A game in which every
+    seat is a winner, or none is, is a draw for all, as the standings count it."""
+    result = record.get("result")
+    if not isinstance(result, dict):
+        return None, {}
+    reason = result.get("reason")
+    ending = str(reason) if isinstance(reason, str) and reason else None
+    if status != "over" or ending in UNRATED_ENDINGS:
+        return ending, {}
+    winners = {str(w) for w in result.get("winners") or []}
+    if not winners or winners >= set(seats):
+        return ending, dict.fromkeys(seats, "draw")
+    return ending, {seat: "win" if seat in winners else "loss" for seat in seats}

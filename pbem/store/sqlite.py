@@ -30,7 +30,9 @@ from pbem.store import migrations as _migrations
 from pbem.store.base import (
     GAME_STATUSES,
     INBOUND_STATUSES,
+    RESULT_FILTERS,
     AcceptResult,
+    AddressChange,
     GameRow,
     Inbound,
     Outbound,
@@ -42,10 +44,11 @@ from pbem.store.common import (
     StoreError,
     dt_from_text,
     dt_to_text,
+    header_facts,
     json_dumps,
     json_loads,
-    message_id_of,
     now_utc,
+    result_columns,
     sha256_hex,
 )
 
@@ -54,9 +57,13 @@ _SCHEMA_VERSION_DDL = (
     " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
 )
 
-_INBOUND_COLS = "id, raw, source, received_at, message_id, sha256, status, outcome"
+_INBOUND_COLS = ("id, raw, source, received_at, message_id, sha256, status, outcome, envelope_from,"
+                 " original_size, sender")
 _OUTBOUND_COLS = ("id, message_id, sender, recipients, raw, created_at, attempts, next_attempt_at,"
-                  " sent_at, last_error")
+                  " sent_at, last_error, given_up_at")
+_INSERT_INBOUND = ("INSERT INTO inbound (message_id, sha256, source, source_ref, received_at, status,"
+                   " sender, envelope_from, original_size, raw)"
+                   " VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)")
 _GAME_COLS = ("id, game, status, record, created_at, updated_at, to_move, thread_id, deadline_at,"
               " finished_at")
 _SEAT_COLS = "game_id, seat, email, name, token_hash, accepted"
@@ -100,14 +107,16 @@ def _check_status(status: str, allowed: Sequence[str], what: str) -> None:
 def _inbound(row: Sequence[Any]) -> Inbound:
     return Inbound(id=row[0], raw=bytes(row[1]), source=row[2],
                    received_at=dt_from_text(row[3]),  # type: ignore[arg-type]
-                   message_id=row[4], sha256=row[5], status=row[6], outcome=row[7])
+                   message_id=row[4], sha256=row[5], status=row[6], outcome=row[7],
+                   envelope_from=row[8], original_size=row[9], sender=row[10])
 
 
 def _outbound(row: Sequence[Any]) -> Outbound:
     return Outbound(id=row[0], message_id=row[1], sender=row[2], recipients=json_loads(row[3]),
                     raw=bytes(row[4]), created_at=dt_from_text(row[5]),  # type: ignore[arg-type]
                     attempts=row[6], next_attempt_at=dt_from_text(row[7]),
-                    sent_at=dt_from_text(row[8]), last_error=row[9])
+                    sent_at=dt_from_text(row[8]), last_error=row[9],
+                    given_up_at=dt_from_text(row[10]))
 
 
 def _seat(row: Sequence[Any]) -> Seat:
@@ -187,12 +196,13 @@ class SQLiteTx:
         if game.updated_at is None:
             game.updated_at = game.created_at
         conn = self._c
+        ending, _outcomes = result_columns(game.status, game.record, [s.seat for s in game.seats])
         conn.execute(
             "INSERT INTO games (id, game, status, to_move, thread_id, created_at, updated_at,"
-            " deadline_at, finished_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " deadline_at, finished_at, ending, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (game.id, game.game, game.status, game.to_move, game.thread_id,
              dt_to_text(game.created_at), dt_to_text(game.updated_at), _opt_dt(game.deadline_at),
-             _opt_dt(game.finished_at), json_dumps(game.record)))
+             _opt_dt(game.finished_at), ending, json_dumps(game.record)))
         self._insert_seats(game)
 
     def get_game(self, game_id: str, *, for_update: bool = False) -> GameRow | None:
@@ -204,22 +214,24 @@ class SQLiteTx:
         if game.updated_at is None:
             game.updated_at = now_utc()
         conn = self._c
+        ending, _outcomes = result_columns(game.status, game.record, [s.seat for s in game.seats])
         cur = conn.execute(
             "UPDATE games SET status = ?, record = ?, to_move = ?, thread_id = ?, updated_at = ?,"
-            " deadline_at = ?, finished_at = ? WHERE id = ?",
+            " deadline_at = ?, finished_at = ?, ending = ? WHERE id = ?",
             (game.status, json_dumps(game.record), game.to_move, game.thread_id,
              dt_to_text(game.updated_at), _opt_dt(game.deadline_at), _opt_dt(game.finished_at),
-             game.id))
+             ending, game.id))
         if cur.rowcount == 0:
             raise LookupError(f"no game {game.id!r}")
         conn.execute("DELETE FROM seats WHERE game_id = ?", (game.id,))
         self._insert_seats(game)
 
     def _insert_seats(self, game: GameRow) -> None:
+        _ending, outcomes = result_columns(game.status, game.record, [s.seat for s in game.seats])
         self._c.executemany(
-            "INSERT INTO seats (game_id, seat, position, email, name, token_hash, accepted)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(game.id, s.seat, i, s.email, s.name, s.token_hash, int(s.accepted))
+            "INSERT INTO seats (game_id, seat, position, email, name, token_hash, accepted, outcome)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(game.id, s.seat, i, s.email, s.name, s.token_hash, int(s.accepted), outcomes.get(s.seat))
              for i, s in enumerate(game.seats)])
 
     def games_for_email(self, email: str) -> list[GameRow]:
@@ -257,6 +269,20 @@ class SQLiteTx:
     def record_bounce(self, email: str, now: datetime, detail: str) -> None:
         self._c.execute("INSERT INTO bounces (email, at, detail) VALUES (?, ?, ?)",
                         (email, dt_to_text(now), detail))
+
+    def mark_bouncing(self, email: str, now: datetime, detail: str) -> bool:
+        cur = self._c.execute("INSERT INTO bouncing (email, since, detail) VALUES (?, ?, ?)"
+                              " ON CONFLICT (email) DO NOTHING",
+                              (email.lower(), dt_to_text(now), detail[:500]))
+        return cur.rowcount == 1
+
+    def clear_bouncing(self, email: str) -> bool:
+        return self._c.execute("DELETE FROM bouncing WHERE email = ?",
+                               (email.lower(),)).rowcount == 1
+
+    def is_bouncing(self, email: str) -> bool:
+        return self._c.execute("SELECT 1 FROM bouncing WHERE email = ?",
+                               (email.lower(),)).fetchone() is not None
 
     def claim_notice(self, key: str, now: datetime, interval_seconds: int) -> bool:
         """True (and remembers now) when no notice with this key went out within the interval."""
@@ -306,6 +332,11 @@ class SQLiteTx:
                         " DO UPDATE SET settings = excluded.settings",
                         (email.lower(), json_dumps(settings)))
 
+    def nickname_owner(self, nickname: str) -> str | None:
+        row = self._c.execute("SELECT email FROM players WHERE lower(json_extract(settings, '$.nickname'))"
+                              " = lower(?) LIMIT 1", (nickname,)).fetchone()
+        return row[0] if row else None
+
     def block(self, email: str, now: datetime, by: str, why: str) -> None:
         self._c.execute("INSERT INTO blocked (email, at, by, why) VALUES (?, ?, ?, ?) ON CONFLICT"
                         " (email) DO UPDATE SET at = excluded.at, by = excluded.by, why = excluded.why",
@@ -322,6 +353,31 @@ class SQLiteTx:
         cur = self._c.execute("INSERT INTO once_keys (key, at) VALUES (?, ?) ON CONFLICT DO NOTHING",
                               (key, dt_to_text(now)))
         return cur.rowcount == 1
+
+    def mail_thread(self, game_id: str, email: str) -> tuple[str, str] | None:
+        row = self._c.execute("SELECT root_id, last_id FROM mail_threads WHERE game_id = ? AND email = ?",
+                              (game_id, email.lower())).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def set_mail_thread(self, game_id: str, email: str, root_id: str, last_id: str) -> None:
+        self._c.execute("INSERT INTO mail_threads (game_id, email, root_id, last_id) VALUES (?, ?, ?, ?)"
+                        " ON CONFLICT (game_id, email) DO UPDATE SET last_id = excluded.last_id",
+                        (game_id, email.lower(), root_id, last_id))
+
+    def hold_for_digest(self, email: str, game_id: str | None, headline: str, now: datetime) -> None:
+        self._c.execute("INSERT INTO digest_items (email, game_id, headline, created_at)"
+                        " VALUES (?, ?, ?, ?)", (email.lower(), game_id, headline, dt_to_text(now)))
+
+    def digest_items(self, email: str) -> list[tuple[str | None, str, datetime]]:
+        rows = self._c.execute("SELECT game_id, headline, created_at FROM digest_items WHERE email = ?"
+                               " ORDER BY id", (email.lower(),)).fetchall()
+        return [(r[0], r[1], dt_from_text(r[2])) for r in rows]
+
+    def digest_addresses(self) -> list[str]:
+        return [r[0] for r in self._c.execute("SELECT DISTINCT email FROM digest_items ORDER BY email")]
+
+    def clear_digest(self, email: str) -> None:
+        self._c.execute("DELETE FROM digest_items WHERE email = ?", (email.lower(),))
 
     def get_meta(self, key: str) -> str | None:
         row = self._c.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -341,9 +397,44 @@ class SQLiteTx:
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]:
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]:
         return _search_games(self._c, player=player, game=game, date_from=date_from, date_to=date_to,
-                                 status=status, limit=limit, offset=offset)
+                             status=status, limit=limit, offset=offset, result=result, winner=winner,
+                             loser=loser)
+
+    def add_address_change(self, old_email: str, new_email: str, code_hash: str, now: datetime,
+                           expires_at: datetime) -> None:
+        self._c.execute("INSERT INTO address_changes (old_email, new_email, code_hash, created_at,"
+                        " expires_at) VALUES (?, ?, ?, ?, ?)",
+                        (old_email.lower(), new_email.lower(), code_hash, dt_to_text(now),
+                         dt_to_text(expires_at)))
+
+    def address_change(self, code_hash: str) -> AddressChange | None:
+        row = self._c.execute("SELECT old_email, new_email, created_at, expires_at, used_at"
+                              " FROM address_changes WHERE code_hash = ?", (code_hash,)).fetchone()
+        if row is None:
+            return None
+        return AddressChange(row[0], row[1], dt_from_text(row[2]), dt_from_text(row[3]),  # type: ignore[arg-type]
+                             dt_from_text(row[4]))
+
+    def use_address_change(self, code_hash: str, now: datetime) -> None:
+        cur = self._c.execute("UPDATE address_changes SET used_at = ? WHERE code_hash = ?"
+                              " AND used_at IS NULL", (dt_to_text(now), code_hash))
+        if cur.rowcount == 0:
+            raise LookupError("no pending address change with that code")
+
+    def move_player(self, old_email: str, new_email: str) -> None:
+        old, new = old_email.lower(), new_email.lower()
+        conn = self._c
+        settings = conn.execute("SELECT settings FROM players WHERE email = ?", (old,)).fetchone()
+        if settings is not None:
+            conn.execute("DELETE FROM players WHERE email = ?", (old,))
+            conn.execute("INSERT INTO players (email, settings) VALUES (?, ?) ON CONFLICT (email)"
+                         " DO UPDATE SET settings = excluded.settings", (new, settings[0]))
+        conn.execute("UPDATE OR IGNORE observers SET email = ? WHERE email = ?", (new, old))
+        conn.execute("DELETE FROM observers WHERE email = ?", (old,))
+        conn.execute("UPDATE digest_items SET email = ? WHERE email = ?", (new, old))
 
     def active_games(self) -> list[GameRow]:
         conn = self._c
@@ -355,8 +446,9 @@ class SQLiteTx:
 def _search_games(conn: sqlite3.Connection, *, player: str | None = None, game: str | None = None,
                   date_from: datetime | None = None, date_to: datetime | None = None,
                   status: str | None = None, limit: int | None = None,
-                  offset: int = 0) -> list[GameRow]:
-    """One query for the archive search, shaped to use the indexes of migration 3."""
+                  offset: int = 0, result: str | None = None, winner: str | None = None,
+                  loser: str | None = None) -> list[GameRow]:
+    """One query for the archive search, shaped to use the indexes of migrations 3 and 5."""
     date = "COALESCE(finished_at, created_at)"
     where, params = [], []
     if player:
@@ -368,6 +460,18 @@ def _search_games(conn: sqlite3.Connection, *, player: str | None = None, game: 
     if status:
         where.append("status = ?")
         params.append(status)
+    if result is not None:
+        if result not in RESULT_FILTERS:
+            raise ValueError(f"unknown result filter {result!r}; expected one of {', '.join(RESULT_FILTERS)}")
+        if RESULT_FILTERS[result] is None:
+            where.append("id IN (SELECT game_id FROM seats WHERE outcome = 'draw')")
+        else:
+            where.append("ending = ?")
+            params.append(RESULT_FILTERS[result])
+    for address, outcome in ((winner, "win"), (loser, "loss")):
+        if address:
+            where.append(f"id IN (SELECT game_id FROM seats WHERE email = ? AND outcome = '{outcome}')")
+            params.append(address.strip().lower())
     if date_from is not None:
         where.append(f"{date} >= ?")
         params.append(dt_to_text(date_from))
@@ -642,10 +746,11 @@ class SQLiteStore:
     # intake
 
     def accept_inbound(self, raw: bytes, source: str, now: datetime,
-                       source_ref: str | None = None) -> AcceptResult:
+                       source_ref: str | None = None, *, envelope_from: str | None = None,
+                       original_size: int | None = None) -> AcceptResult:
         raw = bytes(raw)
         digest = sha256_hex(raw)
-        message_id = message_id_of(raw)
+        message_id, sender = header_facts(raw)
         received = dt_to_text(now)
         with self._write() as conn:
             row = conn.execute("SELECT id, status FROM inbound"
@@ -653,33 +758,29 @@ class SQLiteStore:
                                (digest, message_id)).fetchone()
             if row is not None:
                 return AcceptResult(inbound_id=row[0], new=False, status=row[1])
-            cur = conn.execute(
-                "INSERT INTO inbound (message_id, sha256, source, source_ref, received_at,"
-                " status, raw) VALUES (?, ?, ?, ?, ?, 'pending', ?)",
-                (message_id, digest, source, source_ref, received, raw))
+            cur = conn.execute(_INSERT_INBOUND, (message_id, digest, source, source_ref, received,
+                                                 sender, envelope_from, original_size, raw))
             inbound_id = int(cur.lastrowid)  # type: ignore[arg-type]
         # Reached only after COMMIT returned, i.e. after the WAL was fsynced.
         return AcceptResult(inbound_id=inbound_id, new=True, status="pending")
 
-    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None]]
+    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None, str | None]]
                             ) -> list[AcceptResult]:
         """``accept_inbound`` for several messages in one transaction: one fsync for all (group
         commit); results in the order of ``items``."""
-        prepared = [(bytes(raw), sha256_hex(raw), message_id_of(raw), source, dt_to_text(now), ref)
-                    for raw, source, now, ref in items]
+        prepared = [(bytes(raw), sha256_hex(raw), *header_facts(raw), source, dt_to_text(now), ref,
+                     envelope_from) for raw, source, now, ref, envelope_from in items]
         results: list[AcceptResult] = []
         with self._write() as conn:
-            for raw, digest, message_id, source, received, ref in prepared:
+            for raw, digest, message_id, sender, source, received, ref, envelope_from in prepared:
                 row = conn.execute("SELECT id, status FROM inbound"
                                    " WHERE sha256 = ? OR message_id = ? ORDER BY id LIMIT 1",
                                    (digest, message_id)).fetchone()
                 if row is not None:
                     results.append(AcceptResult(inbound_id=row[0], new=False, status=row[1]))
                     continue
-                cur = conn.execute(
-                    "INSERT INTO inbound (message_id, sha256, source, source_ref, received_at,"
-                    " status, raw) VALUES (?, ?, ?, ?, ?, 'pending', ?)",
-                    (message_id, digest, source, ref, received, raw))
+                cur = conn.execute(_INSERT_INBOUND, (message_id, digest, source, ref, received,
+                                                     sender, envelope_from, None, raw))
                 results.append(AcceptResult(inbound_id=int(cur.lastrowid),  # type: ignore[arg-type]
                                             new=True, status="pending"))
         return results
@@ -688,6 +789,36 @@ class SQLiteStore:
         rows = self._conn().execute(f"SELECT {_INBOUND_COLS} FROM inbound WHERE status = 'pending'"
                                     " ORDER BY id LIMIT ?", (limit,)).fetchall()
         return [_inbound(r) for r in rows]
+
+    def pending_fair(self, now: datetime, per_sender_per_minute: int, limit: int) -> list[int]:
+        # The head of each sender's queue (one index scan over the pending rows, in C), leaving
+        # out senders who had their cap processed within the minute (one index lookup per
+        # sender). One message per sender per call: the caller's next call starts the next round.
+        since = dt_to_text(now - timedelta(minutes=1))
+        rows = self._conn().execute(
+            "SELECT head FROM (SELECT MIN(id) AS head, sender FROM inbound WHERE status = 'pending'"
+            "  GROUP BY sender) AS heads"
+            " WHERE ? = 0 OR (SELECT COUNT(*) FROM inbound AS done WHERE done.sender IS heads.sender"
+            "  AND done.processed_at >= ?) < ?"
+            " ORDER BY head LIMIT ?",
+            (per_sender_per_minute, since, per_sender_per_minute, limit)).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def get_inbound(self, inbound_id: int) -> Inbound | None:
+        row = self._conn().execute(f"SELECT {_INBOUND_COLS} FROM inbound WHERE id = ?",
+                                   (inbound_id,)).fetchone()
+        return _inbound(row) if row else None
+
+    def inbound_counts(self) -> dict[str, int]:
+        rows = self._conn().execute("SELECT status, COUNT(*) FROM inbound GROUP BY status").fetchall()
+        counts = dict.fromkeys(INBOUND_STATUSES, 0)
+        counts.update({str(status): int(n) for status, n in rows})
+        return counts
+
+    def bouncing_addresses(self) -> list[tuple[str, datetime, str]]:
+        rows = self._conn().execute("SELECT email, since, detail FROM bouncing ORDER BY since, email"
+                                    ).fetchall()
+        return [(r[0], dt_from_text(r[1]), r[2]) for r in rows]  # type: ignore[misc]
 
     def inbound_status(self, inbound_id: int) -> str | None:
         row = self._conn().execute("SELECT status FROM inbound WHERE id = ?",
@@ -715,12 +846,21 @@ class SQLiteStore:
     # outbox sender
 
     def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]:
-        # Oldest first (by id, i.e. queue order), so one player's mails arrive in move order.
-        rows = self._conn().execute(
-            f"SELECT {_OUTBOUND_COLS} FROM outbound"
-            " WHERE sent_at IS NULL AND next_attempt_at <= ? ORDER BY id LIMIT ?",
-            (dt_to_text(now), limit)).fetchall()
-        return [_outbound(r) for r in rows]
+        # Round-robin by recipient, each recipient's mails oldest first: one player's mails arrive
+        # in move order, and two thousand answers to one flooding address do not hold up the
+        # next player's board. The ids are chosen on the small columns (and the index of
+        # migration 4) before the rows, raw messages included, are read.
+        conn = self._conn()
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY recipients ORDER BY id) AS k"
+            "  FROM outbound WHERE sent_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= ?)"
+            " ORDER BY k, id LIMIT ?", (dt_to_text(now), limit))]
+        if not ids:
+            return []
+        rows = conn.execute(f"SELECT {_OUTBOUND_COLS} FROM outbound WHERE id IN"
+                            f" ({','.join('?' * len(ids))})", ids).fetchall()
+        by_id = {r[0]: r for r in rows}
+        return [_outbound(by_id[i]) for i in ids if i in by_id]
 
     def mark_sent(self, outbound_id: int, now: datetime) -> None:
         with self._write() as conn:
@@ -745,12 +885,37 @@ class SQLiteStore:
             if cur.rowcount == 0:
                 raise LookupError(f"no outbound message {outbound_id}")
 
+    def mark_given_up(self, outbound_id: int, error: str, now: datetime) -> None:
+        with self._write() as conn:
+            cur = conn.execute("UPDATE outbound SET attempts = attempts + 1, last_error = ?,"
+                               " given_up_at = ? WHERE id = ? AND sent_at IS NULL",
+                               (error, dt_to_text(now), outbound_id))
+            if cur.rowcount == 0:
+                raise LookupError(f"no unsent outbound message {outbound_id}")
+
+    def reset_backoff(self, now: datetime) -> int:
+        stamp = dt_to_text(now)
+        with self._write() as conn:
+            return conn.execute("UPDATE outbound SET next_attempt_at = ?, attempts = 0"
+                                " WHERE sent_at IS NULL AND given_up_at IS NULL"
+                                " AND next_attempt_at > ?", (stamp, stamp)).rowcount
+
     def outbound_counts(self) -> dict[str, int]:
         with self._read() as conn:
             total = conn.execute("SELECT COUNT(*) FROM outbound").fetchone()[0]
             pending = conn.execute("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL"
-                                   ).fetchone()[0]
-        return {"pending": int(pending), "sent": int(total - pending)}
+                                   " AND given_up_at IS NULL").fetchone()[0]
+            given_up = conn.execute("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL"
+                                    " AND given_up_at IS NOT NULL").fetchone()[0]
+        return {"pending": int(pending), "sent": int(total - pending - given_up),
+                "given_up": int(given_up)}
+
+    def given_up_outbound(self, limit: int = 50) -> list[Outbound]:
+        rows = self._conn().execute(
+            f"SELECT {_OUTBOUND_COLS} FROM outbound WHERE sent_at IS NULL"
+            " AND given_up_at IS NOT NULL ORDER BY given_up_at DESC, id DESC LIMIT ?",
+            (limit,)).fetchall()
+        return [_outbound(r) for r in rows]
 
     # IMAP progress
 
@@ -774,10 +939,12 @@ class SQLiteStore:
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]:
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]:
         with self._read() as conn:
             return _search_games(conn, player=player, game=game, date_from=date_from, date_to=date_to,
-                                 status=status, limit=limit, offset=offset)
+                                 status=status, limit=limit, offset=offset, result=result,
+                                 winner=winner, loser=loser)
 
     def list_games(self, status: str | None = None) -> list[GameRow]:
         with self._read() as conn:

@@ -133,7 +133,7 @@ def test_cli_import_exit_codes_and_report(tmp_path: Path, archive: Path) -> None
     code, out, err = cli("archive", "import", str(archive))
     assert (code, err) == (0, "") and "imported 0, skipped 12 already present, 0 bad" in out
     code, _, err = cli("archive", "import", str(tmp_path / "nowhere"))
-    assert code == 2 and "is not a directory" in err and "Traceback" not in err
+    assert code == 2 and "no such directory" in err and "Traceback" not in err
 
 
 def test_public_export_hides_the_pile_and_still_imports(tmp_path: Path, store: Store,

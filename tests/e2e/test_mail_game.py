@@ -12,21 +12,26 @@ from collections.abc import Callable
 from email.message import EmailMessage
 from pathlib import Path
 
-from pbem.cli.mailbox import new_mail
+from pbem.cli.mailbox import new_mail, reply_to
 from pbem.record import replay_record
 from pbem.store import open_store
-from tests.e2e.conftest import raw, relay
-from tests.server.players import Player, attached_record
+from tests.e2e.conftest import raw, relay, serve, stop
+from tests.server.mailcheck import MailCheck
+from tests.server.players import Player, attached_record, headline, text_of
 from tests.services.requirements import free_port
 
 ALICE, BOB, SERVER = "alice@example.org", "bob@example.org", "pbem@localhost"
-REPO = Path(__file__).resolve().parents[2]
 
 
-def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 300) -> dict[str, EmailMessage]:
-    """Alice challenges Bob; both answer every mail they get until both have the result."""
+def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 300,
+               check: MailCheck | None = None) -> dict[str, EmailMessage]:
+    """Alice challenges Bob; both answer every mail they get until both have the result. Every mail
+    is read as its recipient would (``MailCheck``)."""
+    check = check or MailCheck()
     players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
-    submit(new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black"))
+    challenge = new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black")
+    check.sent(ALICE, challenge)
+    submit(challenge)
     seen, finished = 0, {}
     deadline = time.monotonic() + timeout
     while len(finished) < 2:
@@ -35,13 +40,24 @@ def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 30
         for item in received[seen:]:
             message, rcpt = item.message, item.rcpt_tos[0]
             assert message["Auto-Submitted"] in ("auto-replied", "auto-generated")
-            if "Game over" in str(message["Subject"]):
+            check.read(rcpt, message, item.data)
+            if headline(message).startswith("Game over"):
                 finished[rcpt] = message
+                continue
+            if headline(message).startswith("Game ac-1 created"):
+                # alice plays from her phone: one-tap moves; bob keeps the defaults
+                reply = reply_to(message, ALICE, "set mail tap")
+                check.sent(ALICE, reply)
+                submit(reply)
                 continue
             reply = players[rcpt].respond(message)
             if reply is not None:
+                check.sent(rcpt, reply)
                 submit(reply)
         seen = len(received)
+    # bob, on the defaults: about twenty mails, not forty, and no more than 300 KB in all
+    assert check.count[BOB] <= 25 and check.bytes[BOB] <= 300_000, (dict(check.count), dict(check.bytes))
+    assert check.count[ALICE] <= 26  # her "set" was answered once
     return finished
 
 
@@ -53,8 +69,7 @@ def check_result(finished: dict[str, EmailMessage], store) -> None:
     for message in finished.values():
         record = attached_record(message)
         assert replay_record(record).is_over
-        body = message.get_body(preferencelist=("plain",)).get_content()
-        assert "Final scores" in body
+        assert "Final scores" in text_of(message)
 
 
 def test_whole_game_over_imap_idle(dovecot, imap_user, smtp_sink, daemon_for) -> None:
@@ -101,24 +116,6 @@ def test_whole_game_through_pbem_deliver(tmp_path: Path, smtp_sink, daemon_for) 
 
 # --- crash safety ------------------------------------------------------------------------------------
 
-def _serve(config_path: Path, failpoint: str | None) -> subprocess.Popen:
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
-    if failpoint:
-        env["PBEM_FAILPOINT"] = failpoint
-    return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def test_kill_9_after_commit_loses_nothing_and_repeats_nothing(tmp_path: Path, dovecot, imap_user,
                                                                smtp_sink) -> None:
     """SIGKILL right after a message's transaction committed, before the IMAP move and before the
@@ -145,13 +142,17 @@ security = "none"
     players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
     first = new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black")
     dovecot.deliver(user, raw(first))
-    expected_mails = 2  # alice's confirmation, bob's invitation
-    for _round in range(4):  # new, accept, black's move, white's move: each crashes once
-        crashing = _serve(config_path, "after-commit")
+    # new: alice's confirmation, bob's invitation; accept: bob's answer, alice's "your move";
+    # black's move: bob's "your move"; white's move: alice's "your move"
+    per_round = [2, 2, 1, 1]
+    expected_mails = 0
+    for mails in per_round:  # each round's message crashes the server once, right after commit
+        expected_mails += mails
+        crashing = serve(config_path, "after-commit")
         assert crashing.wait(60) == -9, crashing.stderr.read().decode()[-2000:]
         assert len(dovecot.list_messages(user, "INBOX")) == 1, "the message left INBOX before the crash"
-        assert len(smtp_sink.messages) == expected_mails - 2, "a reply was sent before the crash"
-        server = _serve(config_path, None)
+        assert len(smtp_sink.messages) == expected_mails - mails, "a reply was sent before the crash"
+        server = serve(config_path, None)
         try:
             received = smtp_sink.wait_for(expected_mails, timeout=60)
             deadline = time.monotonic() + 20
@@ -164,16 +165,15 @@ security = "none"
             ids = [m.message["Message-ID"] for m in received]
             assert len(set(ids)) == len(ids)
         finally:
-            _stop(server)
+            stop(server)
         # the next mail: whoever has a mail to answer answers the newest one
         reply = None
-        for item in reversed(received[-2:]):
+        for item in reversed(received[-mails:]):
             reply = players[item.rcpt_tos[0]].respond(item.message)
             if reply is not None:
                 break
         assert reply is not None
         dovecot.deliver(user, raw(reply))
-        expected_mails += 2
     store = open_store(tmp_path / "data" / "pbem.sqlite3")
     try:
         row = store.get_game("ac-1")

@@ -8,12 +8,14 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
-from pbem.cli.mailbox import new_mail
+from pbem.cli.mailbox import new_mail, reply_to
 from pbem.clock import ManualClock
 from pbem.config import config_from_dict
 from pbem.processing.processor import Processor
 from pbem.store import open_store
-from tests.server.players import parse
+from tests.server.players import headline, html_of, parse, text_of
+
+__all__ = ["Server", "headline", "html_of", "text_of", "to"]
 
 
 class Server:
@@ -24,6 +26,7 @@ class Server:
         self.clock = ManualClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
         self.processor = Processor(self.config, self.store, self.clock, secret=b"s" * 32)
         self.raw_sent: list[bytes] = []  # every outbound mail exactly as it would go on the wire
+        self.sent: list[tuple[str, bytes]] = []  # (recipient, raw) in the order they were sent
 
     def submit(self, message: EmailMessage | bytes) -> list[tuple[str, EmailMessage]]:
         """Store a mail, process it, and return the mails it caused as (recipient, message)."""
@@ -38,6 +41,7 @@ class Server:
         for row in rows:
             self.store.mark_sent(row.id, self.clock.now())
             self.raw_sent.append(row.raw)
+            self.sent.append((row.recipients[0], row.raw))
             out.append((row.recipients[0], parse(row.raw)))
         return out
 
@@ -51,10 +55,15 @@ class Server:
         self.store.close()
 
 
+def start_game(server: Server, alice: str, bob: str) -> tuple[EmailMessage, EmailMessage]:
+    """``alice`` challenges ``bob`` to Alien City (she plays black, who moves first) and he
+    accepts: (her "your move" mail, his last mail)."""
+    out = server.submit(server.mail(alice, f"new alien-city with {bob} as black"))
+    out = server.submit(reply_to(to(out, bob)[0], bob, "accept"))
+    return to(out, alice)[0], to(out, bob)[0]
+
+
 def to(outbox: list[tuple[str, EmailMessage]], address: str) -> list[EmailMessage]:
     return [m for rcpt, m in outbox if rcpt == address]
 
 
-def text_of(message: EmailMessage) -> str:
-    body = message.get_body(preferencelist=("plain",))
-    return body.get_content().replace("\r\n", "\n") if body is not None else ""

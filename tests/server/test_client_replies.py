@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.server.harness import Server, text_of, to
+from tests.server.harness import Server, headline, text_of, to
 from tests.server.players import Player
-from tests.server.test_processor import ALICE, start_game
+from tests.server.test_processor import ALICE, BOB, start_game
 from tests.services.requirements import missing
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "mail-corpus" / "replies"
@@ -64,9 +64,10 @@ def test_client_reply_applies_exactly_the_move(tmp_path: Path, client: str) -> N
         message["In-Reply-To"] = board["Message-ID"]
         message["Message-ID"] = f"<{client}-test@example.org>"
         out = server.submit(message)
-        reply = to(out, ALICE)[0]
-        text = text_of(reply)
-        assert [m["move"] for m in server.game("ac-1").record["moves"]] == [move], text
-        assert "Not understood" not in text and "Not done" not in text, text
+        # applied, and nothing from the quote was read: no answer to Alice, "your move" to Bob
+        texts = [text_of(m) for _rcpt, m in out]
+        assert [m["move"] for m in server.game("ac-1").record["moves"]] == [move], texts
+        assert to(out, ALICE) == [], texts
+        assert len(to(out, BOB)) == 1 and "Your move" in headline(to(out, BOB)[0])
     finally:
         server.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -11,8 +12,8 @@ import pytest
 
 from pbem.cli.mailbox import reply_to
 from pbem.record import replay_record
-from tests.server.harness import Server, text_of, to
-from tests.server.players import Player, attached_record
+from tests.server.harness import Server, headline, html_of, text_of, to
+from tests.server.players import Player, attached_record, follow, mailto_links, move_links, with_taps
 
 ALICE, BOB, MALLORY = "alice@example.org", "bob@example.org", "mallory@example.net"
 
@@ -29,20 +30,33 @@ def start_game(server: Server, options: str = "") -> tuple[EmailMessage, EmailMe
     command = " ".join(f"new alien-city {options} with {BOB} as black".split())
     out = server.submit(server.mail(ALICE, command))
     invitation = to(out, BOB)[0]
-    assert "Invitation" in invitation["Subject"]
+    assert headline(invitation).endswith("invites you to Alien City")
     assert "+" in invitation["Reply-To"]
     out = server.submit(reply_to(invitation, BOB, "accept"))
     alice_mail = to(out, ALICE)[0]
     if not options:  # edition 1.2 draws the first seat by dice
-        assert "Your move (ply 0)" in alice_mail["Subject"]
+        assert re.fullmatch(r"Your move \(move 1\)\. Game ac-\d+ has started\.", headline(alice_mail))
     return alice_mail, to(out, BOB)[0]
+
+
+def token_of(mail: EmailMessage) -> str:
+    return mail["Reply-To"].addresses[0].username.split("+", 1)[1].split("-")[0]
+
+
+def applied(server: Server, out: list, game_id: str = "ac-1") -> EmailMessage:
+    """After a move under the default notification level the mover hears nothing and the opponent
+    gets "your move": returns that mail."""
+    assert [rcpt for rcpt, _m in out] == [BOB if server.game(game_id).to_move == "white" else ALICE]
+    mail = out[0][1]
+    assert "played" in headline(mail) and "Your move" in headline(mail)
+    return mail
 
 
 def test_a_whole_game_by_mail(server: Server) -> None:
     players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
     out = server.submit(server.mail(ALICE, f"new alien-city with {BOB} as black"))
     created = to(out, ALICE)[0]
-    assert created["Subject"].startswith("[pbem ac-1]")
+    assert created["Subject"] == "[pbem ac-1] alice vs bob"
     pending = [(rcpt, m) for rcpt, m in out if rcpt == BOB]
     finished: dict[str, EmailMessage] = {}
     thread_root = None
@@ -51,11 +65,12 @@ def test_a_whole_game_by_mail(server: Server) -> None:
             break
         rcpt, message = pending.pop(0)
         assert message["Auto-Submitted"] in ("auto-replied", "auto-generated")
-        assert message["Subject"].startswith("[pbem ac-1] ")
+        assert message["Subject"] == "[pbem ac-1] alice vs bob"
         if thread_root is None:
             thread_root = created["Message-ID"]
-        assert thread_root in str(message.get("References", "")) or message["Message-ID"] == thread_root
-        if "Game over" in message["Subject"]:
+        if rcpt == ALICE:  # her thread starts at the mail she got first
+            assert thread_root in str(message.get("References", ""))
+        if headline(message).startswith("Game over"):
             finished[rcpt] = message
             continue
         reply = players[rcpt].respond(message)
@@ -68,7 +83,7 @@ def test_a_whole_game_by_mail(server: Server) -> None:
     assert state.is_over
     for message in finished.values():
         text = text_of(message)
-        assert "Final scores" in text or "wins" in text or "draw" in text
+        assert "Final scores" in text and ("win" in headline(message) or "draw" in headline(message))
         record = attached_record(message)
         assert record is not None and "pile" not in json.dumps(record["setup"])
         assert replay_record(record).is_over
@@ -80,12 +95,17 @@ def test_a_whole_game_by_mail(server: Server) -> None:
 def test_board_mail_contents(server: Server) -> None:
     alice_mail, _ = start_game(server)
     text = text_of(alice_mail)
-    assert "Legal builds for black" in text
-    assert "Scores so far" in text
-    html = alice_mail.get_body(preferencelist=("html",)).get_content()
-    assert "<table" in html
-    record = attached_record(alice_mail)
-    assert record["id"] == "ac-1" and record["moves"] == []
+    assert "Legal builds for black (you)" in text
+    assert "Scores: black (you) 0, white (bob@example.org) 0" in text
+    html = html_of(alice_mail)
+    assert "<table" in html and "Legal builds for black (you)" in html  # the listing, not links
+    assert attached_record(alice_mail) is None  # the record comes at the end, or on request
+    assert move_links(alice_mail) == []  # one-tap moves are a choice (set mail tap)
+    alice_mail = with_taps(server, ALICE, alice_mail, "ac-1")
+    links = move_links(alice_mail)
+    assert links and all(link["to"] == alice_mail["Reply-To"].addresses[0].addr_spec for link in links)
+    assert all(link["subject"] == "[pbem ac-1] alice vs bob" for link in links)
+    assert all(link["to"].split("@")[0].endswith("-1") for link in links)  # keyed with move 1
     for raw in server.raw_sent:
         assert max(len(line) for line in raw.split(b"\r\n")) <= 998, "SMTP line limit"
         assert b"\n" not in raw.replace(b"\r\n", b""), "bare LF on the wire"
@@ -97,16 +117,21 @@ def test_illegal_move_explains_and_changes_nothing(server: Server) -> None:
     out = server.submit(reply_to(alice_mail, ALICE, "tower purple Z99"))
     reply = to(out, ALICE)[0]
     text = text_of(reply)
-    assert "not applied" in text.lower() or "not understood" in text.lower()
+    assert headline(reply).startswith("Not applied: tower purple Z99")
+    assert reply["Subject"] == alice_mail["Subject"] and reply["In-Reply-To"] is not None
+    assert reply["Reply-To"] == alice_mail["Reply-To"]  # the next reply still authenticates
     assert "Legal builds for black" in text
     assert to(out, BOB) == []
     assert server.game("ac-1").record == before
 
 
 def test_unknown_command_gets_suggestions(server: Server) -> None:
+    start_game(server)  # from a player; a stranger's junk is not answered (test_hostile_processing)
     out = server.submit(server.mail(ALICE, "gmaes"))
-    text = text_of(to(out, ALICE)[0])
-    assert "unknown command" in text and "games" in text
+    reply = to(out, ALICE)[0]
+    text = text_of(reply)
+    assert "unknown command" in text and "Did you mean games" in text
+    assert headline(reply) == "Not understood: gmaes"
 
 
 def test_help_and_games(server: Server) -> None:
@@ -124,7 +149,8 @@ def test_forged_from_is_not_applied_and_only_the_seat_gets_one_notice(server: Se
     out = server.submit(forged)
     assert to(out, MALLORY) == []
     notices = to(out, ALICE)
-    assert len(notices) == 1 and "not accepted" in notices[0]["Subject"]
+    assert len(notices) == 1 and "was not accepted" in headline(notices[0])
+    assert "YOURTOKEN" not in text_of(notices[0]) and "+" in notices[0]["Reply-To"]
     assert server.game("ac-1").record["moves"] == []
     again = reply_to(alice_mail, MALLORY, move + " ")
     assert server.submit(again) == []  # no second notice within the hour
@@ -137,30 +163,36 @@ def test_wrong_token_from_the_right_address_is_not_applied(server: Server) -> No
     alice_mail, _ = start_game(server)
     move = Player(ALICE).choose_move(alice_mail)
     out = server.submit(server.mail(ALICE, f"move ac-1 {move}\ntoken {'a' * 26}"))
-    assert [m["Subject"] for m in to(out, ALICE)] == ["[pbem ac-1] A mail for your seat was not accepted"]
+    assert [headline(m) for m in to(out, ALICE)] == [
+        f"A mail about ac-1 from {ALICE} was not accepted"]
     assert server.game("ac-1").record["moves"] == []
 
 
 def test_body_token_line_works_for_a_fresh_mail(server: Server) -> None:
     alice_mail, _ = start_game(server)
-    token = alice_mail["Reply-To"].addresses[0].username.split("+", 1)[1]
+    token = token_of(alice_mail)
     move = Player(ALICE).choose_move(alice_mail)
     out = server.submit(server.mail(ALICE, f"move ac-1 {move}\ntoken {token}"))
-    assert "Move applied" in to(out, ALICE)[0]["Subject"]
+    applied(server, out)
     assert [m["move"] for m in server.game("ac-1").record["moves"]] == [move]
 
 
 def test_out_of_date_board_is_refused_with_the_current_board(server: Server) -> None:
     alice_mail, _ = start_game(server)
+    alice_mail = with_taps(server, ALICE, alice_mail, "ac-1")
     player = Player(ALICE, 5)
     first = player.choose_move(alice_mail)
     out = server.submit(reply_to(alice_mail, ALICE, first))
-    assert "Move applied" in to(out, ALICE)[0]["Subject"]
-    # a resent reply to the same (now old) board must not move again
+    applied(server, out)
+    # a resent reply to the same (now old) board must not move again: neither a reply (In-Reply-To
+    # and the Reply-To key), nor a tapped link (its key), nor a new mail with "(move 1)"
     second = player.choose_move(alice_mail)
-    out = server.submit(reply_to(alice_mail, ALICE, second))
-    text = text_of(to(out, ALICE)[0])
-    assert "answers the board of ply 0" in text and "ply 1" in text
+    for mail in (reply_to(alice_mail, ALICE, second), follow(mailto_links(alice_mail)[0], ALICE),
+                 server.mail(ALICE, f"move ac-1 {second} (move 1)\ntoken {token_of(alice_mail)}")):
+        out = server.submit(mail)
+        refusal = to(out, ALICE)[0]
+        assert "answers the board of move 1" in text_of(refusal) and "at move 2" in text_of(refusal)
+        assert headline(refusal).startswith("Not applied")
     assert len(server.game("ac-1").record["moves"]) == 1
 
 
@@ -183,7 +215,7 @@ def test_html_only_mail(server: Server) -> None:
     reply.set_content(f"<html><body><p>{move}</p><blockquote>old board<br>red tower: A1 A2"
                       "</blockquote></body></html>", subtype="html")
     out = server.submit(reply)
-    assert "Move applied" in to(out, ALICE)[0]["Subject"], text_of(to(out, ALICE)[0])
+    applied(server, out)
 
 
 def test_json_turn_file_as_attachment(server: Server) -> None:
@@ -193,7 +225,7 @@ def test_json_turn_file_as_attachment(server: Server) -> None:
     reply.add_attachment(json.dumps({"commands": [{"command": "move", "game": "ac-1", "move": move}]})
                          .encode(), maintype="application", subtype="json", filename="turn.json")
     out = server.submit(reply)
-    assert "Move applied" in to(out, ALICE)[0]["Subject"]
+    applied(server, out)
     assert len(server.game("ac-1").record["moves"]) == 1
 
 
@@ -219,18 +251,21 @@ def test_bounce_and_vacation_get_no_answer(server: Server) -> None:
     bounce["Subject"] = "Undelivered Mail Returned to Sender"
     bounce.set_content("This is the mail system. I'm sorry to have to inform you that your message "
                        f"could not be delivered.\n<{BOB}>: mailbox full")
-    assert server.submit(bounce) == []
+    out = server.submit(bounce)  # never answered; Bob's opponent learns why he is silent
+    assert [rcpt for rcpt, _ in out] == [ALICE]
+    assert "bounces" in text_of(out[0][1])
     statuses = [m.status for m in server.store.iter_inbound()]
     assert statuses.count("ignored") == 2
 
 
 def test_several_commands_run_in_order_and_are_all_reported(server: Server) -> None:
-    out = server.submit(server.mail(ALICE, f"help\nnew alien-city with {BOB} as white\nfoo\ngames"))
+    out = server.submit(server.mail(ALICE, f"help\nnew alien-city with {BOB} as white\ngames\nfoo\ngmaes"))
     text = text_of(to(out, ALICE)[0])
-    order = [text.index("Your command: help"), text.index("Your command: new alien-city"),
-             text.index("unknown command 'foo'"), text.index("Your command: games")]
+    order = [text.index("> help"), text.index("> new alien-city"), text.index("> games")]
     assert order == sorted(order)
-    assert "ac-1" in text[order[3]:]
+    assert "ac-1" in text[order[2]:]
+    assert "I did not read these lines as commands:\n  foo" in text  # said, not swallowed
+    assert "unknown command 'gmaes'. Did you mean games" in text  # a typo of a command is one
     assert len(to(out, BOB)) == 1
 
 
@@ -238,11 +273,21 @@ def test_decline_and_resign(server: Server) -> None:
     out = server.submit(server.mail(ALICE, f"new alien-city with {BOB}"))
     invitation = to(out, BOB)[0]
     out = server.submit(reply_to(invitation, BOB, "decline"))
-    assert "declined" in to(out, ALICE)[0]["Subject"].lower()
+    assert headline(to(out, ALICE)[0]) == f"{BOB} declined; game ac-1 is cancelled"
     assert server.game("ac-1").status == "declined"
     _alice_mail, bob_mail = start_game(server)
+    # one word never resigns: the answer says what would happen and the exact line to confirm
     out = server.submit(reply_to(bob_mail, BOB, "resign"))
-    assert "Game over" in to(out, ALICE)[0]["Subject"]
+    asked = to(out, BOB)[0]
+    assert [rcpt for rcpt, _m in out] == [BOB] and server.game("ac-2").status == "active"
+    line = headline(asked).split("confirm with: ")[1]
+    assert line.startswith("resign ac-2 confirm ") and "you lose" in text_of(asked)
+    assert [link["body"] for link in mailto_links(asked)] == [line]
+    assert server.submit(reply_to(asked, BOB, "resign ac-2 confirm XXXX"))[0][1] is not None
+    assert server.game("ac-2").status == "active"  # a wrong code does nothing
+    out = server.submit(reply_to(asked, BOB, line))
+    assert headline(to(out, ALICE)[0]) == "Game over: bob@example.org resigned; you win"
+    assert headline(to(out, BOB)[0]) == "Game over: you resigned; alice@example.org wins"
     row = server.game("ac-2")
     assert row.status == "over" and row.record["result"]["winners"] == ["black"]
 
@@ -250,7 +295,9 @@ def test_decline_and_resign(server: Server) -> None:
 def test_move_when_it_is_not_your_turn(server: Server) -> None:
     _alice_mail, bob_mail = start_game(server)
     out = server.submit(reply_to(bob_mail, BOB, "tower red A1"))
-    assert "black's turn" in text_of(to(out, BOB)[0])
+    refusal = to(out, BOB)[0]
+    assert "it is black (alice@example.org)'s turn, not yours" in text_of(refusal)
+    assert headline(refusal) == "Not applied: it is alice@example.org's turn"
 
 
 def test_options_on_new(server: Server) -> None:
@@ -279,7 +326,8 @@ def test_a_reply_that_reattaches_the_game_record_is_read_as_text(server: Server)
     move = Player(ALICE).choose_move(alice_mail)
     reply = reply_to(alice_mail, ALICE, move)
     record = attached_record(alice_mail)
+    record = {"format": "pbem-record/1", "game": "alien-city", "moves": []}  # as `record` sends it
     reply.add_attachment(json.dumps(record).encode(), maintype="application", subtype="json",
                          filename="ac-1.json")
     out = server.submit(reply)
-    assert "Move applied" in to(out, ALICE)[0]["Subject"]
+    applied(server, out)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.store import base, migrations, open_store, sqlite_path
+from pbem.store import UnavailableBackendError, base, migrations, open_store, sqlite_path
 from pbem.store.base import GameRow, Seat
 from pbem.store.common import (
     SchemaVersionError,
@@ -167,9 +167,9 @@ def test_open_store_targets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert isinstance(s, SQLiteStore)
         s.close()
         assert expected.exists()
-    with pytest.raises(NotImplementedError, match="PostgreSQL backend: not yet"):
+    with pytest.raises(UnavailableBackendError, match="PostgreSQL support is not available"):
         open_store("postgresql://pbem@localhost/pbem")
-    with pytest.raises(ValueError, match="unsupported"):
+    with pytest.raises(UnavailableBackendError, match="unsupported"):
         open_store("mysql://x/y")
     with pytest.raises(ValueError):
         SQLiteStore(":memory:")
@@ -334,7 +334,7 @@ def test_transaction_rollback_leaves_nothing(store: SQLiteStore) -> None:
     assert store.get_game("ac-1") is None
     assert store.list_games() == []
     assert store.inbound_status(msg.inbound_id) == "pending"
-    assert store.outbound_counts() == {"pending": 0, "sent": 0}
+    assert store.outbound_counts() == {"pending": 0, "sent": 0, "given_up": 0}
     assert store.due_outbound(T0 + timedelta(days=1)) == []
     with store.transaction() as tx:
         assert tx.seat_by_token_hash("t1") is None
@@ -356,7 +356,7 @@ def test_transaction_commits_everything(store: SQLiteStore) -> None:
     g = store.get_game(game_id)
     assert g == game_row(game_id, emails=("c@x.org", "a@x.org", "b@x.org"))
     assert [s.seat for s in g.seats] == ["p1", "p2", "p3"]  # order kept, not sorted by email
-    assert store.outbound_counts() == {"pending": 1, "sent": 0}
+    assert store.outbound_counts() == {"pending": 1, "sent": 0, "given_up": 0}
 
 
 def test_tx_is_dead_after_its_block_and_writes_do_not_nest(store: SQLiteStore) -> None:
@@ -473,11 +473,11 @@ def test_outbox_due_failed_backoff_sent(store: SQLiteStore) -> None:
         1, "421 try later", later)
     store.mark_send_failed(ids[0], "421 again", later + timedelta(minutes=20))
     assert store.due_outbound(later)[0].id == ids[2]
-    assert store.outbound_counts() == {"pending": 2, "sent": 1}
+    assert store.outbound_counts() == {"pending": 2, "sent": 1, "given_up": 0}
     store.mark_sent(ids[0], later)
     store.mark_sent(ids[2], later)
     assert store.due_outbound(later + timedelta(days=1)) == []
-    assert store.outbound_counts() == {"pending": 0, "sent": 3}
+    assert store.outbound_counts() == {"pending": 0, "sent": 3, "given_up": 0}
     with pytest.raises(LookupError):
         store.mark_sent(999, later)
     with pytest.raises(sqlite3.IntegrityError), store.transaction() as tx:  # ids are fixed
@@ -595,7 +595,7 @@ def test_deliver_process_while_daemon_processes(db_path: Path) -> None:
         assert done == 200
         assert store.pending_inbound() == []
         assert len(store.list_games()) == 200
-        assert store.outbound_counts() == {"pending": 400, "sent": 0}
+        assert store.outbound_counts() == {"pending": 400, "sent": 0, "given_up": 0}
     finally:
         store.close()
 
@@ -690,7 +690,7 @@ def test_mark_sent_many_and_non_durable_transactions(store: SQLiteStore, db_path
     store.flush()
     store.mark_sent_many(ids[:2], T0 + timedelta(seconds=5))
     assert [o.id for o in store.due_outbound(T0 + timedelta(hours=1))] == [ids[2]]
-    assert store.outbound_counts() == {"pending": 1, "sent": 2}
+    assert store.outbound_counts() == {"pending": 1, "sent": 2, "given_up": 0}
     store.mark_sent_many([], T0)  # nothing to do, no error
     # durable=False leaves the connection at synchronous=FULL for the next transaction
     assert store._conn().execute("PRAGMA synchronous").fetchone()[0] == 2

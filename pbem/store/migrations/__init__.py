@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pbem.store.migrations import m0001_initial, m0002_community, m0003_search_indexes
+from pbem.store.migrations import (
+    m0001_initial,
+    m0002_community,
+    m0003_search_indexes,
+    m0004_mail,
+    m0005_hostile_mail,
+    m0006_classic,
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", m0001_initial.SQLITE, m0001_initial.POSTGRESQL),
     Migration(2, "community", m0002_community.SQLITE, m0002_community.POSTGRESQL),
     Migration(3, "search indexes", m0003_search_indexes.SQLITE, m0003_search_indexes.POSTGRESQL),
+    Migration(4, "mail threads and digests", m0004_mail.SQLITE, m0004_mail.POSTGRESQL),
+    Migration(5, "hostile mail", m0005_hostile_mail.SQLITE, m0005_hostile_mail.POSTGRESQL),
+    Migration(6, "results and address changes", m0006_classic.SQLITE, m0006_classic.POSTGRESQL),
 )
 
 

@@ -1,0 +1,125 @@
+"""The simulated players: tables of two, games set up by mail, moves answered, mail submitted by SMTP.
+
+Players answer from the mail they got (``tests.server.players``), as a person would, so every move the
+benchmark sends is one the server accepts and answers with the two replies the measurements wait for.
+"""
+
+from __future__ import annotations
+
+import email.policy
+import math
+import smtplib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.message import EmailMessage
+from typing import Any
+
+from bench.harness.sink import Arrival
+
+SERVER = "pbem@localhost"
+GAME = "alien-city"
+
+
+def raw_bytes(message: EmailMessage) -> bytes:
+    """As a mail client would put it on the wire (CRLF line ends), for SMTP and IMAP APPEND alike."""
+    return message.as_bytes(policy=email.policy.SMTP)
+
+# --- players -------------------------------------------------------------------------------------------
+
+@dataclass
+class Table:
+    """One game's two players."""
+
+    index: int
+    white: str
+    black: str
+    game: str | None = None
+
+
+def make_tables(count: int, tag: str) -> list[Table]:
+    """``tag`` keeps the addresses of the two mail scenarios apart in logs and a kept store."""
+    return [Table(i, f"w{i}.{tag}@example.org", f"b{i}.{tag}@example.org") for i in range(count)]
+
+
+def setup_games(tables: list[Table], submit: Callable[[list[EmailMessage]], None], sink: Any,
+                timeout: float) -> dict[str, Arrival]:
+    """Start every game by mail (``new`` from white, ``accept`` from black) and return, by game id,
+    the "Your move" mail that the player to move got."""
+    from bench.harness.pbem_api import new_mail, reply_to
+
+    start = sink.count()
+    by_black = {t.black: t for t in tables}
+    submit([new_mail(t.white, SERVER, f"new {GAME} with {t.black} as black") for t in tables])
+
+    def invitations(arrivals: list[Arrival]) -> dict[str, Arrival]:
+        return {a.rcpt: a for a in arrivals[start:]
+                if "Invitation to" in a.subject and a.rcpt in by_black}
+
+    sink.wait_until(lambda a: len(invitations(a)) >= len(tables), timeout, "all invitations")
+    accepts = []
+    for black, arrival in invitations(sink.since(0)).items():
+        by_black[black].game = arrival.game
+        accepts.append(reply_to(arrival.message, black, "accept"))
+    games = {t.game for t in tables}
+
+    def your_moves(arrivals: list[Arrival]) -> dict[str, Arrival]:
+        found: dict[str, Arrival] = {}
+        for a in arrivals[start:]:
+            if a.game in games and a.subject.split("] ", 1)[-1].startswith("Your move"):
+                found[a.game] = a  # type: ignore[index]
+        return found
+
+    submit(accepts)
+    sink.wait_until(lambda a: len(your_moves(a)) >= len(tables), timeout, "every game started")
+    sink.wait_quiet(1.0, timeout)
+    return your_moves(sink.since(0))
+
+
+def answer(arrival: Arrival, players: dict[str, Any]) -> EmailMessage | None:
+    """The reply the addressee writes to ``arrival`` (a legal move, chosen from the record)."""
+    from tests.server.players import Player
+
+    player = players.setdefault(arrival.rcpt, Player(arrival.rcpt, seed=hash(arrival.rcpt) & 0xFFFF))
+    return player.respond(arrival.message)
+
+
+# --- SMTP submission ----------------------------------------------------------------------------------
+
+def smtp_submit(port: int, messages: list[EmailMessage], connections: int) -> None:
+    """Send ``messages`` over ``connections`` parallel SMTP sessions (see ``smtp_submit_raw``)."""
+    prepared = [(m["From"].addresses[0].addr_spec, [m["To"].addresses[0].addr_spec], raw_bytes(m))
+                for m in messages]
+    smtp_submit_raw(port, prepared, connections)
+
+
+def smtp_submit_raw(port: int, prepared: list[tuple[str, list[str], bytes]],
+                    connections: int) -> list[tuple[float, float]]:
+    """Send ``(sender, recipients, data)`` over ``connections`` parallel SMTP sessions, each sending
+    its share (every ``connections``-th message) in order on one connection. Returns per message
+    (time.monotonic before MAIL FROM, after the 250 to DATA)."""
+    times: list[tuple[float, float]] = [(math.nan, math.nan)] * len(prepared)
+    errors: list[BaseException] = []
+
+    def run(first: int) -> None:
+        try:
+            with smtplib.SMTP("127.0.0.1", port, timeout=120) as smtp:
+                for index in range(first, len(prepared), connections):
+                    sender, rcpts, data = prepared[index]
+                    before = time.monotonic()
+                    smtp.sendmail(sender, rcpts, data)
+                    times[index] = (before, time.monotonic())
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,), name=f"bench-smtp-{i}")
+               for i in range(min(connections, len(prepared)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise RuntimeError(f"SMTP submission failed: {errors[0]!r}") from errors[0]
+    return times
+

@@ -1,0 +1,243 @@
+"""Starting games by mail: ``new`` (a challenge), ``accept``, ``decline`` and ``rematch``.
+
+A game exists from the challenge on, with every seat's token; it starts when every invited player
+has accepted. The first mail of a game fixes its subject, so the whole game is one thread.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from typing import Any
+
+from engine import EngineError, State, get_game
+from engine.options import parse_option_words
+from engine.registry import UnknownGameError
+from pbem.commands.parsing import Command
+from pbem.outbox.compose import Action, ActionGroup, Section
+from pbem.processing import hooks
+from pbem.processing.context import EVENT, TURN, MailContext, PlannedMail
+from pbem.processing.gamemail import (
+    board_section,
+    game_names,
+    players_line,
+    scores_line,
+    thread_subject,
+    who,
+)
+from pbem.processing.games import (
+    CommandFailed,
+    announce_position,
+    authenticate,
+    game_id_of,
+    load_game,
+    save_game,
+)
+from pbem.processing.handlers import register_handler
+from pbem.record import draw_chances, iso, new_record
+from pbem.store.base import GameRow, Seat
+from pbem.tokens import token_hash
+
+TAP_TIP = "On a phone? Reply 'set mail tap': every legal move becomes a link to tap."
+
+
+def describe_options(options: dict[str, Any]) -> str:
+    parts = []
+    for key, value in options.items():
+        if value is True:
+            parts.append(key.replace("_", " "))
+        elif value not in (False, None, {}) and not isinstance(value, dict):
+            parts.append(f"{key.replace('_', ' ')} {value}")
+        elif isinstance(value, dict) and key == "handicap":
+            special = [f"{seat} reach {h.get('reach')} extra claims {h.get('extra_claims')}"
+                       for seat, h in value.items() if h != {"reach": 2, "extra_claims": 0}]
+            if special:
+                parts.append("handicap " + "; ".join(special))
+    return ", ".join(parts) or "standard rules"
+
+
+def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None,
+                option_words: list[str], people: list[str], first_seat: str | None,
+                server_keys: dict[str, Any], names: dict[str, str],
+                assignment: dict[str, str] | None = None, open_seats: int = 0) -> GameRow:
+    """The game row, record and seats of a new challenge by ``people[0]`` (who has accepted).
+    ``assignment`` (seat -> address) fixes every seat, as a rematch does. ``open_seats`` more seats
+    are left for anyone to take (an open challenge): they get no row until someone joins, and the
+    game's subject is fixed only then."""
+    try:
+        game = get_game(game_name)
+    except UnknownGameError as exc:
+        raise CommandFailed(str(exc)) from None
+    try:
+        raw = options if options is not None else parse_option_words(game, option_words)
+        options = game.normalize_options(raw)
+        seats = game.seat_names(len(people) + open_seats)
+    except EngineError as exc:
+        raise CommandFailed(str(exc)) from None
+    if len(set(people)) != len(people):
+        raise CommandFailed("every player must have a different address (you cannot play yourself).")
+    if ctx.config.address in people:
+        raise CommandFailed(f"{ctx.config.address} is the server, not a player.")
+    if first_seat:
+        if first_seat not in seats:
+            raise CommandFailed(f"'as {first_seat}': seats are {', '.join(seats)}.")
+        order = [first_seat] + [s for s in seats if s != first_seat]
+    else:
+        order = seats
+    game_id = ctx.tx.next_game_id(game.id_prefix)
+    rng = random.Random(secrets.randbits(64))
+    setup = game.create_setup(options, rng, len(seats))
+    assigned = assignment or dict(zip(order, people, strict=False))
+    players = {seat: {"name": names.get(assigned[seat], ""), "email": assigned[seat]}
+               for seat in seats if seat in assigned}
+    record = new_record(game, options, setup, players)
+    record.update(id=game_id, created_at=iso(ctx.now), **server_keys)
+    seat_rows = [Seat(seat=s, email=assigned[s], name=names.get(assigned[s], ""),
+                      token_hash=token_hash(ctx.token_for(game_id, s)),
+                      accepted=assigned[s] == people[0]) for s in seats if s in assigned]
+    row = GameRow(id=game_id, game=game.name, status="open" if open_seats else "invited", record=record,
+                  seats=seat_rows, created_at=ctx.now, updated_at=ctx.now)
+    if not open_seats:
+        thread_subject(row, game_names(ctx.tx, row))  # fixed now: the thread's one subject
+    ctx.tx.insert_game(row)
+    ctx.touched[game_id] = (row, game.start(options, setup))
+    return row
+
+
+def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> None:
+    """The invitation to every seat that has not accepted, with one-tap accept and decline."""
+    game = get_game(row.game)
+    names = game_names(ctx.tx, row)
+    described = describe_options(row.record.get("options") or {})
+    control = row.record.get("time_control") or {}
+    days = float(control.get("days_per_move", ctx.config.deadlines.default_days))
+    policy = control.get("policy", ctx.config.deadlines.policy)
+    for seat in row.seats:
+        if seat.accepted:
+            continue
+        lines = [f"{names.get(challenger, challenger)} invites you to a game of {game.title} "
+                 f"({described}). You would play {seat.seat}.",
+                 players_line(row, seat.seat, names)]
+        lines.append(f"Time control: {days:g} day(s) per move; at the deadline: "
+                     + ("the late player forfeits" if policy == "forfeit" else "the moderators decide")
+                     + ".")
+        lines += [*(f"{names.get(challenger, challenger)}: {line}" for line in note),
+                  f"To play, reply: accept {row.id}. To refuse: decline {row.id}.",
+                  f"The rules and every ruling: reply 'rules {row.game}'.", TAP_TIP]
+        ctx.planned.append(PlannedMail(
+            to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
+            headline=f"{names.get(challenger, challenger)} invites you to {game.title}",
+            sections=[Section(lines=lines, actions=[ActionGroup("", [
+                Action("Accept", f"accept {row.id}"), Action("Decline", f"decline {row.id}")])])]))
+
+
+def do_new(ctx: MailContext, command: Command) -> None:
+    challenger = ctx.mail.from_addr
+    if not challenger:
+        raise CommandFailed("your mail has no From address I can answer.")
+    server_keys: dict = {}
+    try:
+        for take in hooks.NEW_GAME_OPTIONS:
+            server_keys.update(take(command))
+    except EngineError as exc:
+        raise CommandFailed(str(exc)) from None
+    row = create_game(ctx, command.game or "", command.options, command.option_words,
+                      [challenger, *command.opponents], command.seat, server_keys,
+                      {challenger: ctx.mail.from_name})
+    start_or_wait(ctx, row, challenger, command.note, created=True)
+
+
+def start_or_wait(ctx: MailContext, row: GameRow, challenger: str, note: list[str], *,
+                  created: bool) -> None:
+    game = get_game(row.game)
+    names = game_names(ctx.tx, row)
+    mine = next(s for s in row.seats if s.email == challenger)
+    waiting = [s for s in row.seats if not s.accepted]
+    lines = [f"{game.title}, {describe_options(row.record.get('options') or {})}. "
+             f"You play {mine.seat}.", players_line(row, mine.seat, names), TAP_TIP]
+    ctx.reply(Section(lines=lines), row.id, headline=(
+        f"Game {row.id} created: waiting for " + ", ".join(names.get(s.seat, s.email) for s in waiting)
+        + " to accept" if created else f"Rematch {row.id} created"))
+    invite(ctx, row, challenger, note)
+
+
+def do_accept(ctx: MailContext, command: Command) -> None:
+    row, state = load_game(ctx, game_id_of(ctx, command))
+    seat = authenticate(ctx, row, command)
+    names = game_names(ctx.tx, row)
+    if row.status != "invited":
+        raise CommandFailed(f"game {row.id} is {row.status}; there is nothing to accept.")
+    if seat.accepted:
+        raise CommandFailed(f"you have already accepted game {row.id}.")
+    seat.accepted = True
+    if not all(s.accepted for s in row.seats):
+        waiting = ", ".join(names.get(s.seat, s.email) for s in row.seats if not s.accepted)
+        ctx.tx.save_game(row)
+        ctx.reply(Section(lines=[players_line(row, seat.seat, names)]), row.id,
+                  headline=f"You accepted {row.id}; waiting for {waiting}")
+        return
+    start_game(ctx, row, state, seat)
+
+
+def start_game(ctx: MailContext, row: GameRow, state: State, seat: Seat) -> None:
+    """Every seat has accepted (the last one is ``seat``, who gets the reply): the game starts and
+    every player hears of it."""
+    game = get_game(row.game)
+    names = game_names(ctx.tx, row)
+    row.status = "active"
+    row.record["started_at"] = iso(ctx.now)
+    notes = draw_chances(game, state, row.record, ctx.now)
+    save_game(ctx, row, state)
+    ctx.outcomes.append("started")
+    lines = [*notes, players_line(row, seat.seat, names), scores_line(state, seat.seat, names)]
+    if state.to_move == seat.seat:
+        ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
+                  headline=f"Your move (move 1). Game {row.id} has started.")
+    else:
+        ctx.reply(board_section(state, seat.seat, lines), row.id,
+                  headline=f"Game {row.id} has started; {who(state.to_move, seat.seat, names)} moves "
+                           "first.")
+    announce_position(ctx, row, state, f"Game {row.id} has started", exclude=seat.seat, notes=notes,
+                      start=True)
+
+
+def do_decline(ctx: MailContext, command: Command) -> None:
+    row, _state = load_game(ctx, game_id_of(ctx, command))
+    seat = authenticate(ctx, row, command)
+    names = game_names(ctx.tx, row)
+    if row.status != "invited":
+        raise CommandFailed(f"game {row.id} is {row.status}; only invitations can be declined.")
+    row.status = "declined"
+    row.updated_at = row.finished_at = ctx.now
+    row.record["result"] = {"reason": "declined", "by": seat.seat, "at": iso(ctx.now)}
+    ctx.tx.save_game(row)
+    ctx.reply(None, row.id, headline=f"You declined {row.id}; the game is cancelled")
+    for other in row.seats:
+        if other.seat != seat.seat:
+            ctx.planned.append(PlannedMail(
+                to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                headline=f"{names.get(seat.seat, seat.email)} declined; game {row.id} is cancelled"))
+
+
+def do_rematch(ctx: MailContext, command: Command) -> None:
+    """The same players and options, each player moved on by one seat (two players swap), so the
+    one who moved second moves first."""
+    row, _state = load_game(ctx, game_id_of(ctx, command))
+    seat = authenticate(ctx, row, command)
+    if row.status != "over":
+        raise CommandFailed(f"game {row.id} is {row.status}; a rematch follows a finished game.")
+    seats = [s.seat for s in row.seats]
+    emails = [s.email for s in row.seats]
+    assignment = dict(zip(seats, emails[-1:] + emails[:-1], strict=True))
+    people = [seat.email, *[e for e in emails if e != seat.email]]
+    server_keys = {k: row.record[k] for k in ("time_control",) if k in row.record}
+    server_keys["rematch_of"] = row.id
+    new_row = create_game(ctx, row.game, row.record.get("options") or {}, [], people, None,
+                          server_keys, {s.email: s.name for s in row.seats}, assignment)
+    start_or_wait(ctx, new_row, seat.email, [], created=False)
+
+
+register_handler("new", do_new)
+register_handler("accept", do_accept)
+register_handler("decline", do_decline)
+register_handler("rematch", do_rematch)
