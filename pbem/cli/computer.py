@@ -161,11 +161,11 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         "analyse", help="the computer's post-mortem of a game record",
         description="For each move of a game record, the computer's judgement of the position "
                     "before and after it, its own choice, and the biggest swings.")
-    p.add_argument("file")
+    p.add_argument("file", help="a finished game's record (pbem-record JSON)")
     p.add_argument("--level", type=int, default=3, help="searching level to judge with (3 or 4)")
     p.add_argument("--budget", type=float, metavar="SECONDS", help="search time a position (default 1)")
     p.add_argument("--iterations", type=int, help="cap on search iterations a position")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the search (default 0)")
     p.add_argument("--top", type=int, default=5, help="how many swings to list (default 5)")
     p.set_defaults(func=cmd_analyse)
 
