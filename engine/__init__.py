@@ -4,6 +4,7 @@ Games plug in through ``engine.base.Game``/``State`` and are found by name in ``
 """
 
 from engine.base import (
+    ComputerPlayer,
     EngineError,
     Game,
     IllegalMoveError,
@@ -21,6 +22,7 @@ from engine.base import (
 from engine.registry import available_games, get_game
 
 __all__ = [
+    "ComputerPlayer",
     "EngineError",
     "Game",
     "IllegalMoveError",

@@ -280,6 +280,22 @@ class Renderer(ABC, Generic[StateT]):
         return list(groups.items())
 
 
+class ComputerPlayer(ABC):
+    """A computer opponent for one game at one level (see ``Game.computer``).
+
+    It is given only the position (a State holds no hidden information: Space Truckin's pile lives in
+    the setup) and answers with a legal move for the seat to move. Implemented in ``engine.ai``.
+    """
+
+    level: int
+
+    @abstractmethod
+    def choose(self, state: State) -> Any:
+        """A legal move (an object for ``state.push``) for ``state.to_move``. The same player (game,
+        level, budget, seed) gives the same move for the same position whenever its search is not cut
+        short by the clock; ``engine.ai.budget`` says exactly what a time budget changes."""
+
+
 class Game(ABC):
     """A game as the server sees it: a name, options, setups and starting states."""
 
@@ -329,6 +345,16 @@ class Game(ABC):
     @abstractmethod
     def renderer(self) -> Renderer[Any]:
         """The game's drawings; ``State.render*`` and the archive's SVG go through it."""
+
+    # Levels of computer opponent the game offers (``engine.ai.levels`` describes them).
+    computer_levels: ClassVar[tuple[int, ...]] = ()
+
+    def computer(self, level: int, budget: Any = None, seed: int = 0) -> ComputerPlayer:
+        """A computer player at ``level`` (one of ``computer_levels``). ``budget``: seconds a move
+        may take (a float), an ``engine.ai.Budget`` (seconds and/or iterations), or None for the
+        level's default. ``seed`` makes it deterministic (see ``ComputerPlayer.choose``).
+        Raises EngineError naming the levels there are."""
+        raise EngineError(f"{self.title} has no computer player")
 
 
 def replay(

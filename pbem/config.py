@@ -107,6 +107,19 @@ class ChallengeConfig:
 
 
 @dataclass
+class ComputerConfig:
+    """Computer players (``new GAME with computer:N``): the time a move of each searching level may
+    take (levels 1 and 2 do not search), and the worker processes that think, apart from the mail."""
+
+    level3_seconds: float = 2.0
+    level4_seconds: float = 10.0
+    workers: int = 1
+
+    def seconds(self, level: int) -> float | None:
+        return {3: self.level3_seconds, 4: self.level4_seconds}.get(level)
+
+
+@dataclass
 class Config:
     address: str = "pbem@localhost"
     name: str = "pbem"
@@ -124,6 +137,7 @@ class Config:
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     challenges: ChallengeConfig = field(default_factory=ChallengeConfig)
+    computer: ComputerConfig = field(default_factory=ComputerConfig)
     source: Path | None = None  # the file it was read from
 
     @property
@@ -193,6 +207,7 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
         deadlines=DeadlineConfig(**data.get("deadlines", {})),
         limits=LimitsConfig(**data.get("limits", {})),
         challenges=ChallengeConfig(**data.get("challenges", {})),
+        computer=ComputerConfig(**data.get("computer", {})),
         source=source,
     )
 
@@ -328,4 +343,11 @@ sender_messages_per_minute = 120
 # Open challenges ('new alien-city open'): anyone may join one until it expires.
 [challenges]
 open_days = 14
+
+[computer]
+# Computer players (new GAME with computer:N): seconds a move may take at levels 3 and 4 (levels
+# 1 and 2 do not search), and worker processes that think, apart from the mail (one core each).
+level3_seconds = 2.0
+level4_seconds = 10.0
+workers = 1
 '''

@@ -2,7 +2,9 @@
 with SIGKILL the first time it reaches that point (``NAME:N`` the N-th time). Unset, it costs one dict
 lookup. The points: ``after-commit`` (a message's transaction committed, before the IMAP move and
 before its replies are sent); ``queued-reply`` (inside a message's transaction, after the opponent's
-move was applied and before the queued reply is: pbem.community.queued_moves)."""
+move was applied and before the queued reply is: pbem.community.queued_moves); ``computer-move`` (the
+computer's move was found, before it is stored as its mail) and ``computer-stored`` (stored, before
+the processor was woken): pbem.daemon.thinker."""
 
 from __future__ import annotations
 

@@ -133,6 +133,9 @@ class Layout:
     lot_colour: tuple[int, ...]
     is_icon: tuple[bool, ...]
     icon_lot: tuple[int, ...]
+    # Per colour index, the lots of that colour's tiles as a bitboard (bit i = lot i).
+    colour_bits: tuple[int, ...] = ()
+    icon_bits: int = 0
 
     @classmethod
     def from_tiles(cls, tiles: tuple[Tile, ...]) -> Layout:
@@ -143,6 +146,9 @@ class Layout:
             lot_colour=tuple(COLOUR_INDEX[tiles[TILE_OF[i]].colour] for i in range(N_LOTS)),
             is_icon=tuple(i in icons for i in range(N_LOTS)),
             icon_lot=icon_lot,
+            colour_bits=tuple(sum(1 << i for i in range(N_LOTS) if tiles[TILE_OF[i]].colour == c)
+                              for c in COLOURS),
+            icon_bits=sum(1 << i for i in icons),
         )
 
     def tile_name(self, tile: int) -> str:

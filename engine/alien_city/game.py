@@ -6,6 +6,8 @@ import random
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from engine.ai import Budget, Computer, make_computer
+from engine.alien_city.ai import knowledge
 from engine.alien_city.board import SEATS, Layout
 from engine.alien_city.help import help_topics
 from engine.alien_city.render import AlienCityRenderer
@@ -62,6 +64,11 @@ class AlienCity(Game):
 
     def help_topics(self) -> dict[str, str]:
         return help_topics()
+
+    computer_levels: ClassVar[tuple[int, ...]] = (1, 2, 3, 4)
+
+    def computer(self, level: int, budget: float | Budget | None = None, seed: int = 0) -> Computer:
+        return make_computer(self, knowledge, level, budget, seed)
 
     @property
     def renderer(self) -> AlienCityRenderer:

@@ -6,52 +6,54 @@ share no empty neighbour are not adjacent "by street" and may be far apart.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from engine.alien_city.board import (
     IS_TOWER,
     LOT_NAMES,
     N_LOTS,
-    NEIGHBOURS,
+    PIECE_INDEX,
     PIECES,
     SEATS,
     TILE_OF,
     Layout,
 )
+from engine.alien_city.streets import ALL_LOTS, BIT, NEIGHBOUR_BITS, empty_bits, grow, lots_of
 from engine.base import Score
 from engine.scoretable import Row, keep, prose, score_table
 
 BONUS_REACH = 4
+GREEN_TOWER = PIECE_INDEX[("tower", "green")]
 
 
-def street_distances(board: Sequence[int]) -> dict[int, dict[int, int]]:
-    """``d[s][t]``: street distance between the structures on lots s and t (absent = unreachable).
+def street_distances(board: Sequence[int], sources: Iterable[int] | None = None
+                     ) -> dict[int, dict[int, int]]:
+    """``d[s][t]``: street distance between the structures on lots s and t (absent = unreachable),
+    for every structure s of ``sources`` (default: all).
 
-    One breadth-first search per structure, seeded with its empty neighbours at distance 1.
+    One breadth-first search per source through the empty lots, a layer at a time on bitboards:
+    layer d holds the empty lots d steps from the source (layer 1: its street sides), and a
+    structure is at distance d when it first touches layer d.
     """
-    structures = [i for i in range(N_LOTS) if board[i]]
-    street_sides = {s: [j for j in NEIGHBOURS[s] if not board[j]] for s in structures}
+    empty = empty_bits(board)
+    built = ALL_LOTS & ~empty
     result: dict[int, dict[int, int]] = {}
-    for s in structures:
-        dist = [0] * N_LOTS
-        queue = deque(street_sides[s])
-        for j in queue:
-            dist[j] = 1
-        while queue:
-            v = queue.popleft()
-            for w in NEIGHBOURS[v]:
-                if not board[w] and not dist[w]:
-                    dist[w] = dist[v] + 1
-                    queue.append(w)
+    for s in (lots_of(built) if sources is None else sources):
         row: dict[int, int] = {}
-        for t in structures:
-            if t == s:
-                continue
-            reach = [dist[j] for j in street_sides[t] if dist[j]]
-            if reach:
-                row[t] = min(reach)
+        seen = BIT[s]
+        reached = frontier = empty & NEIGHBOUR_BITS[s]
+        d = 1
+        while frontier:
+            around = grow(frontier)
+            touched = around & built & ~seen
+            if touched:
+                seen |= touched
+                for t in lots_of(touched):
+                    row[t] = d
+            frontier = around & empty & ~reached
+            reached |= frontier
+            d += 1
         result[s] = row
     return result
 
@@ -64,9 +66,17 @@ def _describe(board: Sequence[int], lot: int) -> str:
 def score_position(board: Sequence[int], cap: Sequence[int], layout: Layout,
                    options: Mapping[str, Any], final: bool = False) -> Score:
     """Score as if the game ended now. ``cap[lot]`` is 0, or 1 + the index of the claiming seat."""
+    details = score_details(board, cap, layout, options)
+    return Score(totals=dict(details["totals"]), text=score_text(details, options, final),
+                 details=details)
+
+
+def score_details(board: Sequence[int], cap: Sequence[int], layout: Layout,
+                  options: Mapping[str, Any]) -> dict[str, Any]:
+    """The scoring rules: totals and their breakdown (the ``details`` of a Score), without the
+    text, which searches that score thousands of positions never read."""
     edition = options["edition"]
     reach_of = {seat: options["handicap"][seat]["reach"] for seat in SEATS}
-    dist = street_distances(board)
     totals = dict.fromkeys(SEATS, 0)
     towers: list[dict[str, Any]] = []
 
@@ -78,6 +88,8 @@ def score_position(board: Sequence[int], cap: Sequence[int], layout: Layout,
 
     tower_lots = [i for i in range(N_LOTS) if board[i] and IS_TOWER[board[i] - 1]]
     claimed = [i for i in tower_lots if cap[i]]
+    # Distances are needed only from what scores: claimed towers and unclaimed green ones.
+    dist = street_distances(board, [i for i in tower_lots if cap[i] or board[i] - 1 == GREEN_TOWER])
 
     # --- claimed towers -------------------------------------------------------------------------
     for lot in claimed:
@@ -156,6 +168,15 @@ def score_position(board: Sequence[int], cap: Sequence[int], layout: Layout,
             location.append({"lot": LOT_NAMES[lot], "seat": seat, "number": number,
                              "shared_with": shared, "points": points})
 
+    return {"towers": towers, "bonuses": bonuses, "location": location, "totals": totals,
+            "edition": edition}
+
+
+def score_text(details: Mapping[str, Any], options: Mapping[str, Any], final: bool) -> str:
+    """The breakdown as a person reads it in a result mail."""
+    edition = details["edition"]
+    totals, towers, bonuses, location = (details["totals"], details["towers"], details["bonuses"],
+                                         details["location"])
     # --- text: a table, a row per item, a column per seat -------------------------------------
     rows = []
     for t in towers:
@@ -186,9 +207,7 @@ def score_position(board: Sequence[int], cap: Sequence[int], layout: Layout,
         for b in unpaid:
             lines += prose(f"green tower {b['green']}, {b['colour']}: nearest "
                            f"{' '.join(b['nearest'])} at {b['distance']}: {b['note']}", "  ")
-    details = {"towers": towers, "bonuses": bonuses, "location": location, "totals": dict(totals),
-               "edition": edition}
-    return Score(totals=totals, text="\n".join(lines), details=details)
+    return "\n".join(lines)
 
 
 def describe_structure(board: Sequence[int], lot: int) -> str:

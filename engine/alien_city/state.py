@@ -8,7 +8,7 @@ immutable.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,8 +37,8 @@ from engine.alien_city.board import (
 )
 from engine.alien_city.moves import BUILD_MOVES, Move, format_move
 from engine.alien_city.notation import Partial, Unparsed, parse, rank
-from engine.alien_city.rules import Allowance, allowance, can_build
-from engine.alien_city.scoring import describe_structure, score_position
+from engine.alien_city.rules import Allowance, BuildProbe, allowance, can_build
+from engine.alien_city.scoring import describe_structure, score_details, score_position
 from engine.alien_city.streets import street_survives
 from engine.base import Game, IllegalMoveError, NotationError, Score, State
 
@@ -101,6 +101,7 @@ class AlienCityState(State):
 
     def _clear_cache(self) -> None:
         self._allow: Allowance | None = None
+        self._probe: BuildProbe | None = None
         self._survive: dict[int, bool] = {}
         self._after: dict[int, Allowance] = {}
         self._ending: frozenset[Move] | None = None
@@ -212,6 +213,11 @@ class AlienCityState(State):
         if claim is not None:
             self._cap[claim] = SEATS.index(seat) + 1
             self._caps[seat] -= 1
+        self._record(seat, piece, lot, claim)
+        allow = self._allowance()
+        return self._next_turn(seat, lambda s: can_build(allow, self._supply[s]))
+
+    def _record(self, seat: str, piece: int, lot: int, claim: int | None) -> None:
         self._ply += 1
         canonical = BUILD_MOVES[piece][lot]
         text = format_move(canonical if claim is None else canonical.with_claim(LOT_NAMES[claim]))
@@ -220,12 +226,13 @@ class AlienCityState(State):
         self._history.append((seat, text))
         self._clear_cache()
 
-        allow = self._allowance()
+    def _next_turn(self, seat: str, has_build: Callable[[str], bool]) -> list[str]:
+        """Rule 3 of a turn: the other seat if it can build, else the same seat, else the end."""
         other = other_seat(seat)
-        if can_build(allow, self._supply[other]):
+        if has_build(other):
             self._to_move = other
             return []
-        if can_build(allow, self._supply[seat]):
+        if has_build(seat):
             self._to_move = seat
             return [f"{other} has no legal build and passes; {seat} moves again."]
         self._to_move = None
@@ -234,6 +241,10 @@ class AlienCityState(State):
     def score(self) -> Score:
         return score_position(self._board, self._cap, self.layout, self.options,
                               final=self.is_over)
+
+    def totals(self) -> dict[str, int]:
+        """``score().totals`` without the text: what a search asks of every position it scores."""
+        return score_details(self._board, self._cap, self.layout, self.options)["totals"]
 
     def replay_info(self) -> dict[str, Any]:
         return {"ending": [format_move(m) for m in self.ending_moves()]}
@@ -332,6 +343,67 @@ class AlienCityState(State):
             if targets and not self._ends(seat, move.piece, move.lot_index):
                 move = move.with_claim(targets[rng.randrange(len(targets))])
         return move
+
+    # --- the search's fast path ---------------------------------------------------------------------
+    # Random playouts need one random legal build per move, not the listing of all of them, and no
+    # validation of a build they picked from the rules themselves. Same rules (rules.BuildProbe),
+    # same bookkeeping (_record, _next_turn) as push.
+    def sample_build(self, rng: random.Random) -> tuple[int, int] | None:
+        """(piece, lot) of a uniformly random legal build of the seat to move (each entry of
+        ``legal_moves`` equally likely), or None when the game is over. Tries random candidates one
+        at a time (rules.BuildProbe); should they keep failing (a crowded late board) it draws from
+        the full listing."""
+        seat = self._to_move
+        if seat is None:
+            return None
+        found = self._build_probe().sample(self._supply[seat], rng)
+        if found is not None:
+            return found
+        moves = self.legal_moves()
+        move = moves[int(rng.random() * len(moves))]
+        return move.piece, move.lot_index
+
+    def push_build(self, piece: int, lot: int, claim: int = -1) -> None:
+        """Apply a build already known to be legal (from ``sample_build`` or ``legal_moves``), then
+        cap the tower on lot ``claim`` (-1: none) unless the build ended the game: the rules allow
+        no claim on the last turn. The claim target is trusted too. For search copies only: a
+        move from a player always goes through ``push``, which checks everything."""
+        seat = self._to_move
+        assert seat is not None and self._supply[seat][piece] > 0 and not self._board[lot]
+        before = self._probe
+        self._put(lot, piece)
+        self._supply[seat][piece] -= 1
+        probe = (BuildProbe(self._board, self._tile_count, self.layout) if before is None
+                 else before.after_build(lot, self._tile_count[TILE_OF[lot]]))
+        self._next_turn(seat, lambda s: probe.any_build(self._supply[s]))
+        if claim >= 0 and self._to_move is not None and self._caps[seat]:
+            self._cap[claim] = SEATS.index(seat) + 1
+            self._caps[seat] -= 1
+        else:
+            claim = -1
+        self._record(seat, piece, lot, claim if claim >= 0 else None)
+        self._probe = probe  # describes the position after the build; a claim changes no lot
+
+    def claimable_lots(self) -> list[int]:
+        """Lot indices of the unclaimed towers on the board (``claimable_towers`` by index)."""
+        board, cap = self._board, self._cap
+        return [i for i in range(N_LOTS) if board[i] and IS_TOWER[board[i] - 1] and not cap[i]]
+
+    def cells(self) -> tuple[Sequence[int], Sequence[int]]:
+        """The board and its caps as the scoring reads them, for evaluation functions: ``board[lot]``
+        is 0 or 1 + a piece index of ``board.PIECES``; ``cap[lot]`` is 0 or 1 + the claiming seat's
+        index. Read-only views of the live position (no copy, for speed)."""
+        return self._board, self._cap
+
+    def held(self, seat: str) -> Sequence[int]:
+        """Pieces ``seat`` holds, by piece index (``supply`` by name); read-only."""
+        return self._supply[seat]
+
+    def _build_probe(self) -> BuildProbe:
+        probe = self._probe
+        if probe is None:
+            probe = self._probe = BuildProbe(self._board, self._tile_count, self.layout)
+        return probe
 
     def snapshot(self) -> dict[str, Any]:
         """The whole position as JSON-able data: equal snapshots mean equal positions."""

@@ -158,15 +158,9 @@ def critical_after(info: StreetInfo, board: Sequence[int], lot: int) -> set[int]
     return extra
 
 
-def locally_simple(m: int, empty: Sequence[bool], built: int) -> bool:
-    """Whether ``m``'s empty neighbours (with ``built`` also filled) join up around ``m``.
-
-    If they do, any street path through ``m`` can detour through the ring of eight cells around it,
-    so building on ``m`` cannot split the network: a cheap sufficient test for "not an articulation
-    point" that needs no graph search.
-    """
-    ring = RING[m]
-    cells = [c >= 0 and c != built and empty[c] for c in ring]
+def _ring_joins(cells: Sequence[bool]) -> bool:
+    """Whether the empty cells of a ring (N, NE, E, ... NW) put every street side of the middle cell
+    in one run: then any street path through the middle can detour around it."""
     if not (cells[0] or cells[2] or cells[4] or cells[6]):
         return False
     try:
@@ -191,6 +185,102 @@ def locally_simple(m: int, empty: Sequence[bool], built: int) -> bool:
     if in_run and run_has_street:
         runs_with_street += 1
     return runs_with_street == 1
+
+
+# The ring test for every pattern of empty ring cells (bit k = ring cell k is empty): a table lookup
+# instead of a scan where it is asked thousands of times (random playouts).
+RING_JOINS: tuple[bool, ...] = tuple(_ring_joins([bool(p >> k & 1) for k in range(8)])
+                                     for p in range(256))
+
+
+def locally_simple(m: int, empty: Sequence[bool], built: int) -> bool:
+    """Whether ``m``'s empty neighbours (with ``built`` also filled) join up around ``m``.
+
+    If they do, any street path through ``m`` can detour through the ring of eight cells around it,
+    so building on ``m`` cannot split the network: a cheap sufficient test for "not an articulation
+    point" that needs no graph search.
+    """
+    pattern = 0
+    for k, c in enumerate(RING[m]):
+        if c >= 0 and c != built and empty[c]:
+            pattern |= 1 << k
+    return RING_JOINS[pattern]
+
+
+# --- one lot at a time, on bitboards ----------------------------------------------------------------
+# Bit i of an int stands for lot i. Random playouts ask "may I build here?" for a few lots per move;
+# answering that for one lot with a flood fill on bitboards is far cheaper than the whole-board
+# analysis above, which answers it for every lot at once.
+BIT: tuple[int, ...] = tuple(1 << i for i in range(N_LOTS))
+NEIGHBOUR_BITS: tuple[int, ...] = tuple(sum(BIT[j] for j in NEIGHBOURS[i]) for i in range(N_LOTS))
+_STEP_NORTH = sum(BIT[i] for i in range(N_LOTS) if i % 10 != 9)  # lots that have a lot north (+1)
+_STEP_SOUTH = sum(BIT[i] for i in range(N_LOTS) if i % 10 != 0)  # lots that have a lot south (-1)
+
+
+# A 3x3 window as 9 bits: SW W NW, S (centre) N, SE E NE; the ring order (N, NE, E, SE, S, SW, W,
+# NW) names these bits:
+_WINDOW_OF_RING = (5, 8, 7, 6, 3, 0, 1, 2)
+WINDOW_JOINS: tuple[bool, ...] = tuple(
+    RING_JOINS[sum(1 << k for k, b in enumerate(_WINDOW_OF_RING) if w >> b & 1)] for w in range(512))
+WINDOW_ON_BOARD: tuple[int, ...] = tuple(
+    sum(1 << b for b, c in zip(_WINDOW_OF_RING, RING[i], strict=True) if c >= 0) for i in range(N_LOTS))
+
+
+def empty_bits(board: Sequence[int]) -> int:
+    bits = 0
+    for i, cell in enumerate(board):
+        if not cell:
+            bits |= BIT[i]
+    return bits
+
+
+ALL_LOTS = (1 << N_LOTS) - 1
+
+
+def grow(bits: int) -> int:
+    """The lots of ``bits`` and their neighbours."""
+    return (bits | (bits & _STEP_NORTH) << 1 | (bits & _STEP_SOUTH) >> 1 | bits << 10 | bits >> 10) & ALL_LOTS
+
+
+def spread(seed: int, within: int, goal: int) -> int:
+    """Lots of ``within`` reached from ``seed`` by steps between neighbours; stops early once every
+    lot of ``goal`` is reached."""
+    x = seed
+    while True:
+        y = (x | (x & _STEP_NORTH) << 1 | (x & _STEP_SOUTH) >> 1 | x << 10 | x >> 10) & within
+        if y == x or y & goal == goal:
+            return y
+        x = y
+
+
+def lots_of(bits: int) -> list[int]:
+    """The lot indices of a bitboard, ascending."""
+    out = []
+    while bits:
+        low = bits & -bits
+        out.append(low.bit_length() - 1)
+        bits ^= low
+    return out
+
+
+def street_ok_at(empty: int, n_empty: int, lot: int) -> bool:
+    """Rule 2 for one lot of the position whose empty lots are the bitboard ``empty``: the same
+    answer as ``lot in analyse(board, ...).street_ok`` (a test holds them equal) for a position that
+    keeps the street invariant, without the whole-board pass."""
+    bit = BIT[lot]
+    if not empty & bit or n_empty < 2:
+        return False
+    for b in NEIGHBOURS[lot]:
+        if not empty >> b & 1 and empty & NEIGHBOUR_BITS[b] == bit:
+            return False  # the structure on b would lose its only street side
+    sides = empty & NEIGHBOUR_BITS[lot]
+    if not sides & (sides - 1):
+        return True  # at most one street side: a dead end, never a cut
+    # The 3x3 window around the lot in one shift: lots are column-major, ten to a column.
+    x = empty >> (lot - 11) if lot >= 11 else empty << (11 - lot)
+    if WINDOW_JOINS[((x & 7) | (x >> 7 & 0x38) | (x >> 14 & 0x1C0)) & WINDOW_ON_BOARD[lot]]:
+        return True
+    return spread(sides & -sides, empty & ~bit, sides) & sides == sides
 
 
 def street_survives(info: StreetInfo, board: Sequence[int], lot: int,

@@ -6,8 +6,10 @@ import random
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from engine.ai import Budget, Computer, make_computer
 from engine.base import EngineError, Game, OptionsError, OptionSpec, SetupError
 
+from .ai import knowledge
 from .catalogue import CORNERS, PILE_TILES, TILE_INDEX, TILES
 from .help import NOTATION, RULES, RULINGS
 from .render import SpaceTruckinRenderer
@@ -93,6 +95,11 @@ class SpaceTruckin(Game):
 
     def help_topics(self) -> dict[str, str]:
         return {"rules": RULES, "rulings": RULINGS, "notation": NOTATION}
+
+    computer_levels: ClassVar[tuple[int, ...]] = (1, 2, 3, 4)
+
+    def computer(self, level: int, budget: float | Budget | None = None, seed: int = 0) -> Computer:
+        return make_computer(self, knowledge, level, budget, seed)
 
     @property
     def renderer(self) -> SpaceTruckinRenderer:

@@ -168,6 +168,42 @@ class SpaceTruckinState(State):
     def tiles_left(self) -> int:
         return len(self._undrawn)
 
+    def unseen_tiles(self) -> list[str]:
+        """Ids of the tiles not drawn yet, in catalogue order: what every player can work out from
+        the catalogue and the tiles seen so far. (The order of the pile is not in a State at all:
+        it lives in the setup, which the players are not given.)"""
+        return [TILES[t].id for t in sorted(self._undrawn)]
+
+    def removals(self) -> list[Remove]:
+        """The cargo removals a drawn black hole allows (``legal_moves`` without the swaps)."""
+        if self._drawn < 0 or not TILES[self._drawn].black_hole or self._over:
+            return []
+        return self._removals()
+
+    def touches_tiles(self, move: Place) -> bool:
+        """Whether a placement's cell has a placed neighbour (edges to match, features to join)."""
+        cell = parse_cell(move.cell)
+        return cell is not None and any(self._tile[n] >= 0 for n in NEIGHBOURS[cell])
+
+    def cargo_owner(self, move: Remove) -> str | None:
+        """Whose cargo a removal would take (None if no cargo is there)."""
+        cell = parse_cell(move.cell)
+        if cell is None or self._tile[cell] < 0 or move.edge not in DIRS:
+            return None
+        s = SEG_AT[self._tile[cell]][self._rot[cell]][DIRS.index(move.edge)]
+        owner = self._ship[cell * MAX_SEGMENTS + s] if s >= 0 else -1
+        return self._seats[owner] if owner >= 0 else None
+
+    def projected_totals(self) -> dict[str, int]:
+        """Each seat's points if the game ended now: banked points plus the final scoring of the
+        incomplete features (the final totals once the game is over)."""
+        totals = {seat: self._banked[i] for i, seat in enumerate(self._seats)}
+        if not self._over:
+            for event in self.final_scoring():
+                for seat in event["seats"]:
+                    totals[seat] += event["points"]
+        return totals
+
     def copy(self) -> SpaceTruckinState:
         new = object.__new__(SpaceTruckinState)
         new.__dict__.update(self.__dict__)
@@ -356,10 +392,32 @@ class SpaceTruckinState(State):
             why += " + 2 seam"
         return points, why
 
+    def _features_with_ships(self) -> Iterator[Feature]:
+        """The features that carry a ship, in the order of ``features``: only they can score at the
+        end, and skipping the others early keeps the final scoring cheap enough for a search."""
+        seen: set[int] = set()
+        ship = self._ship
+        for cell in range(CELLS):
+            t = self._tile[cell]
+            if t < 0:
+                continue
+            for s, seg in enumerate(TILES[t].segments):
+                node = cell * MAX_SEGMENTS + s
+                if seg.kind == "station":
+                    if ship[node] >= 0:
+                        yield self._feature(node)
+                    continue
+                root = self._find(node)
+                if root in seen:
+                    continue
+                seen.add(root)
+                if any(ship[m] >= 0 for m in self._members[root]):
+                    yield self._feature(node)
+
     def final_scoring(self) -> list[dict[str, Any]]:
         """What the incomplete features would score if the game ended now."""
         out = []
-        for f in self.features():
+        for f in self._features_with_ships():
             if f.complete:
                 continue
             winners, _ = self._majority(f)

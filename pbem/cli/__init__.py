@@ -1,6 +1,7 @@
 """The ``pbem`` command: game records on the command line, and the mail server.
 
 One module per command group: ``play`` (records: new, show, move, score, replay, selfplay),
+``computer`` (selfplay --levels, analyse: the computer opponents),
 ``serve`` (serve, deliver, process, init, check-config), ``mailbox`` (send, mailbox: a player's mail
 client for trying the server), ``archive`` (archive ..., standings) and ``admin`` (moderators).
 
@@ -23,8 +24,8 @@ from pbem.record import MissingRecordError, RecordError
 
 # Each module has ``register_all(subparsers)``; the order is the order of ``pbem --help``. Modules
 # load their heavy imports (the mail stack) only when one of their commands runs.
-COMMAND_MODULES = ("pbem.cli.play", "pbem.cli.serve", "pbem.cli.mailbox", "pbem.cli.archive",
-                   "pbem.cli.admin")
+COMMAND_MODULES = ("pbem.cli.play", "pbem.cli.computer", "pbem.cli.serve", "pbem.cli.mailbox",
+                   "pbem.cli.archive", "pbem.cli.admin")
 
 
 def build_parser() -> argparse.ArgumentParser:

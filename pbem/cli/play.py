@@ -12,6 +12,7 @@ from pathlib import Path
 from engine import MoveError, get_game
 from engine.options import parse_option_words
 from pbem.cli.common import UsageError, game_help, out
+from pbem.cli.computer import add_selfplay_options, cmd_selfplay_levels
 from pbem.record import (
     append_move,
     describe_action,
@@ -129,6 +130,8 @@ def cmd_replay(args: argparse.Namespace, extra: list[str]) -> int:
 
 
 def cmd_selfplay(args: argparse.Namespace, extra: list[str]) -> int:
+    if args.levels:
+        return cmd_selfplay_levels(args, extra)
     game = get_game(args.game)
     options = game.normalize_options(parse_option_words(game, extra))
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
@@ -215,9 +218,11 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per position")
     p.set_defaults(func=cmd_replay)
 
-    p = sub.add_parser("selfplay", help="random legal games, for demos and benchmarks",
-                       description="Play random legal games. Game options follow the game name, as "
-                                   "for new.",
+    p = sub.add_parser("selfplay", help="random legal games, or matches between computer levels",
+                       description="Play random legal games for demos and benchmarks; with --levels, "
+                                   "matches between computer levels (e.g. --levels 3,1 --games 20 "
+                                   "--budget 0.5) and a results table. Game options follow the game "
+                                   "name, as for new.",
                        epilog=game_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("game", help="the game to play (see the list below)")
     p.add_argument("--games", type=int, default=1, help="how many games (default: %(default)s)")
@@ -225,6 +230,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--players", type=int, help="number of players (default: the minimum)")
     p.add_argument("--quiet", action="store_true", help="summary only, even for one game")
     p.add_argument("-o", "--output", help="write each game's record into this folder")
+    add_selfplay_options(p)
     p.set_defaults(func=cmd_selfplay, takes_options=True)
 
 

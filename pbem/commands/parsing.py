@@ -32,6 +32,9 @@ from pbem.resources import json_path, validator
 VERBS: list[str] = ["move", "board", "history", "games", "rules", "help", "message", "settings", "set",
                     "new", "accept", "decline", "rematch", "record", "resign"]
 GAME_ID = re.compile(r"^[a-z]+-\d+$", re.IGNORECASE)
+#: An opponent of ``new`` that is the computer: ``computer`` or ``computer:LEVEL`` (checked later,
+#: against the levels the game offers).
+COMPUTER_WORD = re.compile(r"^computer(?::(.*))?$", re.IGNORECASE)
 USAGE = {
     "move": "move GAME MOVE   (or just MOVE in a reply to your board mail)",
     "board": "board GAME [N]   (the board now, or after move N)",
@@ -42,8 +45,8 @@ USAGE = {
     "message": "message GAME [all] TEXT   (a note to your opponents; all: observers too)",
     "settings": "settings   (what you have chosen with set)",
     "set": "set KEY VALUE   (notify, mail, nickname, address: see help settings)",
-    "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]   (or 'new GAME [OPTIONS] open' "
-           "for anyone: see challenges)",
+    "new": "new GAME [OPTIONS] with ADDRESS|computer[:LEVEL] [...] [as SEAT]   (or 'new GAME "
+           "[OPTIONS] open' for anyone: see challenges; help new)",
     "accept": "accept GAME",
     "decline": "decline GAME",
     "rematch": "rematch GAME   (the same players and options, seats swapped)",
@@ -288,10 +291,13 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
         seat = tail[-1].lower()
         tail = tail[:-2]
     cleaned = [w.strip(",;<>") for w in tail if w.strip(",;<>")]
-    opponents = [w.lower() for w in cleaned if "@" in w]
-    option_words = option_words + [w for w in cleaned if "@" not in w]  # e.g. "with bob@x time 3"
+    def opponent(word: str) -> bool:
+        return "@" in word or COMPUTER_WORD.match(word) is not None
+
+    opponents = [w.lower() for w in cleaned if opponent(w)]
+    option_words = option_words + [w for w in cleaned if not opponent(w)]  # "with bob@x time 3"
     if not opponents:
-        return CommandError(line, f"'with' takes mail addresses: {USAGE['new']}")
+        return CommandError(line, f"'with' takes mail addresses or 'computer': {USAGE['new']}")
     return Command("new", line, game=rest[0].lower(), opponents=opponents, seat=seat,
                    option_words=option_words)
 

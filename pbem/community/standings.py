@@ -27,6 +27,7 @@ from typing import Any
 from engine import get_game
 from engine.registry import UnknownGameError
 from pbem.archive.search import finished_at
+from pbem.processing import computer
 from pbem.record import replay_record
 from pbem.store.base import UNRATED_ENDINGS, GameRow
 
@@ -84,10 +85,11 @@ class Outcome:
 
 
 def rated(row: GameRow) -> bool:
-    """A finished game that counts: not one the players abandoned by agreement."""
+    """A finished game that counts: not one the players abandoned by agreement, nor one against
+    the computer."""
     result = row.record.get("result")
-    return row.status == "over" and not (isinstance(result, Mapping)
-                                         and result.get("reason") in UNRATED_ENDINGS)
+    return row.status == "over" and computer.rated(row) and not (
+        isinstance(result, Mapping) and result.get("reason") in UNRATED_ENDINGS)
 
 
 def outcome(row: GameRow) -> Outcome:

@@ -27,7 +27,6 @@ rescans, is the whole crash-recovery story.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
 import multiprocessing
 import os
@@ -41,6 +40,7 @@ from typing import Protocol
 from pbem.clock import Clock, SystemClock, wait_either
 from pbem.community.scheduler import Scheduler
 from pbem.config import Config
+from pbem.daemon.thinker import Thinker, die_with_parent
 from pbem.doors.imap_watcher import ImapWatcher
 from pbem.doors.smtp_listener import SmtpListener
 from pbem.outbox.sender import OutboxSender
@@ -108,6 +108,10 @@ class Daemon:
         # Deadlines, reminders and outage recovery; composes mails with the processor's secret.
         self.scheduler_interval_seconds = scheduler_interval_seconds
         self.scheduler = Scheduler(config, store, self.clock, secret=getattr(processor, "secret", None))
+        # Computer players think in worker processes of their own; their moves come in as mail.
+        secret = getattr(processor, "secret", None)
+        self.thinker = Thinker(config, store, self.clock, secret, self.wake, self._stop,
+                               processor_poll_seconds) if secret is not None else None
         # Tools on this machine (``pbem admin``) that queued mail wake us instead of waiting for a poll.
         self.waker = WakeListener(config.data_dir, self._woken)
 
@@ -156,6 +160,8 @@ class Daemon:
             self._spawn(self._processor_loop, "pbem-processor")
         self._spawn(self._scheduler_loop, "pbem-scheduler")
         self._threads.append(self.sender.start())
+        if self.thinker is not None:
+            self._threads.append(self.thinker.start())
         self.waker.start()
         if self.imap is not None:
             self._threads.append(self.imap.start())
@@ -177,6 +183,7 @@ class Daemon:
         self._stop.set()
         self._wake.set()
         self.sender.wake()
+        self._computer_wake()
         self.waker.stop()
         if self._child is not None:
             with self._pipe_lock:
@@ -252,6 +259,7 @@ class Daemon:
             self.processed_total += count
             # Each batch committed: its replies can leave and its IMAP messages can move.
             self.sender.wake()
+            self._computer_wake()
             if self.imap is not None:
                 self.imap.notify_processed()
 
@@ -271,7 +279,7 @@ class Daemon:
         closed it, or died)."""
         for fd in parents_ends:  # inherited through fork; held open here they would hide the EOF
             os.close(fd)
-        _die_with_parent()
+        die_with_parent()
         if os.getppid() == 1:  # the parent died before the request above took effect
             os._exit(0)
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops us
@@ -308,11 +316,17 @@ class Daemon:
                         self._stop.set()
                     return
                 self.sender.wake()
+                self._computer_wake()
                 if self.imap is not None:
                     self.imap.notify_processed()
         finally:
             self._done_r = None
             os.close(done_r)
+
+    def _computer_wake(self) -> None:
+        """A batch was processed: a computer seat may be to move."""
+        if self.thinker is not None:
+            self.thinker.wake()
 
     # --- the scheduler thread ---------------------------------------------------------------
 
@@ -327,16 +341,6 @@ class Daemon:
                 log.exception("daemon: scheduler run failed; retrying in %.0f s",
                               self.scheduler_interval_seconds)
             self._stop.wait(self.scheduler_interval_seconds)
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to kill this process when its parent dies (PR_SET_PDEATHSIG), so a crashed or
-    kill -9'd server never leaves a processor behind that keeps the database busy."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        pass
 
 
 def _poke(fd: int) -> None:

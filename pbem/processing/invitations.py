@@ -15,7 +15,7 @@ from engine.options import parse_option_words
 from engine.registry import UnknownGameError
 from pbem.commands.parsing import Command
 from pbem.outbox.compose import Action, ActionGroup, Section
-from pbem.processing import hooks
+from pbem.processing import computer, hooks
 from pbem.processing.context import EVENT, TURN, MailContext, PlannedMail
 from pbem.processing.gamemail import (
     board_section,
@@ -97,6 +97,7 @@ def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None
                       accepted=assigned[s] == people[0]) for s in seats if s in assigned]
     row = GameRow(id=game_id, game=game.name, status="open" if open_seats else "invited", record=record,
                   seats=seat_rows, created_at=ctx.now, updated_at=ctx.now)
+    computer.adopt(row)
     if not open_seats:
         thread_subject(row, game_names(ctx.tx, row))  # fixed now: the thread's one subject
     ctx.tx.insert_game(row)
@@ -141,9 +142,10 @@ def do_new(ctx: MailContext, command: Command) -> None:
             server_keys.update(take(command))
     except EngineError as exc:
         raise CommandFailed(str(exc)) from None
+    opponents, names = computer.seat_addresses(command.game or "", command.opponents)
     row = create_game(ctx, command.game or "", command.options, command.option_words,
-                      [challenger, *command.opponents], command.seat, server_keys,
-                      {challenger: ctx.mail.from_name})
+                      [challenger, *opponents], command.seat, server_keys,
+                      {**names, challenger: ctx.mail.from_name})
     start_or_wait(ctx, row, challenger, command.note, created=True)
 
 
@@ -153,6 +155,9 @@ def start_or_wait(ctx: MailContext, row: GameRow, challenger: str, note: list[st
     names = game_names(ctx.tx, row)
     mine = next(s for s in row.seats if s.email == challenger)
     waiting = [s for s in row.seats if not s.accepted]
+    if not waiting:  # only computers to wait for: they accepted at once
+        start_game(ctx, row, ctx.touched[row.id][1], mine)
+        return
     lines = [f"{game.title}, {describe_options(row.record.get('options') or {})}. "
              f"You play {mine.seat}.", players_line(row, mine.seat, names), TAP_TIP]
     ctx.reply(Section(lines=lines), row.id, headline=(

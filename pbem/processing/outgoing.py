@@ -20,6 +20,7 @@ from functools import partial
 from engine import State
 from pbem.config import Config
 from pbem.outbox.compose import build_message, mailto_link, new_message_id, to_bytes
+from pbem.processing.computer import is_computer
 from pbem.processing.context import REPLY, MailContext, PlannedMail
 from pbem.processing.gamemail import footer, game_names, record_attachment, thread_subject
 from pbem.processing.preferences import Preferences
@@ -59,7 +60,10 @@ class Outgoing:
     # --- one mail ----------------------------------------------------------------------------------
     def deliver(self, tx: Tx, planned: PlannedMail, row: GameRow | None, state: State | None,
                 now: datetime) -> str:
-        """Queue, hold for the digest or drop the mail, as its recipient chose; returns which."""
+        """Queue, hold for the digest or drop the mail, as its recipient chose; returns which. A
+        computer seat gets no mail at all (it reads the game from the store)."""
+        if is_computer(planned.to):
+            return "computer"
         prefs = Preferences.from_settings(tx.get_player(planned.to))
         decision = prefs.delivery(planned.kind, observer=planned.observer)
         if decision == "digest":

@@ -20,8 +20,8 @@ from pbem.cli import build_parser, main
 from tests.cli.scores import table_totals
 
 PBEM = [sys.executable, "-m", "pbem.cli"]
-COMMANDS = ["new", "show", "move", "score", "replay", "selfplay", "serve", "deliver", "process", "init",
-            "check-config", "send", "mailbox", "archive", "standings", "admin"]
+COMMANDS = ["new", "show", "move", "score", "replay", "selfplay", "analyse", "serve", "deliver", "process",
+            "init", "check-config", "send", "mailbox", "archive", "standings", "admin"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
