@@ -62,7 +62,7 @@ Variants: symmetric start (a white red tower and a black blue tower
 stand on the red 1 and blue 1 tiles, on the lot diagonally opposite
 the icon; both seats then hold 2 red, 2 blue, 2 green towers);
 location bonus; handicap (per seat: customer reach and extra caps).
-"""
+""")
 
 RULINGS = N_("""\
 ALIEN CITY - RULINGS (where the printed rules are silent or disagree)
@@ -123,7 +123,7 @@ ALIEN CITY - RULINGS (where the printed rules are silent or disagree)
 16. Handicap: per seat, customer reach (2 to 20) and extra caps (0 to
     11), written SEAT:REACH:EXTRA, e.g. white:3:1.
 17. Totals are tower scores plus bonuses; equal totals are a draw.
-"""
+""")
 
 NOTATION = N_("""\
 ALIEN CITY - MOVE NOTATION
