@@ -29,6 +29,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
+from engine.i18n import _
+
 
 class EngineError(Exception):
     """Base of every error a game raises for bad input; never a programming error."""
@@ -55,7 +57,7 @@ class MoveError(EngineError):
         text = self.message
         if self.suggestions:
             text = text if text.endswith((".", "?", "!", ":")) else text + "."
-            text += " Did you mean: " + ", ".join(self.suggestions[:5]) + "?"
+            text += _(" Did you mean: {moves}?").format(moves=", ".join(self.suggestions[:5]))
         return text
 
 

@@ -35,8 +35,9 @@ def html_legend() -> str:
     """What the table's symbols mean, in the reader's language (escaped, then the markup put in)."""
     text = escape(_("▲ tower, ● dome, in its colour; ★3 icon lot of a tile numbered 3; "
                     "{B}/{W} claimed by black/white; {magenta} frame: the last build."))
+    magenta = escape(_("magenta"))
     return "<p>" + text.format(B="<sup>B</sup>", W="<sup>W</sup>",
-                               magenta=f"<font color={LAST}>{escape(_('magenta'))}</font>") + "</p>"
+                               magenta=f"<font color={LAST}>{magenta}</font>") + "</p>"
 
 
 def board_html(state: AlienCityState) -> str:

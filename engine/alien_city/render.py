@@ -63,7 +63,7 @@ def _border(state: AlienCityState, ty: int | None) -> str:
             out += "-" * 15 + "+"
             continue
         tile = state.layout.tiles[4 * ty + tx]
-        label = f"- {tile.colour} {tile.number} "
+        label = f"- {words()[tile.colour]} {tile.number} "
         out += label + "-" * (15 - len(label)) + "+"
     return out
 
@@ -103,13 +103,14 @@ def board_lines(state: AlienCityState) -> list[str]:
 def supply_lines(state: AlienCityState) -> list[str]:
     lines = []
     w = words()
+    width = max(6, *(len(seat_name(seat)) for seat in SEATS))
     for seat in SEATS:
         held = state.supply(seat)
         towers = "  ".join(f"{w[c]} {held['tower ' + c]}" for c in ("red", "blue", "green"))
         domes = "  ".join(f"{w[c]} {held['dome ' + c]}" for c in ("red", "blue", "green", "black"))
         lines.append(_("{seat} towers: {towers}    caps left: {caps}").format(
-            seat=f"{seat_name(seat):<6}", towers=towers, caps=state.caps_left(seat)))
-        lines.append(_("{seat} domes:  {domes}").format(seat=f"{'':<6}", domes=domes))
+            seat=f"{seat_name(seat):<{width}}", towers=towers, caps=state.caps_left(seat)))
+        lines.append(_("{seat} domes:  {domes}").format(seat=" " * width, domes=domes))
     return lines
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from engine.base import EngineError, Game, OptionsError, OptionSpec, SetupError
+from engine.i18n import _
 
 from .catalogue import CORNERS, PILE_TILES, TILE_INDEX, TILES
 from .help import NOTATION, RULES, RULINGS
@@ -92,7 +93,7 @@ class SpaceTruckin(Game):
         return {"tile": tile, "quadrant": quadrant_of(utc_seconds)}
 
     def help_topics(self) -> dict[str, str]:
-        return {"rules": RULES, "rulings": RULINGS, "notation": NOTATION}
+        return {"rules": _(RULES), "rulings": RULINGS, "notation": _(NOTATION)}
 
     @property
     def renderer(self) -> SpaceTruckinRenderer:

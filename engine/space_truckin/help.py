@@ -3,7 +3,9 @@
 Plain ASCII, prose wrapped at 72 columns: they are mailed as they are.
 """
 
-RULES = """\
+from engine.i18n import N_
+
+RULES = N_("""\
 SPACE TRUCKIN' - a tile-laying game for 2 to 5 players (red, blue,
 green, yellow, white).
 
@@ -55,7 +57,7 @@ End: after the turn in which the pile runs out. Incomplete features
 then score: wormhole and planet 1 point per tile to the majority,
 station 1 + number of surrounding tiles to its engineer, edge bonus
 included. The highest total wins; equal totals share the win.
-"""
+""")
 
 RULINGS = """\
 Rulings the server makes where the rules are silent:
@@ -132,7 +134,7 @@ Rulings the server makes where the rules are silent:
     and that player wins.
 """
 
-NOTATION = """\
+NOTATION = N_("""\
 Moves (case does not matter, extra spaces are fine):
 
   place E5 90               put the drawn tile on E5 at rotation 90
@@ -165,4 +167,4 @@ straight#2 and curve#2 one (NE). Every other kind that has arrows has
 one arrow (NE) on copy #1 only. junction4, two-caps-adjacent and full
 have no arrow on any copy, nor has the start tile cap-straight#4.
 Arrows matter only when a tile is placed; a swap ignores them.
-"""
+""")

@@ -19,7 +19,7 @@ from itertools import islice
 from typing import Any
 
 from engine.base import EngineError, Game, IllegalMoveError, NotationError, Score, SetupError, State
-from engine.i18n import _, ngettext
+from engine.i18n import _, language, ngettext
 from engine.scoretable import Row, prose, score_table
 
 from . import moves as mv
@@ -530,6 +530,13 @@ class SpaceTruckinState(State):
         return rng.choice(self.ship_options(Place(cell_name(cell), ROTATIONS[q])))
 
     def _suggest(self, partial: str) -> list[str]:
+        """The suggestions in the reader's words (they parse in any language)."""
+        texts = self._suggest_texts(partial)
+        if language() == "en":
+            return texts
+        return [mv.local_move_text(mv.parse(text, lambda _partial: [])) for text in texts]
+
+    def _suggest_texts(self, partial: str) -> list[str]:
         """Legal moves near what was written: same prefix, else the nearest cells, else similar text."""
         if not partial.strip():
             return self._first_moves(5)
