@@ -52,12 +52,14 @@ class MoveError(EngineError):
         self.message = message
         self.suggestions = list(suggestions)
         self.rule = rule
+        # Worded now, in the language of the reader the error is made for (see engine.i18n).
+        self._did_you_mean = _(" Did you mean: {moves}?")
 
     def __str__(self) -> str:
         text = self.message
         if self.suggestions:
             text = text if text.endswith((".", "?", "!", ":")) else text + "."
-            text += _(" Did you mean: {moves}?").format(moves=", ".join(self.suggestions[:5]))
+            text += self._did_you_mean.format(moves=", ".join(self.suggestions[:5]))
         return text
 
 
