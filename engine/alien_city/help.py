@@ -64,7 +64,7 @@ the icon; both seats then hold 2 red, 2 blue, 2 green towers);
 location bonus; handicap (per seat: customer reach and extra caps).
 """)
 
-RULINGS = """\
+RULINGS = N_("""\
 ALIEN CITY - RULINGS (where the printed rules are silent or disagree)
 
  1. Editions. 2.2: five tiles per colour numbered 1-5, black moves
@@ -123,7 +123,7 @@ ALIEN CITY - RULINGS (where the printed rules are silent or disagree)
 16. Handicap: per seat, customer reach (2 to 20) and extra caps (0 to
     11), written SEAT:REACH:EXTRA, e.g. white:3:1.
 17. Totals are tower scores plus bonuses; equal totals are a draw.
-"""
+""")
 
 NOTATION = N_("""\
 ALIEN CITY - MOVE NOTATION
@@ -148,4 +148,4 @@ nearest legal moves, and an illegal move with the rule it breaks.
 
 
 def help_topics() -> dict[str, str]:
-    return {"rules": _(RULES), "rulings": RULINGS, "notation": _(NOTATION)}
+    return {"rules": _(RULES), "rulings": _(RULINGS), "notation": _(NOTATION)}

@@ -93,7 +93,7 @@ class SpaceTruckin(Game):
         return {"tile": tile, "quadrant": quadrant_of(utc_seconds)}
 
     def help_topics(self) -> dict[str, str]:
-        return {"rules": _(RULES), "rulings": RULINGS, "notation": _(NOTATION)}
+        return {"rules": _(RULES), "rulings": _(RULINGS), "notation": _(NOTATION)}
 
     @property
     def renderer(self) -> SpaceTruckinRenderer:

@@ -59,7 +59,7 @@ station 1 + number of surrounding tiles to its engineer, edge bonus
 included. The highest total wins; equal totals share the win.
 """)
 
-RULINGS = """\
+RULINGS = N_("""\
 Rulings the server makes where the rules are silent:
 
  1. Tile names. Tiles are named KIND#N, copies numbered from 1; the
@@ -132,7 +132,7 @@ Rulings the server makes where the rules are silent:
     still in the game, the last one dropped first. Boards mark them
     DROPPED. When only one player would be left, the game ends instead
     and that player wins.
-"""
+""")
 
 NOTATION = N_("""\
 Moves (case does not matter, extra spaces are fine):
