@@ -169,7 +169,7 @@ def _turn_lines(state: SpaceTruckinState, mark: str) -> list[str]:
         where = _(" ({mark} on the board)").format(mark=mark) if state.last_move_cells() else ""
         seat, _sep, move = state.last_move.partition(": ")
         lines.append(_("Last move: {move}{where}.").format(
-            move=f"{seat}: {mv.local_move_text(state.parse_move(move))}", where=where))
+            move=f"{seat}: {mv.local_move_text(mv.parse(move, lambda _partial: []))}", where=where))
     if state.is_over:
         lines.append(_("The game is over: see the final scores."))
     elif state.to_move:
