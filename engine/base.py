@@ -29,6 +29,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
+from engine.i18n import _
+
 
 class EngineError(Exception):
     """Base of every error a game raises for bad input; never a programming error."""
@@ -50,12 +52,14 @@ class MoveError(EngineError):
         self.message = message
         self.suggestions = list(suggestions)
         self.rule = rule
+        # Worded now, in the language of the reader the error is made for (see engine.i18n).
+        self._did_you_mean = _(" Did you mean: {moves}?")
 
     def __str__(self) -> str:
         text = self.message
         if self.suggestions:
             text = text if text.endswith((".", "?", "!", ":")) else text + "."
-            text += " Did you mean: " + ", ".join(self.suggestions[:5]) + "?"
+            text += self._did_you_mean.format(moves=", ".join(self.suggestions[:5]))
         return text
 
 

@@ -30,6 +30,16 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return _active().ngettext(singular, plural, n)
 
 
+def pgettext(context: str, message: str) -> str:
+    """For a word whose translation depends on what it names (the seat "black", the colour "black")."""
+    return _active().pgettext(context, message)
+
+
+def N_(message: str) -> str:
+    """Marks a message stored in English (e.g. in score details), translated where it is shown."""
+    return message
+
+
 def language() -> str:
     """The active language's code ("en" when none was chosen), e.g. for memo keys."""
     info = _active().info()
@@ -46,4 +56,4 @@ def using(translations: gettext.NullTranslations | None) -> Iterator[None]:
         _ACTIVE.reset(token)
 
 
-__all__ = ["_", "language", "ngettext", "using"]
+__all__ = ["N_", "_", "language", "ngettext", "pgettext", "using"]

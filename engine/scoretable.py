@@ -27,10 +27,10 @@ class Row:
 
 
 def score_table(title: str, seats: Sequence[str], rows: Sequence[Row], footer: Sequence[Row] = (),
-                marks: Mapping[str, str] | None = None) -> str:
+                marks: Mapping[str, str] | None = None, names: Mapping[str, str] | None = None) -> str:
     """``footer`` rows (the totals) come under a rule; ``marks`` adds a suffix to a seat's column
-    heading (e.g. ``*`` for a dropped seat)."""
-    heads = [seat + (marks or {}).get(seat, "") for seat in seats]
+    heading (e.g. ``*`` for a dropped seat); ``names`` are the headings in the reader's language."""
+    heads = [(names or {}).get(seat, seat) + (marks or {}).get(seat, "") for seat in seats]
     widths = [max(4, len(h)) for h in heads]
     numbers = sum(w + 2 for w in widths)
     label_width = min(WIDTH - numbers, 52)

@@ -6,7 +6,9 @@ disagree; it must match what the engine does, so change both together.
 
 from __future__ import annotations
 
-RULES = """\
+from engine.i18n import N_, _
+
+RULES = N_("""\
 ALIEN CITY (Michael Schoessow) - rules as this server plays them
 
 Board: 20 tiles in 4 columns x 5 rows, each 2x2 lots: 80 lots, columns
@@ -60,9 +62,9 @@ Variants: symmetric start (a white red tower and a black blue tower
 stand on the red 1 and blue 1 tiles, on the lot diagonally opposite
 the icon; both seats then hold 2 red, 2 blue, 2 green towers);
 location bonus; handicap (per seat: customer reach and extra caps).
-"""
+""")
 
-RULINGS = """\
+RULINGS = N_("""\
 ALIEN CITY - RULINGS (where the printed rules are silent or disagree)
 
  1. Editions. 2.2: five tiles per colour numbered 1-5, black moves
@@ -121,9 +123,9 @@ ALIEN CITY - RULINGS (where the printed rules are silent or disagree)
 16. Handicap: per seat, customer reach (2 to 20) and extra caps (0 to
     11), written SEAT:REACH:EXTRA, e.g. white:3:1.
 17. Totals are tower scores plus bonuses; equal totals are a draw.
-"""
+""")
 
-NOTATION = """\
+NOTATION = N_("""\
 ALIEN CITY - MOVE NOTATION
 
 A move builds one structure and may claim one tower:
@@ -142,8 +144,8 @@ Shortcuts (any upper/lower case):
 Extra spaces and a trailing period are ignored. The server answers a
 move it cannot read with the word it did not understand and the
 nearest legal moves, and an illegal move with the rule it breaks.
-"""
+""")
 
 
 def help_topics() -> dict[str, str]:
-    return {"rules": RULES, "rulings": RULINGS, "notation": NOTATION}
+    return {"rules": _(RULES), "rulings": _(RULINGS), "notation": _(NOTATION)}

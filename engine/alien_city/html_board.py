@@ -13,6 +13,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from engine.alien_city.board import COLUMNS, LOT_NAMES, N_ROWS, TILE_OF, lot_index
+from engine.i18n import _
 
 if TYPE_CHECKING:
     from engine.alien_city.state import AlienCityState
@@ -28,9 +29,15 @@ _COLUMNS = ('<colgroup><col width="24"/></colgroup>'
             + f'<colgroup span=2 width=38 style="border:{_THICK}"></colgroup>' * 4 + "<colgroup></colgroup>")
 _HEAD = "<tr><th></th>" + "".join(f"<th>{c}</th>" for c in COLUMNS) + "<th></th></tr>"
 
-LEGEND = ("<p>▲ tower, ● dome, in its colour; ★3 icon lot of a tile numbered 3; "
-          f"<sup>B</sup>/<sup>W</sup> claimed by black/white; <font color={LAST}>magenta</font> "
-          "frame: the last build.</p>")
+
+
+def html_legend() -> str:
+    """What the table's symbols mean, in the reader's language (escaped, then the markup put in)."""
+    text = escape(_("▲ tower, ● dome, in its colour; ★3 icon lot of a tile numbered 3; "
+                    "{B}/{W} claimed by black/white; {magenta} frame: the last build."))
+    magenta = escape(_("magenta"))
+    return "<p>" + text.format(B="<sup>B</sup>", W="<sup>W</sup>",
+                               magenta=f"<font color={LAST}>{magenta}</font>") + "</p>"
 
 
 def board_html(state: AlienCityState) -> str:
@@ -61,4 +68,4 @@ def board_html(state: AlienCityState) -> str:
     return "".join(out)
 
 
-__all__ = ["LEGEND", "board_html"]
+__all__ = ["board_html", "html_legend"]

@@ -20,11 +20,11 @@ from engine.alien_city.board import (
     TILE_OF,
     lot_index,
 )
-from engine.alien_city.html_board import LEGEND as HTML_LEGEND
-from engine.alien_city.html_board import board_html
-from engine.alien_city.moves import format_move
+from engine.alien_city.html_board import board_html, html_legend
+from engine.alien_city.notation import local_move, local_piece, seat_name, words
 from engine.alien_city.svg import svg_board, svg_defs, svg_legend
 from engine.base import Renderer
+from engine.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from engine.alien_city.state import AlienCityState, Structure
@@ -36,11 +36,11 @@ _CAP = {"black": "b", "white": "w", None: " "}
 
 def _title(state: AlienCityState) -> str:
     opts = state.options
-    parts = [f"edition {opts['edition']}"]
+    parts = [_("edition {edition}").format(edition=opts["edition"])]
     if opts.get("symmetric"):
-        parts.append("symmetric start")
+        parts.append(_("symmetric start"))
     if opts.get("location_bonus"):
-        parts.append("location bonus")
+        parts.append(_("location bonus"))
     return f"Alien City ({', '.join(parts)})"
 
 
@@ -63,7 +63,7 @@ def _border(state: AlienCityState, ty: int | None) -> str:
             out += "-" * 15 + "+"
             continue
         tile = state.layout.tiles[4 * ty + tx]
-        label = f"- {tile.colour} {tile.number} "
+        label = f"- {words()[tile.colour]} {tile.number} "
         out += label + "-" * (15 - len(label)) + "+"
     return out
 
@@ -102,12 +102,15 @@ def board_lines(state: AlienCityState) -> list[str]:
 
 def supply_lines(state: AlienCityState) -> list[str]:
     lines = []
+    w = words()
+    width = max(6, *(len(seat_name(seat)) for seat in SEATS))
     for seat in SEATS:
         held = state.supply(seat)
-        towers = "  ".join(f"{c} {held['tower ' + c]}" for c in ("red", "blue", "green"))
-        domes = "  ".join(f"{c} {held['dome ' + c]}" for c in ("red", "blue", "green", "black"))
-        lines.append(f"{seat:<6} towers: {towers}    caps left: {state.caps_left(seat)}")
-        lines.append(f"{'':<6} domes:  {domes}")
+        towers = "  ".join(f"{w[c]} {held['tower ' + c]}" for c in ("red", "blue", "green"))
+        domes = "  ".join(f"{w[c]} {held['dome ' + c]}" for c in ("red", "blue", "green", "black"))
+        lines.append(_("{seat} towers: {towers}    caps left: {caps}").format(
+            seat=f"{seat_name(seat):<{width}}", towers=towers, caps=state.caps_left(seat)))
+        lines.append(_("{seat} domes:  {domes}").format(seat=" " * width, domes=domes))
     return lines
 
 
@@ -117,12 +120,13 @@ def _handicap_line(state: AlienCityState) -> str | None:
         h = state.options["handicap"][seat]
         bits = []
         if h["reach"] != 2:
-            bits.append(f"customers within {h['reach']}")
+            bits.append(_("customers within {reach}").format(reach=h["reach"]))
         if h["extra_claims"]:
-            bits.append(f"{h['extra_claims']} extra cap{'s' if h['extra_claims'] > 1 else ''}")
+            bits.append(ngettext("{n} extra cap", "{n} extra caps", h["extra_claims"]).format(
+                n=h["extra_claims"]))
         if bits:
-            parts.append(f"{seat} {' and '.join(bits)}")
-    return "Handicap: " + "; ".join(parts) + "." if parts else None
+            parts.append(f"{seat_name(seat)} {_(' and ').join(bits)}")
+    return _("Handicap: {parts}.").format(parts="; ".join(parts)) if parts else None
 
 
 def dice_lines(state: AlienCityState) -> list[str]:
@@ -131,22 +135,29 @@ def dice_lines(state: AlienCityState) -> list[str]:
         return []
     lines = []
     for number, rolls in enumerate(state.dice, 1):
-        text = ", ".join(f"{seat} {' '.join(str(f) for f in rolls[seat])} = {sum(rolls[seat])}"
+        text = ", ".join(f"{seat_name(seat)} {' '.join(str(f) for f in rolls[seat])} = {sum(rolls[seat])}"
                          for seat in SEATS)
-        lines.append(f"Dice round {number}: {text}")
-    lines.append(f"{state.first} rolled highest and moves first.")
+        lines.append(_("Dice round {number}: {rolls}").format(number=number, rolls=text))
+    lines.append(_("{seat} rolled highest and moves first.").format(seat=seat_name(state.first)))
     return lines
 
 
 def _status_lines(state: AlienCityState, viewer: str | None) -> list[str]:
     lines = []
     if state.is_over:
-        lines.append(f"Game over after {state.ply} moves: neither seat can build.")
+        # English said "1 moves" from the start; the plural forms serve the other languages.
+        lines.append(ngettext("Game over after {n} moves: neither seat can build.",
+                              "Game over after {n} moves: neither seat can build.",
+                              state.ply).format(n=state.ply))
     else:
-        you = " (you)" if viewer == state.to_move else ""
-        lines.append(f"To move: {state.to_move}{you}, move {state.ply + 1}.")
-    lines.append(f"Last move: {state.last_move} (in [ ] on the board)" if state.last_move
-                 else "No moves yet.")
+        assert state.to_move is not None
+        you = _(" (you)") if viewer == state.to_move else ""
+        lines.append(_("To move: {seat}{you}, move {number}.").format(
+            seat=seat_name(state.to_move), you=you, number=state.ply + 1))
+    last = state.history()[-1:] if state.last_move else []
+    lines.append(_("Last move: {move} (in [ ] on the board)").format(
+        move=f"{seat_name(last[0][0])}: {local_move(state.parse_move(last[0][1]))}")
+                 if last else _("No moves yet."))
     return lines
 
 
@@ -163,15 +174,15 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
     def text(self, state: AlienCityState, viewer: str | None) -> str:
         lines = [_title(state)]
         if viewer in SEATS:
-            lines.append(f"You play {viewer}.")
+            lines.append(_("You play {seat}.").format(seat=seat_name(viewer)))
         lines.append("")
         lines += board_lines(state)
         lines += [
             "",
-            "Each lot: tile colour (r red, b blue, g green, k black), * = icon",
-            "lot, then the structure: T tower / D dome, colour R B G K, and",
-            "cap b (black's) or w (white's); . = empty street.",
-            "Tile labels on the boundaries give each tile's colour and number.",
+            *_("Each lot: tile colour (r red, b blue, g green, k black), * = icon\n"
+               "lot, then the structure: T tower / D dome, colour R B G K, and\n"
+               "cap b (black's) or w (white's); . = empty street.\n"
+               "Tile labels on the boundaries give each tile's colour and number.").split("\n"),
             "",
         ]
         lines += supply_lines(state)
@@ -187,7 +198,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
     def html(self, state: AlienCityState, viewer: str | None) -> str:
         esc = html.escape
         out = [f'<div class="alien-city"><p><b>{esc(_title(state))}</b></p>', board_html(state),
-               HTML_LEGEND, "<pre style=font-size:11px>" + esc("\n".join(supply_lines(state))) + "</pre>"]
+               html_legend(), "<pre style=font-size:11px>" + esc("\n".join(supply_lines(state))) + "</pre>"]
         extra = []
         handicap = _handicap_line(state)
         if handicap:
@@ -200,13 +211,14 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
 
     def legal(self, state: AlienCityState, viewer: str | None) -> str:
         if state.is_over:
-            return "The game is over: neither seat has a legal build. See the score."
+            return _("The game is over: neither seat has a legal build. See the score.")
         seat = state.to_move
         assert seat is not None
         moves = state.legal_moves()
         ending = set(state.ending_moves())
-        lines = [f"Legal builds for {seat}" + (" (you)" if viewer == seat else "")
-                 + f", move {state.ply + 1}:"]
+        who = seat_name(seat)
+        lines = [_("Legal builds for {seat}{you}, move {number}:").format(
+            seat=who, you=_(" (you)") if viewer == seat else "", number=state.ply + 1)]
         groups: dict[tuple[str, str], list[str]] = {}
         for move in moves:
             groups.setdefault((move.kind, move.colour), []).append(
@@ -215,35 +227,36 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
             lots = groups.get((kind, colour))
             if not lots:
                 continue
-            label = f"{colour} {kind}"
+            label = local_piece(kind, colour)
             if kind == "dome" and state.dome_fallback(colour):
-                label += f" (no {colour}-tile lot is free: anywhere)"
+                label += _(" (no {colour}-tile lot is free: anywhere)").format(colour=words()[colour])
             lines += textwrap.wrap(f"{label}: {' '.join(lots)}", WIDTH, subsequent_indent="    ")
         caps = state.caps_left(seat)
         if ending:
-            lines.append("* ends the game" + (": no claim may go with that build." if caps else "."))
+            lines.append(_("* ends the game: no claim may go with that build.") if caps
+                         else _("* ends the game."))
         # Claim hints only when a claim is possible at all: never "may be claimed" to a seat
         # without caps, or when every build ends the game.
         if caps == 0:
-            lines.append(f"{seat} has no caps left: no claim is possible this turn.")
+            lines.append(_("{seat} has no caps left: no claim is possible this turn.").format(seat=who))
         elif len(ending) == len(moves):
-            lines.append("Every build ends the game: no claim is possible this turn.")
+            lines.append(_("Every build ends the game: no claim is possible this turn."))
         elif not state.can_claim():
-            lines.append("No tower can be claimed: no claim is possible this turn.")
+            lines.append(_("No tower can be claimed: no claim is possible this turn."))
         else:
             targets = state.claimable_towers()
             tower_builds = any(m.kind == "tower" and m not in ending for m in moves)
             if targets:
-                lines += textwrap.wrap("Towers that may be claimed: " + " ".join(targets)
-                                       + (" (or the tower you build)" if tower_builds else ""),
+                lines += textwrap.wrap(_("Towers that may be claimed: {lots}").format(lots=" ".join(targets))
+                                       + (_(" (or the tower you build)") if tower_builds else ""),
                                        WIDTH, subsequent_indent="    ")
             else:
-                lines.append("The tower you build may be claimed.")
+                lines.append(_("The tower you build may be claimed."))
             example = next(m for m in moves if m not in ending and (targets or m.kind == "tower"))
             target = targets[0] if targets else example.lot
-            lines.append(f"A claim is possible this turn ({seat} has {caps} cap"
-                         f"{'s' if caps > 1 else ''} left), e.g. "
-                         f"\"{format_move(example.with_claim(target))}\".")
+            lines.append(ngettext('A claim is possible this turn ({seat} has {n} cap left), e.g. "{move}".',
+                                  'A claim is possible this turn ({seat} has {n} caps left), e.g. "{move}".',
+                                  caps).format(seat=who, n=caps, move=local_move(example.with_claim(target))))
         return "\n".join(_wrap(line) for line in lines)
 
     def legal_groups(self, state: AlienCityState, viewer: str | None
@@ -256,8 +269,8 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for move in state.legal_moves():
             groups.setdefault((move.kind, move.colour), []).append(
-                (move.lot + ("*" if move in ending else ""), format_move(move)))
-        return [(f"{colour} {kind}", groups[(kind, colour)]) for kind, colour in PIECES
+                (move.lot + ("*" if move in ending else ""), str(move)))
+        return [(local_piece(kind, colour), groups[(kind, colour)]) for kind, colour in PIECES
                 if (kind, colour) in groups]
 
     def svg_defs(self, state: AlienCityState, prefix: str) -> str:

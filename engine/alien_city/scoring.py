@@ -19,8 +19,10 @@ from engine.alien_city.board import (
     TILE_OF,
     Layout,
 )
+from engine.alien_city.notation import local_piece, seat_name, words
 from engine.alien_city.streets import ALL_LOTS, BIT, NEIGHBOUR_BITS, empty_bits, grow, lots_of
 from engine.base import Score
+from engine.i18n import N_, _
 from engine.scoretable import Row, keep, prose, score_table
 
 BONUS_REACH = 4
@@ -136,19 +138,19 @@ def score_details(board: Sequence[int], cap: Sequence[int], layout: Layout,
             if d > BONUS_REACH:
                 entry["note"] = f"nearest {colour} tower is more than {BONUS_REACH} away"
             elif len(nearest) > 1 and edition == "1.2":
-                entry["note"] = "tie for nearest: edition 1.2 pays no bonus on a tie"
+                entry["note"] = N_("tie for nearest: edition 1.2 pays no bonus on a tie")
             elif None in owners:
-                entry["note"] = ("nearest tower is unclaimed" if len(nearest) == 1 else
-                                 "tie for nearest and not every tied tower is claimed")
+                entry["note"] = (N_("nearest tower is unclaimed") if len(nearest) == 1 else
+                                 N_("tie for nearest and not every tied tower is claimed"))
             elif len(owners) > 1:
-                entry["note"] = "tie for nearest between towers of both seats"
+                entry["note"] = N_("tie for nearest between towers of both seats")
             else:
                 seat = owners.pop()
                 assert seat is not None
                 entry["seat"] = seat
                 entry["points"] = 10 - 2 * d
-                entry["note"] = ("paid once: one seat owns all tied towers" if len(nearest) > 1
-                                 else "paid")
+                entry["note"] = (N_("paid once: one seat owns all tied towers") if len(nearest) > 1
+                                 else N_("paid"))
                 totals[seat] += entry["points"]
             bonuses.append(entry)
 
@@ -179,35 +181,52 @@ def score_text(details: Mapping[str, Any], options: Mapping[str, Any], final: bo
                                          details["location"])
     # --- text: a table, a row per item, a column per seat -------------------------------------
     rows = []
+    w = words()
     for t in towers:
         comp = t["competitor"]
         d = comp["distance"] if comp else 0
-        customers = ", ".join(keep(f"{c['colour']} {c['kind']} {c['lot']} ({c['distance']})")
-                              for c in t["customers"]) or "none"
-        notes = [f"customers within {t['reach']}: {customers}",
-                 f"competition: {t['colour']} tower {comp['lot']} at {d}" if comp else
-                 f"competition: no other {t['colour']} tower on the board, so the tower scores 0"]
-        rows.append(Row(f"{t['colour']} tower {t['lot']}: {t['customer_base']} x {d} = {t['points']}",
-                        {t["owner"]: t["points"]}, notes))
+        customers = ", ".join(keep(f"{local_piece(c['kind'], c['colour'])} {c['lot']} ({c['distance']})")
+                              for c in t["customers"]) or _("none")
+        notes = [_("customers within {reach}: {customers}").format(reach=t["reach"], customers=customers),
+                 _("competition: {tower} {lot} at {distance}").format(
+                     tower=local_piece("tower", t["colour"]), lot=comp["lot"], distance=d) if comp else
+                 _("competition: no other {tower} on the board, so the tower scores 0").format(
+                     tower=local_piece("tower", t["colour"]))]
+        rows.append(Row(f"{local_piece('tower', t['colour'])} {t['lot']}: {t['customer_base']} x {d} = "
+                        f"{t['points']}", {t["owner"]: t["points"]}, notes))
     for b in bonuses:
         if b["seat"] is not None:
-            rows.append(Row(f"Control Guild bonus: green tower {b['green']}, nearest {b['colour']} "
-                            f"tower {' '.join(b['nearest'])} at {b['distance']}: 10 - 2 x "
-                            f"{b['distance']} = {b['points']}", {b["seat"]: b["points"]}))
+            rows.append(Row(_("Control Guild bonus: {green} {lot}, nearest {tower} {nearest} at "
+                              "{distance}: 10 - 2 x {distance} = {points}").format(
+                green=local_piece("tower", "green"), lot=b["green"], tower=local_piece("tower", b["colour"]),
+                nearest=" ".join(b["nearest"]), distance=b["distance"], points=b["points"]),
+                {b["seat"]: b["points"]}))
     for loc in location:
-        shared = f" (shared with {', '.join(loc['shared_with'])})" if loc["shared_with"] else ""
-        rows.append(Row(f"location bonus: tower {loc['lot']} on a tile numbered {loc['number']}: "
-                        f"{loc['points']}{shared}", {loc["seat"]: loc["points"]}))
-    rule = f"Alien City {edition}" + (", location bonus" if options.get("location_bonus") else "")
-    lines = [score_table(f"{'Final scores' if final else 'Scores so far'} ({rule})", SEATS,
-                         rows or [Row("no claimed towers", {})], [Row("Total", totals)])]
+        shared = _(" (shared with {lots})").format(lots=", ".join(loc["shared_with"])) \
+            if loc["shared_with"] else ""
+        rows.append(Row(_("location bonus: tower {lot} on a tile numbered {number}: {points}{shared}").format(
+            lot=loc["lot"], number=loc["number"], points=loc["points"], shared=shared),
+            {loc["seat"]: loc["points"]}))
+    rule = f"Alien City {edition}" + (_(", location bonus") if options.get("location_bonus") else "")
+    title = (_("Final scores ({rule})") if final else _("Scores so far ({rule})")).format(rule=rule)
+    lines = [score_table(title, SEATS, names={seat: seat_name(seat) for seat in SEATS}, rows=
+                         rows or [Row(_("no claimed towers"), {})], footer=[Row(_("Total"), totals)])]
     unpaid = [b for b in bonuses if b["seat"] is None]
     if unpaid:
-        lines.append("Control Guild bonuses not paid:")
+        lines.append(_("Control Guild bonuses not paid:"))
         for b in unpaid:
-            lines += prose(f"green tower {b['green']}, {b['colour']}: nearest "
-                           f"{' '.join(b['nearest'])} at {b['distance']}: {b['note']}", "  ")
+            lines += prose(_("{green} {lot}, {colour}: nearest {nearest} at {distance}: {note}").format(
+                green=local_piece("tower", "green"), lot=b["green"], colour=w[b["colour"]],
+                nearest=" ".join(b["nearest"]), distance=b["distance"], note=_note(b)), "  ")
     return "\n".join(lines)
+
+
+def _note(bonus: Mapping[str, Any]) -> str:
+    """Why a bonus was not paid, in the reader's language (``details`` keep the English note)."""
+    if bonus["distance"] > BONUS_REACH:
+        return _("nearest {tower} is more than {reach} away").format(
+            tower=local_piece("tower", bonus["colour"]), reach=BONUS_REACH)
+    return _(bonus["note"])
 
 
 def describe_structure(board: Sequence[int], lot: int) -> str:

@@ -36,11 +36,22 @@ from engine.alien_city.board import (
     grid_distance,
 )
 from engine.alien_city.moves import BUILD_MOVES, Move, format_move
-from engine.alien_city.notation import Partial, Unparsed, parse, rank
+from engine.alien_city.notation import (
+    Partial,
+    Unparsed,
+    local_move,
+    local_piece,
+    parse,
+    rank,
+    seat_name,
+    tile_name,
+    words,
+)
 from engine.alien_city.rules import Allowance, BuildProbe, allowance, can_build
-from engine.alien_city.scoring import describe_structure, score_details, score_position
+from engine.alien_city.scoring import score_details, score_position
 from engine.alien_city.streets import street_survives
 from engine.base import Game, IllegalMoveError, NotationError, Score, State
+from engine.i18n import _, ngettext
 
 
 @dataclass(frozen=True)
@@ -53,7 +64,9 @@ class Structure:
 
 
 def _or_list(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+    if len(items) == 1:
+        return items[0]
+    return _("{items} or {last}").format(items=", ".join(items[:-1]), last=items[-1])
 
 
 def other_seat(seat: str) -> str:
@@ -201,10 +214,10 @@ class AlienCityState(State):
         if isinstance(move, str):
             move = self.parse_move(move)
         if not isinstance(move, Move):
-            raise NotationError(f"not an Alien City move: {move!r}")
+            raise NotationError(_("not an Alien City move: {move}").format(move=repr(move)))
         seat = self._to_move
         if seat is None:
-            raise IllegalMoveError("the game is over: no more moves", rule="game over")
+            raise IllegalMoveError(_("the game is over: no more moves"), rule="game over")
         piece, lot = self._check_build(seat, move)
         claim = self._check_claim(seat, move, piece, lot) if move.claim is not None else None
 
@@ -234,9 +247,10 @@ class AlienCityState(State):
             return []
         if has_build(seat):
             self._to_move = seat
-            return [f"{other} has no legal build and passes; {seat} moves again."]
+            return [_("{other} has no legal build and passes; {seat} moves again.").format(
+                other=seat_name(other), seat=seat_name(seat))]
         self._to_move = None
-        return ["Neither seat has a legal build: the game is over."]
+        return [_("Neither seat has a legal build: the game is over.")]
 
     def score(self) -> Score:
         return score_position(self._board, self._cap, self.layout, self.options,
@@ -492,12 +506,13 @@ class AlienCityState(State):
         lot = LOT_INDEX.get(str(move.lot).upper())
         if piece is None:
             raise IllegalMoveError(
-                f"there is no {move.colour} {move.kind}: towers are red, blue or green; domes red, "
-                f"blue, green or black", rule="piece",
+                _("there is no {colour} {kind}: towers are red, blue or green; domes red, "
+                  "blue, green or black").format(colour=move.colour, kind=move.kind), rule="piece",
                 suggestions=self._suggest(Partial(None, None, lot)))
         if lot is None:
             raise IllegalMoveError(
-                f"{move.lot!r} is not a lot: columns {COLUMNS[0]}-{COLUMNS[-1]}, rows 1-10",
+                _("{lot} is not a lot: columns {first}-{last}, rows 1-10").format(
+                    lot=repr(move.lot), first=COLUMNS[0], last=COLUMNS[-1]),
                 rule="lot", suggestions=self._suggest(Partial(move.kind, move.colour)))
         kind, colour = PIECES[piece]
         name = LOT_NAMES[lot]
@@ -506,11 +521,14 @@ class AlienCityState(State):
         here = Partial(kind, colour, lot)
         if self._board[lot]:
             raise IllegalMoveError(
-                f"{name} is occupied by the {describe_structure(self._board, lot)}; structures "
-                f"never move. {self._where(piece)}", rule="occupied", suggestions=self._suggest(here))
+                _("{lot} is occupied by the {structure}; structures never move. {where}").format(
+                    lot=name, structure=self._describe(lot), where=self._where(piece)),
+                rule="occupied", suggestions=self._suggest(here))
         if not self._supply[seat][piece]:
             raise IllegalMoveError(
-                f"{seat} has no {colour} {kind}s left ({self._holdings(seat)})", rule="supply",
+                _("{seat} has no {colour} {kind}s left ({holdings})").format(
+                    seat=seat_name(seat), colour=words()[colour], kind=words()[kind],
+                    holdings=self._holdings(seat)), rule="supply",
                 suggestions=self._suggest(Partial(None, None, lot)))
         if lot not in streets.street_ok:
             raise IllegalMoveError(f"{self._street_reason(lot)}. {self._where(piece)}",
@@ -519,22 +537,30 @@ class AlienCityState(State):
             tile = TILE_OF[lot]
             others = [LOT_NAMES[i] for i in TILE_LOTS[tile] if i != lot and i in streets.street_ok]
             raise IllegalMoveError(
-                f"{name} is the icon lot of {self.layout.tile_name(tile)}: it may be built on only "
-                f"when no other lot of that tile can be; build first on {_or_list(others)}",
+                _("{lot} is the icon lot of {tile}: it may be built on only when no other lot of "
+                  "that tile can be; build first on {others}").format(
+                    lot=name, tile=tile_name(self.layout, tile), others=_or_list(others)),
                 rule="icon lot", suggestions=self._suggest(here))
         if lot not in allow.piece_lots[piece]:
             tile = TILE_OF[lot]
             tcolour = self.layout.tiles[tile].colour
             if IS_TOWER[piece]:
                 raise IllegalMoveError(
-                    f"{self.layout.tile_name(tile)} holds {self._tile_count[tile]} structure"
-                    f"{'' if self._tile_count[tile] == 1 else 's'}, and the first two on a tile "
-                    f"must match it: only a {tcolour} tower may go on {name} (black tiles take "
-                    f"towers of any colour, and so does any tile with 2 or more structures). "
-                    f"{self._where(piece)}", rule="tower colour", suggestions=self._suggest(here))
+                    ngettext("{tile} holds {n} structure, and the first two on a tile must match it: "
+                             "only a {colour} tower may go on {lot} (black tiles take towers of any "
+                             "colour, and so does any tile with 2 or more structures). {where}",
+                             "{tile} holds {n} structures, and the first two on a tile must match it: "
+                             "only a {colour} tower may go on {lot} (black tiles take towers of any "
+                             "colour, and so does any tile with 2 or more structures). {where}",
+                             self._tile_count[tile]).format(
+                        tile=tile_name(self.layout, tile), n=self._tile_count[tile],
+                        colour=words()[tcolour], lot=name, where=self._where(piece)),
+                    rule="tower colour", suggestions=self._suggest(here))
             raise IllegalMoveError(
-                f"{colour} domes go on {colour} tiles while any {colour}-tile lot can be built on, "
-                f"and {name} is on {self.layout.tile_name(tile)}. {self._where(piece)}",
+                _("{colour} domes go on {colour} tiles while any {colour}-tile lot can be built on, "
+                  "and {lot} is on {tile}. {where}").format(
+                    colour=words()[colour], lot=name, tile=tile_name(self.layout, tile),
+                    where=self._where(piece)),
                 rule="dome colour", suggestions=self._suggest(here))
         return piece, lot
 
@@ -542,72 +568,83 @@ class AlienCityState(State):
         build = BUILD_MOVES[piece][lot]
         claim = LOT_INDEX.get(str(move.claim).upper())
         if not self._caps[seat]:
-            raise IllegalMoveError(f"{seat} has no caps left, so it cannot claim a tower",
-                                   rule="no caps", suggestions=[format_move(build)])
+            raise IllegalMoveError(_("{seat} has no caps left, so it cannot claim a tower").format(
+                seat=seat_name(seat)), rule="no caps", suggestions=[local_move(build)])
         if claim is None or (claim != lot and not (self._board[claim]
                                                   and IS_TOWER[self._board[claim] - 1])):
-            what = "not a lot" if claim is None else (
-                "empty" if not self._board[claim] else
-                f"holds a {describe_structure(self._board, claim)}, and only towers are claimed")
             raise IllegalMoveError(
-                f"cannot claim {move.claim}: it is {what}. {self._claimable_text(build)}",
+                (_("cannot claim {lot}: it is not a lot. {claimable}") if claim is None else
+                 _("cannot claim {lot}: it is empty. {claimable}") if not self._board[claim] else
+                 _("cannot claim {lot}: it holds a {structure}, and only towers are claimed. "
+                   "{claimable}")).format(lot=move.claim, structure=self._describe(claim) if claim is not None
+                                          and self._board[claim] else "",
+                                          claimable=self._claimable_text(build)),
                 rule="claim target", suggestions=self._claim_suggestions(build, claim))
         if claim == lot and not IS_TOWER[piece]:
             raise IllegalMoveError(
-                f"cannot claim {move.claim}: the {PIECES[piece][1]} dome built there is not a "
-                f"tower. {self._claimable_text(build)}", rule="claim target",
+                _("cannot claim {lot}: the {colour} dome built there is not a tower. {claimable}")
+                .format(lot=move.claim, colour=words()[PIECES[piece][1]],
+                        claimable=self._claimable_text(build)), rule="claim target",
                 suggestions=self._claim_suggestions(build, claim))
         if claim != lot and self._cap[claim]:
             raise IllegalMoveError(
-                f"cannot claim {move.claim}: that tower is already claimed by "
-                f"{SEATS[self._cap[claim] - 1]}. {self._claimable_text(build)}", rule="claim target",
+                _("cannot claim {lot}: that tower is already claimed by {seat}. {claimable}").format(
+                    lot=move.claim, seat=seat_name(SEATS[self._cap[claim] - 1]),
+                    claimable=self._claimable_text(build)), rule="claim target",
                 suggestions=self._claim_suggestions(build, claim))
         if self._ends(seat, piece, lot):
             raise IllegalMoveError(
-                f"{format_move(build)} ends the game (neither seat could build after it), and there "
-                f"is no claim on the last turn: send it without the claim",
-                rule="no claim on the last turn", suggestions=[format_move(build)])
+                _("{move} ends the game (neither seat could build after it), and there is no claim "
+                  "on the last turn: send it without the claim").format(move=local_move(build)),
+                rule="no claim on the last turn", suggestions=[local_move(build)])
         return claim
 
     # --- messages -----------------------------------------------------------------------------------
     def _suggest(self, partial: Partial) -> list[str]:
         moves = rank(self.legal_moves(), partial)
-        texts = [format_move(m) for m in moves]
         if partial.claim:
-            texts = [f"{t} claim {partial.claim}" for t in texts]
-        return texts
+            return [local_move(m.with_claim(partial.claim)) for m in moves]
+        return [local_move(m) for m in moves]
 
     def _where(self, piece: int) -> str:
         kind, colour = PIECES[piece]
         lots = [LOT_NAMES[i] for i in self._allowance().piece_lots[piece]]
+        w = words()
         if not lots:
-            return f"No {colour} {kind} can be built anywhere now."
+            return _("No {colour} {kind} can be built anywhere now.").format(colour=w[colour], kind=w[kind])
         shown = " ".join(lots[:12]) + (" ..." if len(lots) > 12 else "")
-        return f"A {colour} {kind} may go on: {shown}."
+        return _("A {colour} {kind} may go on: {lots}.").format(colour=w[colour], kind=w[kind], lots=shown)
 
     def _holdings(self, seat: str) -> str:
-        held = [f"{n} {k} {c}" for (k, c), n in zip(PIECES, self._supply[seat], strict=True) if n]
-        return f"{seat} holds " + (", ".join(held) if held else "nothing")
+        w = words()
+        held = [f"{n} {w[k]} {w[c]}" for (k, c), n in zip(PIECES, self._supply[seat], strict=True) if n]
+        return _("{seat} holds {pieces}").format(seat=seat_name(seat),
+                                                pieces=", ".join(held) if held else _("nothing"))
+
+    def _describe(self, lot: int) -> str:
+        """What stands on a lot, in the reader's words: ``red tower C4`` / ``Turm rot C4``."""
+        kind, colour = PIECES[self._board[lot] - 1]
+        return f"{local_piece(kind, colour)} {LOT_NAMES[lot]}"
 
     def _street_reason(self, lot: int) -> str:
         name = LOT_NAMES[lot]
         streets = self._allowance().streets
         if streets.n_empty <= 1:
-            return f"{name} is the last empty lot: the streets must keep at least one lot"
+            return _("{lot} is the last empty lot: the streets must keep at least one lot").format(lot=name)
         if streets.critical[lot]:
             for b in NEIGHBOURS[lot]:
                 if self._board[b] and [j for j in NEIGHBOURS[b] if streets.empty[j]] == [lot]:
-                    return (f"building on {name} would cut the {describe_structure(self._board, b)} "
-                            f"off the streets ({name} is its only street side)")
-        return f"building on {name} would split the streets into separate networks"
+                    return _("building on {lot} would cut the {structure} off the streets ({lot} is "
+                             "its only street side)").format(lot=name, structure=self._describe(b))
+        return _("building on {lot} would split the streets into separate networks").format(lot=name)
 
     def _claimable_text(self, build: Move) -> str:
         targets = self.claimable_towers()
         if build.kind == "tower" and build.lot not in targets:
             targets = sorted([*targets, build.lot], key=LOT_INDEX.__getitem__)
         if not targets:
-            return "There is no unclaimed tower to claim."
-        return "Unclaimed towers: " + " ".join(targets) + "."
+            return _("There is no unclaimed tower to claim.")
+        return _("Unclaimed towers: {lots}.").format(lots=" ".join(targets))
 
     def _claim_suggestions(self, build: Move, near: int | None) -> list[str]:
         targets = [LOT_INDEX[t] for t in self.claimable_towers()]
@@ -615,5 +652,5 @@ class AlienCityState(State):
             targets.append(build.lot_index)
         if near is not None:
             targets.sort(key=lambda t: (grid_distance(t, near), t))
-        return [format_move(build.with_claim(LOT_NAMES[t])) for t in targets[:4]] + [
-            format_move(build)]
+        return [local_move(build.with_claim(LOT_NAMES[t])) for t in targets[:4]] + [
+            local_move(build)]

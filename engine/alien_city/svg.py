@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from engine import svg
 from engine.alien_city.board import COLUMNS, LOT_NAMES, N_COLUMNS, N_ROWS, TILE_LOTS, TILE_OF
+from engine.alien_city.notation import icon_label, local_piece, seat_name, tile_label
+from engine.i18n import _
 
 if TYPE_CHECKING:
     from engine.alien_city.state import AlienCityState
@@ -39,7 +41,7 @@ def svg_defs(state: AlienCityState, prefix: str) -> str:
         x, y = min(xs), min(ys)
         out.append(f'<rect class="tile" x="{x}" y="{y}" width="{2 * _LOT}" height="{2 * _LOT}" '
                    f'fill="{_TILE_FILL[tile.colour]}" stroke="#333" stroke-width="2">'
-                   f"<title>{escape(f'{tile.colour} tile {tile.number}')}</title></rect>")
+                   f"<title>{escape(tile_label(tile.colour, tile.number))}</title></rect>")
     for lot in range(N_COLUMNS * N_ROWS):
         x, y = _lot_xy(lot)
         out.append(f'<rect x="{x}" y="{y}" width="{_LOT}" height="{_LOT}" fill="none" '
@@ -47,7 +49,7 @@ def svg_defs(state: AlienCityState, prefix: str) -> str:
         if state.layout.is_icon[lot]:
             tile = state.layout.tiles[TILE_OF[lot]]
             out.append(f'<g class="icon" data-lot="{LOT_NAMES[lot]}">'
-                       f"<title>{escape(f'{LOT_NAMES[lot]}: icon lot of the {tile.colour} {tile.number}')}"
+                       f"<title>{escape(icon_label(LOT_NAMES[lot], tile.colour, tile.number))}"
                        "</title>"
                        + svg.text(x + 9, y + 9, "★", 11, "#555")
                        + svg.text(x + 9, y + 21, str(tile.number), 9, "#555") + "</g>")
@@ -80,7 +82,8 @@ def _structure(lot_name: str, kind: str, colour: str, claimed_by: str | None) ->
     lot = LOT_NAMES.index(lot_name)
     x, y = _lot_xy(lot)
     fill = _PIECE[colour]
-    about = f"{lot_name}: {colour} {kind}" + (f", claimed by {claimed_by}" if claimed_by else "")
+    about = f"{lot_name}: {local_piece(kind, colour)}" + (
+        _(", claimed by {seat}").format(seat=seat_name(claimed_by)) if claimed_by else "")
     parts = [f'<g class="structure {kind}" data-lot="{lot_name}" data-colour="{colour}"'
              + (f' data-claimed-by="{svg.attr(claimed_by)}"' if claimed_by else "")
              + f"><title>{escape(about)}</title>"]
@@ -122,14 +125,16 @@ def svg_legend(state: AlienCityState, prefix: str) -> str:
              'stroke-width="3"/>')
     return "".join([
         '<ul class="legend">',
-        item(tiles, "tiles of the red, blue, green and black guilds (2 x 2 lots)"),
-        item(_tower(0, 0, _PIECE["red"]), "tower, in its colour"),
-        item(_dome(0, 0, _PIECE["blue"]), "dome, in its colour"),
-        item(_tower(0, 0, _PIECE["green"]) + _cap(0, 0, "black", ""), "tower claimed by black (a black cap)"),
-        item(_tower(0, 0, _PIECE["green"]) + _cap(0, 0, "white", ""), "tower claimed by white (a white cap)"),
+        item(tiles, _("tiles of the red, blue, green and black guilds (2 x 2 lots)")),
+        item(_tower(0, 0, _PIECE["red"]), _("tower, in its colour")),
+        item(_dome(0, 0, _PIECE["blue"]), _("dome, in its colour")),
+        item(_tower(0, 0, _PIECE["green"]) + _cap(0, 0, "black", ""),
+             _("tower claimed by black (a black cap)")),
+        item(_tower(0, 0, _PIECE["green"]) + _cap(0, 0, "white", ""),
+             _("tower claimed by white (a white cap)")),
         item(svg.text(14, 12, "★", 16, "#555") + svg.text(14, 28, "3", 12, "#555"),
-             "icon lot, with its tile's number"),
-        item(frame, "the last move: the lot built on (dashed: the tower it claimed)"),
+             _("icon lot, with its tile's number")),
+        item(frame, _("the last move: the lot built on (dashed: the tower it claimed)")),
         "</ul>",
     ])
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from engine.ai import Budget, Computer, make_computer
 from engine.base import EngineError, Game, OptionsError, OptionSpec, SetupError
+from engine.i18n import _
 
 from .ai import knowledge
 from .catalogue import CORNERS, PILE_TILES, TILE_INDEX, TILES
@@ -94,7 +95,7 @@ class SpaceTruckin(Game):
         return {"tile": tile, "quadrant": quadrant_of(utc_seconds)}
 
     def help_topics(self) -> dict[str, str]:
-        return {"rules": RULES, "rulings": RULINGS, "notation": NOTATION}
+        return {"rules": _(RULES), "rulings": _(RULINGS), "notation": _(NOTATION)}
 
     computer_levels: ClassVar[tuple[int, ...]] = (1, 2, 3, 4)
 

@@ -3,7 +3,9 @@
 Plain ASCII, prose wrapped at 72 columns: they are mailed as they are.
 """
 
-RULES = """\
+from engine.i18n import N_
+
+RULES = N_("""\
 SPACE TRUCKIN' - a tile-laying game for 2 to 5 players (red, blue,
 green, yellow, white).
 
@@ -55,9 +57,9 @@ End: after the turn in which the pile runs out. Incomplete features
 then score: wormhole and planet 1 point per tile to the majority,
 station 1 + number of surrounding tiles to its engineer, edge bonus
 included. The highest total wins; equal totals share the win.
-"""
+""")
 
-RULINGS = """\
+RULINGS = N_("""\
 Rulings the server makes where the rules are silent:
 
  1. Tile names. Tiles are named KIND#N, copies numbered from 1; the
@@ -130,9 +132,9 @@ Rulings the server makes where the rules are silent:
     still in the game, the last one dropped first. Boards mark them
     DROPPED. When only one player would be left, the game ends instead
     and that player wins.
-"""
+""")
 
-NOTATION = """\
+NOTATION = N_("""\
 Moves (case does not matter, extra spaces are fine):
 
   place E5 90               put the drawn tile on E5 at rotation 90
@@ -165,4 +167,4 @@ straight#2 and curve#2 one (NE). Every other kind that has arrows has
 one arrow (NE) on copy #1 only. junction4, two-caps-adjacent and full
 have no arrow on any copy, nor has the start tile cap-straight#4.
 Arrows matter only when a tile is placed; a swap ignores them.
-"""
+""")

@@ -14,6 +14,8 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from engine.i18n import _
+
 from .catalogue import CORNERS, EDGES, ROTATIONS, SEG_DIRS, TILES
 from .geometry import COLS, SIZE
 
@@ -147,10 +149,11 @@ def drawn_html(state: SpaceTruckinState, t: int, quadrant: int, legal: set[int])
     cells, marks = [], []
     for q in range(4):
         cells.append(f"<td bgcolor={SPACE}>{grid_html(tile_grid(t, q, arrows=True))}</td>")
-        mark = "legal" if q in legal else "arrow" if q not in allowed else "no fit"
-        marks.append(f"<td>{ROTATIONS[q]} {mark}</td>")
-    return (f"<p>Drawn: {escape(TILES[t].id)}, clock quadrant {CORNERS[quadrant]}. Rotations "
-            "(arrow: the arrow forbids it; no fit: no free cell takes it):</p>"
+        mark = _("legal") if q in legal else _("arrow") if q not in allowed else _("no fit")
+        marks.append(f"<td>{ROTATIONS[q]} {escape(mark)}</td>")
+    text = _("Drawn: {tile}, clock quadrant {quadrant}. Rotations (arrow: the arrow forbids it; no fit: "
+             "no free cell takes it):").format(tile=TILES[t].id, quadrant=CORNERS[quadrant])
+    return (f"<p>{escape(text)}</p>"
             f'<table cellspacing=6 cellpadding=0 style="{_FONT}"><tr>{"".join(cells)}</tr>'
             f"<tr style=color:#000>{''.join(marks)}</tr></table>")
 
@@ -159,11 +162,13 @@ def pool_table(state: SpaceTruckinState) -> str:
     """Points and ships of each seat: a small table, which a phone's width does not cut."""
     totals = state.score().totals
     pools = state.pools()
+    heads = "".join(f"<th>{escape(h)}</th>" for h in (_("points"), _("pool"), _("reserve"), _("on board"),
+                                                        _("lost")))
     rows = ['<table cellpadding=2 style="text-align:right;font-size:13px"><tr><th></th>'
-            "<th>points</th><th>pool</th><th>reserve</th><th>on board</th><th>lost</th></tr>"]
+            f"{heads}</tr>"]
     for seat in state.seats:
         p = pools[seat]
-        name = seat + (" (dropped)" if seat in state.dropped_seats else "")
+        name = seat + (_(" (dropped)") if seat in state.dropped_seats else "")
         rows.append(f"<tr><th align=left>{escape(name)}</th><td>{totals[seat]}</td><td>{p['pool']}</td>"
                     f"<td>{p['reserve']}</td><td>{p['on_board']}</td><td>{p['lost']}</td></tr>")
     return "".join(rows) + "</table>"
@@ -173,11 +178,16 @@ def _key(glyphs: str, colour: str) -> str:
     return f'<span style="background:{SPACE};color:{colour};font-family:monospace">{glyphs}</span>'
 
 
-LEGEND = (f"<p>{_key('┃━┏', WORMHOLE)} wormhole, {_key('╋┳', WORMHOLE)} nexus, "
-          f"{_key('●', PLANET)} planet, {_key('■', STATION)} station, {_key('◥', ARROW)} arrow; "
-          f"{_key('R', SEAT_COLOURS['red'])} a ship (its owner's initial and colour) in the corner "
-          "to the left of its segment's edge; grey: no tile; the last move is framed in "
-          f"<font color={LAST}>magenta</font>.</p>")
+def html_legend() -> str:
+    """What the board's symbols mean, in the reader's language (escaped, then the keys put in)."""
+    text = escape(_("{wormhole} wormhole, {nexus} nexus, {planet} planet, {station} station, {arrow} "
+                    "arrow; {ship} a ship (its owner's initial and colour) in the corner to the left of "
+                    "its segment's edge; grey: no tile; the last move is framed in {magenta}."))
+    magenta = escape(_("magenta"))
+    return "<p>" + text.format(
+        wormhole=_key("┃━┏", WORMHOLE), nexus=_key("╋┳", WORMHOLE), planet=_key("●", PLANET),
+        station=_key("■", STATION), arrow=_key("◥", ARROW), ship=_key("R", SEAT_COLOURS["red"]),
+        magenta=f"<font color={LAST}>{magenta}</font>") + "</p>"
 
 
-__all__ = ["LEGEND", "board_html", "drawn_html", "grid_html", "pool_table", "tile_grid"]
+__all__ = ["board_html", "drawn_html", "grid_html", "html_legend", "pool_table", "tile_grid"]

@@ -8,10 +8,12 @@ punctuation, missing spaces between a column and a row, and a few synonyms.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.base import NotationError
+from engine.i18n import _, language
 
 from .geometry import parse_cell
 
@@ -66,6 +68,11 @@ _VERBS = {
     "swap": "swap", "exchange": "swap", "switch": "swap", "sw": "swap",
     "remove": "remove", "rm": "remove", "rem": "remove", "del": "remove", "delete": "remove",
     "pass": "pass", "skip": "pass", "nothing": "pass", "none": "pass",
+    # German and Slovak (docs/glossary.md), read in every language, diacritics folded
+    "lege": "place", "legen": "place", "leg": "place", "poloz": "place", "polozit": "place",
+    "tausche": "swap", "tauschen": "swap", "vymen": "swap", "vymenit": "swap",
+    "entferne": "remove", "entfernen": "remove", "odstran": "remove", "odstranit": "remove",
+    "passe": "pass", "passen": "pass", "pas": "pass", "pasujem": "pass",
 }
 _SHIP_WORDS = {
     "cargo": "cargo", "cargos": "cargo", "carg": "cargo", "car": "cargo", "c": "cargo",
@@ -74,12 +81,52 @@ _SHIP_WORDS = {
     "b": "battleship", "bat": "battleship", "planet": "battleship",
     "engineer": "engineer", "engineers": "engineer", "eng": "engineer", "crew": "engineer",
     "station": "engineer",
+    "frachter": "cargo", "wurmloch": "cargo", "naklad": "cargo",
+    "schlachtschiff": "battleship", "kriznik": "battleship", "planeta": "battleship",
+    "ingenieur": "engineer", "ingenieure": "engineer", "inzinier": "engineer", "inzinieri": "engineer",
+    "stanica": "engineer",
 }
 _EDGE_WORDS = {"n": "N", "north": "N", "e": "E", "east": "E", "s": "S", "south": "S",
-               "w": "W", "west": "W"}
+               "w": "W", "west": "W",
+               # German (O = Ost) and Slovak words; Slovak letters are not read (its S, sever, is
+               # north, while S is south in English, which always works)
+               "nord": "N", "norden": "N", "o": "E", "ost": "E", "osten": "E", "sud": "S", "sued": "S",
+               "suden": "S", "sueden": "S", "westen": "W",
+               "sever": "N", "vychod": "E", "juh": "S", "zapad": "W"}
 _FILLER = {"rot", "rotation", "r", "deg", "degree", "degrees", "at", "on", "to", "with", "the",
-           "edge", "side", "and", "ship", "by", "in", "tile", "cw", "segment", "a", "an"}
+           "edge", "side", "and", "ship", "by", "in", "tile", "cw", "segment", "a", "an",
+           "drehung", "feld", "mit", "auf", "am", "kante", "schiff", "und", "plattchen",
+           "otocenie", "na", "so", "pole", "hrana", "lod", "karticka"}
 _ROTATIONS = {"0": 0, "00": 0, "000": 0, "90": 90, "180": 180, "270": 270, "360": 0}
+
+
+# How each language writes a move (verbs and ships); edges stay N E S W everywhere.
+WORDS = {
+    "en": {"place": "place", "remove": "remove", "swap": "swap", "pass": "pass",
+           "cargo": "cargo", "battleship": "battleship", "engineer": "engineer"},
+    "de": {"place": "lege", "remove": "entferne", "swap": "tausche", "pass": "passe",
+           "cargo": "Frachter", "battleship": "Schlachtschiff", "engineer": "Ingenieur"},
+    "sk": {"place": "polož", "remove": "odstráň", "swap": "vymeň", "pass": "pas",
+           "cargo": "náklad", "battleship": "krížnik", "engineer": "inžinier"},
+}
+
+
+def words() -> dict[str, str]:
+    """The notation words of the active language (English when it has none)."""
+    return WORDS.get(language(), WORDS["en"])
+
+
+def local_move_text(move: Move) -> str:
+    """The move in the reader's words (``lege E4 90 Frachter N``); it parses in any language."""
+    w = words()
+    english = move_text(move).split()
+    return " ".join(w.get(word, word) for word in english)
+
+
+def fold(text: str) -> str:
+    """Lower case without diacritics, so that ``polož`` reads as ``poloz``."""
+    decomposed = unicodedata.normalize("NFKD", text.lower().replace("ß", "ss"))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def move_text(move: Move) -> str:
@@ -99,7 +146,7 @@ def move_text(move: Move) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Words and numbers, with a column letter glued to a following row digit (``e 5`` -> ``E5``)."""
-    raw = re.findall(r"[a-z]+|\d+", text.lower())
+    raw = re.findall(r"[a-z]+|\d+", fold(text))
     out: list[str] = []
     i = 0
     while i < len(raw):
@@ -122,6 +169,15 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+def _verbs() -> dict[str, str]:
+    w = words()
+    return {k: w[k] for k in ("place", "remove", "swap", "cargo", "battleship", "engineer")}
+
+
+def _at_end(tokens: list[str]) -> str:
+    return _("did not understand {words} at the end of the move.").format(words=repr(" ".join(tokens)))
+
+
 def _is_cell(tok: str) -> bool:
     return len(tok) == 2 and parse_cell(tok) is not None
 
@@ -130,7 +186,9 @@ def parse(text: str, suggest: Callable[[str], list[str]]) -> Move:
     """Read one move; ``suggest(partial)`` supplies legal alternatives for error messages."""
     tokens = [t for t in tokenize(text) if t not in _FILLER]
     if not tokens:
-        raise NotationError("empty move: write e.g. 'place E4 90', 'swap E5 0 F6 270' or 'pass'.",
+        w = words()
+        raise NotationError(_("empty move: write e.g. '{place} E4 90', '{swap} E5 0 F6 270' or '{pass_}'.")
+                            .format(place=w["place"], swap=w["swap"], pass_=w["pass"]),
                             suggestions=suggest(""))
     verb = _VERBS.get(tokens[0])
     if verb is None:
@@ -138,14 +196,15 @@ def parse(text: str, suggest: Callable[[str], list[str]]) -> Move:
             verb, rest = "place", tokens
         else:
             raise NotationError(
-                f"did not understand {tokens[0]!r}: a move starts with place, remove, swap or pass.",
+                _("did not understand {token}: a move starts with {place}, {remove}, {swap} or {pass_}.")
+                .format(token=repr(tokens[0]), pass_=words()["pass"], **_verbs()),
                 suggestions=suggest(text))
     else:
         rest = tokens[1:]
     if verb == "pass":
         if rest:
-            raise NotationError(f"'pass' takes nothing after it, not {' '.join(rest)!r}.",
-                                suggestions=["pass"])
+            raise NotationError(_("'{pass_}' takes nothing after it, not {rest}.").format(
+                pass_=words()["pass"], rest=repr(" ".join(rest))), suggestions=[words()["pass"]])
         return Pass()
     if verb == "place":
         return _parse_place(rest, text, suggest)
@@ -156,31 +215,34 @@ def parse(text: str, suggest: Callable[[str], list[str]]) -> Move:
 
 def _need_cell(tokens: list[str], what: str, text: str, suggest: Callable[[str], list[str]]) -> str:
     if not tokens or not _is_cell(tokens[0]):
-        got = repr(tokens[0]) if tokens else "nothing"
-        raise NotationError(f"{what}: expected a cell A1..I9, got {got}.", suggestions=suggest(text))
+        got = repr(tokens[0]) if tokens else _("nothing")
+        raise NotationError(_("{what}: expected a cell A1..I9, got {got}.").format(what=what, got=got),
+                            suggestions=suggest(text))
     return tokens.pop(0)
 
 
 def _need_rotation(tokens: list[str], cell: str, text: str,
                    suggest: Callable[[str], list[str]]) -> int:
     if not tokens or tokens[0] not in _ROTATIONS:
-        got = repr(tokens[0]) if tokens else "nothing"
-        raise NotationError(f"rotation after {cell}: expected 0, 90, 180 or 270, got {got}.",
+        got = repr(tokens[0]) if tokens else _("nothing")
+        raise NotationError(_("rotation after {cell}: expected 0, 90, 180 or 270, got {got}.").format(
+                            cell=cell, got=got),
                             suggestions=suggest(cell))
     return _ROTATIONS[tokens.pop(0)]
 
 
 def _parse_place(tokens: list[str], text: str, suggest: Callable[[str], list[str]]) -> Place:
     tokens = list(tokens)
-    cell = _need_cell(tokens, "place", text, suggest)
+    cell = _need_cell(tokens, words()["place"], text, suggest)
     rotation = _need_rotation(tokens, cell, text, suggest)
     if not tokens:
         return Place(cell, rotation)
     ship = _SHIP_WORDS.get(tokens[0])
     if ship is None:
         raise NotationError(
-            f"did not understand {tokens[0]!r} after 'place {cell} {rotation}': expected a ship "
-            "(cargo EDGE, battleship EDGE or engineer) or nothing.",
+            _("did not understand {token} after '{place} {cell} {rotation}': expected a ship "
+              "({cargo} EDGE, {battleship} EDGE or {engineer}) or nothing.").format(
+                token=repr(tokens[0]), cell=cell, rotation=rotation, **_verbs()),
             suggestions=suggest(f"place {cell} {rotation}"))
     tokens.pop(0)
     edge = None
@@ -188,39 +250,38 @@ def _parse_place(tokens: list[str], text: str, suggest: Callable[[str], list[str
         edge = _EDGE_WORDS.get(tokens[0])
         if edge is None:
             raise NotationError(
-                f"did not understand {tokens[0]!r} after {ship!r}: expected an edge N, E, S or W.",
+                _("did not understand {token} after {ship}: expected an edge N, E, S or W.").format(
+                    token=repr(tokens[0]), ship=repr(words()[ship])),
                 suggestions=suggest(f"place {cell} {rotation} {ship}"))
         tokens.pop(0)
     if tokens:
-        raise NotationError(f"did not understand {' '.join(tokens)!r} at the end of the move.",
-                            suggestions=suggest(f"place {cell} {rotation} {ship}"))
+        raise NotationError(_at_end(tokens), suggestions=suggest(f"place {cell} {rotation} {ship}"))
     if ship == "engineer":
         edge = None
     return Place(cell, rotation, ship, edge)
 
 
 def _parse_remove(tokens: list[str], text: str, suggest: Callable[[str], list[str]]) -> Remove:
-    tokens = [t for t in tokens if t not in ("cargo", "c", "wormhole")]
-    cell = _need_cell(tokens, "remove", text, suggest)
+    tokens = [t for t in tokens if _SHIP_WORDS.get(t) != "cargo"]
+    cell = _need_cell(tokens, words()["remove"], text, suggest)
     if not tokens or tokens[0] not in _EDGE_WORDS:
-        got = repr(tokens[0]) if tokens else "nothing"
+        got = repr(tokens[0]) if tokens else _("nothing")
         raise NotationError(
-            f"remove {cell}: expected the edge of the cargo's wormhole segment (N, E, S or W), "
-            f"got {got}.", suggestions=suggest(f"remove {cell}"))
+            _("{remove} {cell}: expected the edge of the cargo's wormhole segment (N, E, S or W), "
+              "got {got}.").format(remove=words()["remove"], cell=cell, got=got),
+            suggestions=suggest(f"remove {cell}"))
     edge = _EDGE_WORDS[tokens.pop(0)]
     if tokens:
-        raise NotationError(f"did not understand {' '.join(tokens)!r} at the end of the move.",
-                            suggestions=suggest(f"remove {cell} {edge}"))
+        raise NotationError(_at_end(tokens), suggestions=suggest(f"remove {cell} {edge}"))
     return Remove(cell, edge)
 
 
 def _parse_swap(tokens: list[str], text: str, suggest: Callable[[str], list[str]]) -> Swap:
     tokens = list(tokens)
-    a = _need_cell(tokens, "swap (first cell)", text, suggest)
+    a = _need_cell(tokens, _("{swap} (first cell)").format(swap=words()["swap"]), text, suggest)
     ra = _need_rotation(tokens, a, text, suggest)
-    b = _need_cell(tokens, "swap (second cell)", text, suggest)
+    b = _need_cell(tokens, _("{swap} (second cell)").format(swap=words()["swap"]), text, suggest)
     rb = _need_rotation(tokens, b, text, suggest)
     if tokens:
-        raise NotationError(f"did not understand {' '.join(tokens)!r} at the end of the move.",
-                            suggestions=suggest(f"swap {a} {ra} {b} {rb}"))
+        raise NotationError(_at_end(tokens), suggestions=suggest(f"swap {a} {ra} {b} {rb}"))
     return Swap(a, ra, b, rb).canonical()

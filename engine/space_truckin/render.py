@@ -14,20 +14,22 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from engine.base import Renderer
+from engine.i18n import _
 
 from . import moves as mv
 from .catalogue import CORNERS, EDGES, ROTATIONS, SEG_DIRS, TILES
 from .geometry import CELL_ORDER, CELLS, COLS, NEIGHBOURS, SIZE, cell_name
-from .html_board import LEGEND as HTML_LEGEND
-from .html_board import board_html, drawn_html, pool_table
+from .html_board import board_html, drawn_html, html_legend, pool_table
 from .svg import svg_board, svg_defs, svg_legend
+from .texts import local_segment, segment_name
 
 if TYPE_CHECKING:
     from .state import SpaceTruckinState
 
-LEGEND = ("Edges: o planet (O: joined inside the tile), | - wormhole, blank void.\n"
-          "Centre: + nexus, # station, | - straight, L J 7 r curve, O planet.\n"
-          "* arrow. Ships: R B G Y W (owner's initial) beside their segment's edge.")
+def legend() -> str:
+    return _("Edges: o planet (O: joined inside the tile), | - wormhole, blank void.\n"
+             "Centre: + nexus, # station, | - straight, L J 7 r curve, O planet.\n"
+             "* arrow. Ships: R B G Y W (owner's initial) beside their segment's edge.")
 _CURVES = {(0, 1): "L", (0, 3): "J", (1, 2): "r", (2, 3): "7", (0, 2): "|", (1, 3): "-"}
 # (line, column) in the block for a ship whose segment's first edge is N, E, S, W; a station's engineer.
 _SHIP_POS = {0: (0, 3), 1: (1, 3), 2: (2, 3), 3: (1, 1), -1: (1, 1)}
@@ -122,24 +124,26 @@ def _drawn_lines(state: SpaceTruckinState) -> list[str]:
         return []
     tile = TILES[t]
     if tile.black_hole:
-        return [f"Drawn: {tile.id}, a black hole: remove a cargo, swap or pass."]
+        return [_("Drawn: {tile}, a black hole: remove a cargo, swap or pass.").format(tile=tile.id)]
     legal_q = {q for _, q in state._placements(t, state._quadrant)}
     allowed = tile.arrow_rotations(state._quadrant)
-    out = [f"Drawn: {tile.id}, clock quadrant {CORNERS[state._quadrant]}. Rotations:"]
+    out = [_("Drawn: {tile}, clock quadrant {quadrant}. Rotations:").format(
+        tile=tile.id, quadrant=CORNERS[state._quadrant])]
     blocks = [tile_block(t, q) for q in range(4)]
     for i in range(3):
         out.append("  " + "     ".join(f"{b[i]}" for b in blocks).rstrip())
     marks = []
     for q in range(4):
         if q in legal_q:
-            mark = "legal"
+            mark = _("legal")
         elif q not in allowed:
-            mark = "arrow"
+            mark = _("arrow")
         else:
-            mark = "no fit"
-        marks.append(f"{ROTATIONS[q]:>3} {mark:<6}")
-    out.append(" " + "".join(f"{m:<10}" for m in marks).rstrip())
-    out.append("  (arrow: the arrow forbids it; no fit: no free cell takes it)")
+            mark = _("no fit")
+        marks.append((ROTATIONS[q], mark))
+    width = max(6, *(len(mark) for _q, mark in marks))
+    out.append(" " + "".join(f"{f'{r:>3} {mark:<{width}}':<{width + 4}}" for r, mark in marks).rstrip())
+    out.append(_("  (arrow: the arrow forbids it; no fit: no free cell takes it)"))
     return out
 
 
@@ -151,23 +155,27 @@ def _pool_lines(state: SpaceTruckinState) -> list[str]:
     lines = []
     for seat in state.seats:
         p = pools[seat]
-        lines.append(f"{seat:<7} {totals[seat]:>3} pts  pool {p['pool']}  reserve {p['reserve']}  "
-                     f"on board {p['on_board']}  lost {p['lost']}" + ("  DROPPED" if seat in dropped else ""))
+        lines.append(_("{seat} {points} pts  pool {pool}  reserve {reserve}  on board {on_board}  "
+                       "lost {lost}").format(seat=f"{seat:<7}", points=f"{totals[seat]:>3}", pool=p["pool"],
+                             reserve=p["reserve"], on_board=p["on_board"], lost=p["lost"])
+                     + (_("  DROPPED") if seat in dropped else ""))
     return lines
 
 
 def _turn_lines(state: SpaceTruckinState, mark: str) -> list[str]:
     """The pile, the last move (``mark`` says how the board shows it) and who is to move."""
-    lines = [f"Tiles left in the pile: {state.tiles_left}."]
+    lines = [_("Tiles left in the pile: {n}.").format(n=state.tiles_left)]
     if state.last_move:
-        where = f" ({mark} on the board)" if state.last_move_cells() else ""
-        lines.append(f"Last move: {state.last_move}{where}.")
+        where = _(" ({mark} on the board)").format(mark=mark) if state.last_move_cells() else ""
+        seat, _sep, move = state.last_move.partition(": ")
+        lines.append(_("Last move: {move}{where}.").format(
+            move=f"{seat}: {mv.local_move_text(mv.parse(move, lambda _partial: []))}", where=where))
     if state.is_over:
-        lines.append("The game is over: see the final scores.")
+        lines.append(_("The game is over: see the final scores."))
     elif state.to_move:
-        lines.append(f"To move: {state.to_move}.")
+        lines.append(_("To move: {seat}.").format(seat=state.to_move))
     else:
-        lines.append("Waiting for the server to draw a tile.")
+        lines.append(_("Waiting for the server to draw a tile."))
     return lines
 
 
@@ -175,31 +183,36 @@ def _ship_summary(state: SpaceTruckinState, t: int, placements: list[tuple[int, 
     tile = TILES[t]
     seat = state.to_move or ""
     pool = state.pools()[seat]["pool"] if seat else 0
+    w = mv.words()
     if not tile.segments:
-        return ["Ships: this tile has no segment for a ship."]
+        return [_("Ships: this tile has no segment for a ship.")]
     if pool == 0:
-        return [f"Ships: {seat} has no ship in the pool, so none can be deployed."]
-    lines = [f"Ships ({pool} in {seat}'s pool), on the tile as drawn (rotation 0):"]
+        return [_("Ships: {seat} has no ship in the pool, so none can be deployed.").format(seat=seat)]
+    lines = [_("Ships ({n} in {seat}'s pool), on the tile as drawn (rotation 0):").format(n=pool, seat=seat)]
     for s, seg in enumerate(tile.segments):
-        role = mv.SEGMENT_SHIP[seg.kind]
+        role = w[mv.SEGMENT_SHIP[seg.kind]]
         if seg.kind == "station":
-            lines.append("  engineer on the station: allowed at every placement.")
+            lines.append(_("  {engineer} on the station: allowed at every placement.").format(
+                engineer=w["engineer"]))
             continue
         blocked = [f"{cell_name(c)} {ROTATIONS[q]}" for c, q in placements
                    if state._seg_blocker(t, c, q, s) >= 0]
-        name = seg.describe(0)
+        name = local_segment(seg.describe(0))
         if not blocked:
-            lines.append(f"  {role} on the {name}: allowed at every placement.")
+            lines.append(_("  {ship} on the {segment}: allowed at every placement.").format(
+                ship=role, segment=name))
         else:
-            lines.append(f"  {role} on the {name}: not where its {seg.kind} has a ship:")
+            lines.append(_("  {ship} on the {segment}: not where its {kind} has a ship:").format(
+                ship=role, segment=name, kind=segment_name(seg.kind)))
             lines.extend(_wrap(blocked, "    "))
-    lines.append("  (name a segment by any of its edges as placed: place E4 90 cargo E)")
+    lines.append(_("  (name a segment by any of its edges as placed: {example})").format(
+        example=mv.local_move_text(mv.Place("E4", 90, "cargo", "E"))))
     return lines
 
 
 def _rotations(quarters: Iterable[int]) -> str:
     qs = sorted(quarters)
-    return "any" if len(qs) == 4 else "/".join(str(ROTATIONS[q]) for q in qs)
+    return _("any") if len(qs) == 4 else "/".join(str(ROTATIONS[q]) for q in qs)
 
 
 def swap_groups(swaps: Iterable[mv.Swap]) -> list[str]:
@@ -215,32 +228,36 @@ def swap_groups(swaps: Iterable[mv.Swap]) -> list[str]:
         products: dict[frozenset[int], list[int]] = {}
         for qa, qbs in sorted(by_a.items()):
             products.setdefault(frozenset(qbs), []).append(qa)
-        out.append(" or ".join(f"{a} {_rotations(qas)} {b} {_rotations(qbs)}"
+        out.append(_(" or ").join(f"{a} {_rotations(qas)} {b} {_rotations(qbs)}"
                                for qbs, qas in products.items()))
     return out
 
 
 def _legal_black_hole(state: SpaceTruckinState) -> str:
     moves = state.legal_moves()
-    removes = [mv.move_text(m) for m in moves if isinstance(m, mv.Remove)]
+    w = mv.words()
+    removes = [mv.local_move_text(m) for m in moves if isinstance(m, mv.Remove)]
     swaps = [m for m in moves if isinstance(m, mv.Swap)]
-    lines = [f"You drew {state.drawn_tile}, a black hole. Choose one:"]
+    lines = [_("You drew {tile}, a black hole. Choose one:").format(tile=state.drawn_tile)]
     if removes:
-        lines.append("(a) remove a cargo from an incomplete wormhole:")
+        lines.append(_("(a) {remove} a cargo from an incomplete wormhole:").format(remove=w["remove"]))
         lines.extend(_wrap(removes, "  "))
     else:
-        lines.append("(a) remove: there is no cargo on an incomplete wormhole.")
+        lines.append(_("(a) {remove}: there is no cargo on an incomplete wormhole.").format(
+            remove=w["remove"]))
     if swaps:
         groups = swap_groups(swaps)
         pairs = len({(m.cell_a, m.cell_b) for m in swaps})
-        lines += [f"(b) swap two tiles: {len(swaps)} swaps of {pairs} pairs of cells.",
-                  "  swap A1 90 C4 0 puts C4's tile on A1 at rotation 90 and A1's",
-                  "  tile on C4 at rotation 0. Below, A1 0/90 C4 any means: A1 at 0",
-                  "  or 90, C4 at any rotation (arrows do not matter in a swap)."]
+        lines.append(_("(b) {swap} two tiles: {n} swaps of {pairs} pairs of cells.").format(
+            swap=w["swap"], n=len(swaps), pairs=pairs))
+        lines += _("  {swap} A1 90 C4 0 puts C4's tile on A1 at rotation 90 and A1's\n"
+                   "  tile on C4 at rotation 0. Below, A1 0/90 C4 any means: A1 at 0\n"
+                   "  or 90, C4 at any rotation (arrows do not matter in a swap).").format(
+            swap=w["swap"]).split("\n")
         lines.extend(_wrap(groups, "  ", separator=";  "))
     else:
-        lines.append("(b) swap: no two tiles can be exchanged.")
-    lines.append("(c) pass")
+        lines.append(_("(b) {swap}: no two tiles can be exchanged.").format(swap=w["swap"]))
+    lines.append(f"(c) {w['pass']}")
     return "\n".join(lines)
 
 
@@ -267,6 +284,14 @@ def _wrap(items: list[str], indent: str, width: int = 72, separator: str = ", ")
     return lines
 
 
+def _group_label(label: str) -> str:
+    """``rotation 90`` -> ``place, rotation 90``; ``remove`` ... in the reader's words."""
+    w = mv.words()
+    if label.startswith("rotation"):
+        return _("{place}, rotation {rotation}").format(place=w["place"], rotation=label.split()[1])
+    return w.get(label, label)
+
+
 SWAP_LINKS = 60  # at most this many swaps as one-tap links in a mail
 
 
@@ -276,14 +301,14 @@ class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
 
     def text(self, state: SpaceTruckinState, viewer: str | None) -> str:
         out = board_lines(state)
-        out.append(LEGEND)
+        out.append(legend())
         out.append("")
         out.extend(_drawn_lines(state))
-        out += _pool_lines(state) + _turn_lines(state, "in [ ]")
+        out += _pool_lines(state) + _turn_lines(state, _("in [ ]"))
         return "\n".join(out)
 
     def html(self, state: SpaceTruckinState, viewer: str | None) -> str:
-        out = [board_html(state), HTML_LEGEND]
+        out = [board_html(state), html_legend()]
         t = state._drawn
         if t >= 0 and TILES[t].black_hole:
             out.append(f"<p>{html.escape(_drawn_lines(state)[0])}</p>")
@@ -291,16 +316,16 @@ class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
             legal = {q for _, q in state._placements(t, state._quadrant)}
             out.append(drawn_html(state, t, state._quadrant, legal))
         out.append(pool_table(state))
-        out.append("<p>" + "<br/>".join(html.escape(line) for line in _turn_lines(state, "framed"))
+        out.append("<p>" + "<br/>".join(html.escape(line) for line in _turn_lines(state, _("framed")))
                    + "</p>")
         return "\n".join(out)
 
     def legal(self, state: SpaceTruckinState, viewer: str | None) -> str:
         if state.is_over:
-            return "The game is over."
+            return _("The game is over.")
         t = state._drawn
         if t < 0:
-            return "Waiting for the server to draw a tile."
+            return _("Waiting for the server to draw a tile.")
         tile = TILES[t]
         if tile.black_hole:
             return _legal_black_hole(state)
@@ -310,20 +335,22 @@ class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
         for cell, q in placements:
             touching = any(state.tile_at(n) is not None for n in NEIGHBOURS[cell])
             (near if touching else away).setdefault(cell, []).append(q)
-        lines = [f"You drew {tile.id} (clock quadrant {CORNERS[state._quadrant]}). Write:",
-                 "  place CELL ROTATION [cargo EDGE | battleship EDGE | engineer]"]
+        w = mv.words()
+        lines = [_("You drew {tile} (clock quadrant {quadrant}). Write:").format(
+                     tile=tile.id, quadrant=CORNERS[state._quadrant]),
+                 _("  {place} CELL ROTATION [{cargo} EDGE | {battleship} EDGE | {engineer}]").format(**w)]
         if away:
             rots = sorted({q for qs in away.values() for q in qs})
-            which = "any rotation" if len(rots) == 4 else "rotation " + " or ".join(
-                str(ROTATIONS[q]) for q in rots)
-            lines.append(f"Free cells away from all tiles: {len(away)}, {which}.")
+            which = _("any rotation") if len(rots) == 4 else _("rotation {rotations}").format(
+                rotations=_(" or ").join(str(ROTATIONS[q]) for q in rots))
+            lines.append(_("Free cells away from all tiles: {n}, {which}.").format(n=len(away), which=which))
         if near:
-            lines.append("Cells touching tiles:")
+            lines.append(_("Cells touching tiles:"))
             items = [f"{cell_name(c)} " + "/".join(str(ROTATIONS[q]) for q in near[c])
                      for c in sorted(near, key=cell_name)]
             lines.extend(_wrap(items, "  "))
         if not placements:
-            lines.append("No legal placement.")
+            lines.append(_("No legal placement."))
         lines.extend(_ship_summary(state, t, placements))
         return "\n".join(lines)
 
@@ -344,14 +371,13 @@ class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
             elif words[0] == "swap":
                 swaps.append((" ".join(words[1:]), text))
             else:
-                groups.setdefault(words[0], []).append((" ".join(words[1:]) or words[0], text))
+                groups.setdefault(words[0], []).append((" ".join(words[1:]) or mv.words()[words[0]], text))
         if swaps and len(swaps) <= SWAP_LINKS:
             groups["swap"] = swaps
         order = sorted(groups, key=lambda label: (not label.startswith("rotation"),
                                                   int(label.split()[1]) if label.startswith("rotation")
                                                   else 0))
-        return [(f"place, {label}" if label.startswith("rotation") else label, groups[label])
-                for label in order]
+        return [(_group_label(label), groups[label]) for label in order]
 
     def svg_defs(self, state: SpaceTruckinState, prefix: str) -> str:
         return svg_defs(state, prefix)

@@ -19,6 +19,7 @@ from itertools import islice
 from typing import Any
 
 from engine.base import EngineError, Game, IllegalMoveError, NotationError, Score, SetupError, State
+from engine.i18n import _, language, ngettext
 from engine.scoretable import Row, prose, score_table
 
 from . import moves as mv
@@ -39,9 +40,9 @@ from .catalogue import (
 )
 from .geometry import CELL_ORDER, CELLS, NEIGHBOURS, RING, SEAM, cell_name, parse_cell
 from .moves import Move, Pass, Place, Remove, Swap
+from .texts import edge_name, local_event, local_label, local_segment, local_why, segment_name, ship_goes
 
 START_CELL = parse_cell("E5")
-_EDGE_NAME = {"V": "void", "P": "planet", "W": "wormhole"}
 _NODES = CELLS * MAX_SEGMENTS
 
 
@@ -285,7 +286,7 @@ class SpaceTruckinState(State):
         return TILES[self._tile[node // MAX_SEGMENTS]].segments[node % MAX_SEGMENTS]
 
     def _station_complete(self, cell: int) -> bool:
-        return all(self._tile[c] >= 0 for c, _ in RING[cell])
+        return all(self._tile[c] >= 0 for c, _slot in RING[cell])
 
     def _feature(self, node: int) -> Feature:
         if self._segment(node).kind == "station":
@@ -336,7 +337,7 @@ class SpaceTruckinState(State):
         return [i for i, c in enumerate(counts) if c == best], counts
 
     def _score_completed(self, f: Feature, how: str) -> list[str]:
-        winners, _ = self._majority(f)
+        winners, _rest = self._majority(f)
         label = self._label(f)
         if f.kind == "station":
             points, why = 9, "station 9"
@@ -346,11 +347,14 @@ class SpaceTruckinState(State):
         if f.seam:
             points += 2
             why += " + 2 seam"
-        if not winners:
-            return [f"{label} is complete (no ships on it)."]
         names = [self._seats[w] for w in winners]
-        msgs = [f"{label} is complete: {' and '.join(names)} score{'s' if len(names) == 1 else ''} "
-                f"{points} ({why})."]
+        shown = local_label(f.kind, sorted(cell_name(c) for c in f.cells))
+        shown_why = local_why(f.kind, len(f.cells), points, f.seam, final=False)
+        if not winners:
+            return [_("{feature} is complete (no ships on it).").format(feature=shown)]
+        msgs = [ngettext("{feature} is complete: {seats} scores {points} ({why}).",
+                         "{feature} is complete: {seats} score {points} ({why}).", len(names)).format(
+            feature=shown, seats=_(" and ").join(names), points=points, why=shown_why)]
         for w in winners:
             self._banked[w] += points
         bonus: list[str] = []
@@ -361,9 +365,11 @@ class SpaceTruckinState(State):
                     self._pool[w] += 1
                     bonus.append(self._seats[w])
                 else:
-                    msgs.append(f"{self._seats[w]} has no reserve ship left for the planet bonus.")
+                    msgs.append(_("{seat} has no reserve ship left for the planet bonus.").format(
+                        seat=self._seats[w]))
             if bonus:
-                msgs.append(f"Bonus ship from the reserve to the pool: {', '.join(bonus)}.")
+                msgs.append(_("Bonus ship from the reserve to the pool: {seats}.").format(
+                    seats=", ".join(bonus)))
         self._events.append({
             "ply": self._ply + 1, "how": how, "kind": f.kind, "feature": label,
             "cells": sorted(cell_name(c) for c in f.cells), "points": points, "why": why,
@@ -383,7 +389,7 @@ class SpaceTruckinState(State):
 
     def _final_points(self, f: Feature) -> tuple[int, str]:
         if f.kind == "station":
-            k = sum(1 for c, _ in RING[f.nodes[0] // MAX_SEGMENTS] if self._tile[c] >= 0)
+            k = sum(1 for c, _slot in RING[f.nodes[0] // MAX_SEGMENTS] if self._tile[c] >= 0)
             points, why = 1 + k, f"1 + {k} surrounding tiles"
         else:
             points, why = len(f.cells), f"{len(f.cells)} tile{'s' if len(f.cells) != 1 else ''} x 1"
@@ -420,7 +426,7 @@ class SpaceTruckinState(State):
         for f in self._features_with_ships():
             if f.complete:
                 continue
-            winners, _ = self._majority(f)
+            winners, _rest = self._majority(f)
             if not winners:
                 continue
             points, why = self._final_points(f)
@@ -582,6 +588,13 @@ class SpaceTruckinState(State):
         return rng.choice(self.ship_options(Place(cell_name(cell), ROTATIONS[q])))
 
     def _suggest(self, partial: str) -> list[str]:
+        """The suggestions in the reader's words (they parse in any language)."""
+        texts = self._suggest_texts(partial)
+        if language() == "en":
+            return texts
+        return [mv.local_move_text(mv.parse(text, lambda _partial: [])) for text in texts]
+
+    def _suggest_texts(self, partial: str) -> list[str]:
         """Legal moves near what was written: same prefix, else the nearest cells, else similar text."""
         if not partial.strip():
             return self._first_moves(5)
@@ -649,10 +662,11 @@ class SpaceTruckinState(State):
                 return Place(move.cell, move.rotation, move.ship,
                              DIRS[SEG_DIRS[t][q][candidates[0]][0]])
             if notation and candidates:
-                options = [f"place {move.cell} {move.rotation} {move.ship} "
-                           f"{DIRS[SEG_DIRS[t][q][s][0]]}" for s in candidates]
-                raise NotationError(f"which {move.ship}? {TILES[t].id} has {len(candidates)} "
-                                    f"{kind} segments; name one by an edge.", suggestions=options)
+                options = [mv.local_move_text(Place(move.cell, move.rotation, move.ship,
+                                                    DIRS[SEG_DIRS[t][q][s][0]])) for s in candidates]
+                raise NotationError(_("which {ship}? {tile} has {n} {kind} segments; name one by an edge.")
+                                    .format(ship=mv.words()[move.ship], tile=TILES[t].id, n=len(candidates),
+                                            kind=segment_name(kind or "")), suggestions=options)
             return move
         s = SEG_AT[t][q][DIRS.index(move.edge)] if move.edge in DIRS else -1
         if s >= 0 and TILES[t].segments[s].kind == kind:
@@ -663,32 +677,36 @@ class SpaceTruckinState(State):
         if isinstance(move, str):
             move = self.parse_move(move)
         if self._over:
-            raise IllegalMoveError("the game is over.", rule="game over")
+            raise IllegalMoveError(_("the game is over."), rule="game over")
         if self._need_draw or self._drawn < 0:
-            raise IllegalMoveError("no tile has been drawn yet: the server draws before each move.",
+            raise IllegalMoveError(_("no tile has been drawn yet: the server draws before each move."),
                                    rule="draw")
         move = self._canonical(move, notation=False)
         seat = self._seats[self._turn]
         black_hole = TILES[self._drawn].black_hole
+        w = mv.words()
         if isinstance(move, Place):
             if black_hole:
                 raise IllegalMoveError(
-                    f"{self.drawn_tile} is a black hole: it is not placed; play remove, swap or pass.",
+                    _("{tile} is a black hole: it is not placed; play {remove}, {swap} or {pass_}.").format(
+                        tile=self.drawn_tile, remove=w["remove"], swap=w["swap"], pass_=w["pass"]),
                     suggestions=self._suggest(""), rule="black hole")
             msgs = self._do_place(move, seat)
         else:
             if not black_hole:
                 raise IllegalMoveError(
-                    f"{mv.move_text(move).split()[0]} is a black-hole action, but you drew "
-                    f"{self.drawn_tile}: place it.", suggestions=self._suggest(""), rule="black hole")
+                    _("{action} is a black-hole action, but you drew {tile}: place it.").format(
+                        action=mv.local_move_text(move).split()[0], tile=self.drawn_tile),
+                    suggestions=self._suggest(""), rule="black hole")
             if isinstance(move, Remove):
                 msgs = self._do_remove(move, seat)
             elif isinstance(move, Swap):
                 msgs = self._do_swap(move, seat)
             elif isinstance(move, Pass):
-                msgs = [f"{seat} plays {self.drawn_tile} and does nothing."]
+                msgs = [_("{seat} plays {tile} and does nothing.").format(seat=seat, tile=self.drawn_tile)]
             else:
-                raise IllegalMoveError(f"not a Space Truckin' move: {move!r}", rule="notation")
+                raise IllegalMoveError(_("not a Space Truckin' move: {move}").format(move=repr(move)),
+                                       rule="notation")
         self._last = f"{seat}: {mv.move_text(move)}"
         self._last_move = move
         msgs += self._end_turn()
@@ -725,49 +743,52 @@ class SpaceTruckinState(State):
         if index in self._dropped:
             raise EngineError(f"{seat} has already been dropped")
         self._dropped.append(index)
-        msgs = [f"{seat} is dropped from the game: their ships stay on the board and still count, "
-                "their points stay, and they take no more turns."]
+        msgs = [_("{seat} is dropped from the game: their ships stay on the board and still count, "
+                  "their points stay, and they take no more turns.").format(seat=seat)]
         left = [s for i, s in enumerate(self._seats) if i not in self._dropped]
         if len(left) == 1:
-            return msgs + self._finish(f"Only {left[0]} is left")
+            return msgs + self._finish(_("Only {seat} is left").format(seat=left[0]))
         if index == self._turn:
             self._turn = self._next_seat(index)
             after = self._seats[self._turn]
             if self._drawn >= 0:
-                msgs.append(f"{after} plays the tile {seat} drew, {self.drawn_tile} "
-                            f"(clock quadrant {self.quadrant}).")
+                msgs.append(_("{next} plays the tile {seat} drew, {tile} (clock quadrant {quadrant}).")
+                            .format(next=after, seat=seat, tile=self.drawn_tile, quadrant=self.quadrant))
             else:
-                msgs.append(f"{after} is the next to move.")
+                msgs.append(_("{seat} is the next to move.").format(seat=after))
         return msgs
 
-    def _finish(self, why: str = "The pile is empty") -> list[str]:
+    def _finish(self, why: str | None = None) -> list[str]:
         self._over = True
         self._need_draw = False
         self._drawn = -1
-        msgs = [f"{why}: the game is over. Final scoring of incomplete features:"]
+        why = why or _("The pile is empty")
+        msgs = [_("{why}: the game is over. Final scoring of incomplete features:").format(why=why)]
         events = self.final_scoring()
         for event in events:
             event["ply"] = self._ply
             for seat in event["seats"]:
                 self._banked[self._seats.index(seat)] += event["points"]
-            msgs.append(f"  {event['feature']}: {' and '.join(event['seats'])} "
-                        f"+{event['points']} ({event['why']}).")
+            msgs.append(f"  {local_event(event)[0]}: {_(' and ').join(event['seats'])} "
+                        f"+{event['points']} ({local_event(event)[1]}).")
         if not events:
-            msgs.append("  nothing to score.")
+            msgs.append(_("  nothing to score."))
         self._events.extend(events)
         # The server names the winner, once, in its mail; the engine only gives the totals.
-        msgs.append("Final totals: " + self._totals_text(self.score().totals) + ".")
+        msgs.append(_("Final totals: {totals}.").format(totals=self._totals_text(self.score().totals)))
         return msgs
 
     def _check_cell(self, text: str) -> int:
         cell = parse_cell(text)
         if cell is None:
-            raise IllegalMoveError(f"{text!r} is not a cell: columns A-I, rows 1-9.", rule="cell")
+            raise IllegalMoveError(_("{cell} is not a cell: columns A-I, rows 1-9.").format(cell=repr(text)),
+                                   rule="cell")
         return cell
 
     def _check_rotation(self, rotation: int) -> int:
         if rotation not in ROTATIONS:
-            raise IllegalMoveError(f"rotation {rotation} is not one of 0, 90, 180, 270.", rule="rotation")
+            raise IllegalMoveError(_("rotation {rotation} is not one of 0, 90, 180, 270.").format(
+                rotation=rotation), rule="rotation")
         return rotation // 90
 
     def _edge_mismatches(self, cell: int, t: int, q: int, skip: int = -1) -> list[str]:
@@ -779,9 +800,10 @@ class SpaceTruckinState(State):
                 continue
             other = f[(d + 2) % 4]
             if other != edges[d]:
-                out.append(f"its {DIRS[d]} edge is {_EDGE_NAME[edges[d]]} but the "
-                           f"{DIRS[(d + 2) % 4]} edge of {cell_name(n)} ({TILES[self._tile[n]].id}) "
-                           f"is {_EDGE_NAME[other]}")
+                out.append(_("its {edge} edge is {what} but the {other_edge} edge of {cell} ({tile}) "
+                             "is {other}").format(edge=DIRS[d], what=edge_name(edges[d]),
+                                                  other_edge=DIRS[(d + 2) % 4], cell=cell_name(n),
+                                                  tile=TILES[self._tile[n]].id, other=edge_name(other)))
         return out
 
     def _do_place(self, move: Place, seat: str) -> list[str]:
@@ -790,38 +812,50 @@ class SpaceTruckinState(State):
         cell = self._check_cell(move.cell)
         q = self._check_rotation(move.rotation)
         if self._tile[cell] >= 0:
-            raise IllegalMoveError(f"{move.cell} already holds {TILES[self._tile[cell]].id}.",
+            raise IllegalMoveError(_("{cell} already holds {tile}.").format(
+                cell=move.cell, tile=TILES[self._tile[cell]].id),
                                    suggestions=self._suggest(""), rule="free cell")
         allowed = tile.arrow_rotations(self._quadrant)
         if q not in allowed:
-            arrows = " and ".join(CORNERS[a] for a in tile.arrows)
-            need = " or ".join(str(ROTATIONS[r]) for r in allowed)
+            arrows = _(" and ").join(CORNERS[a] for a in tile.arrows)
+            need = _(" or ").join(str(ROTATIONS[r]) for r in allowed)
             raise IllegalMoveError(
-                f"{tile.id} has an arrow in its {arrows} corner{'s' if len(tile.arrows) > 1 else ''} "
-                f"and the quadrant is {CORNERS[self._quadrant]}: rotate it {need} so an arrow lies "
-                f"in the {CORNERS[self._quadrant]} corner (rotation {move.rotation} puts "
-                f"{'them' if len(tile.arrows) > 1 else 'it'} in "
-                f"{' and '.join(CORNERS[(a + q) % 4] for a in tile.arrows)}).",
+                ngettext("{tile} has an arrow in its {arrows} corner and the quadrant is {quadrant}: "
+                         "rotate it {need} so an arrow lies in the {quadrant} corner (rotation "
+                         "{rotation} puts it in {now}).",
+                         "{tile} has an arrow in its {arrows} corners and the quadrant is {quadrant}: "
+                         "rotate it {need} so an arrow lies in the {quadrant} corner (rotation "
+                         "{rotation} puts them in {now}).", len(tile.arrows)).format(
+                    tile=tile.id, arrows=arrows, quadrant=CORNERS[self._quadrant], need=need,
+                    rotation=move.rotation,
+                    now=_(" and ").join(CORNERS[(a + q) % 4] for a in tile.arrows)),
                 suggestions=self._suggest(move.cell), rule="arrow")
         bad = self._edge_mismatches(cell, t, q)
         if bad:
             raise IllegalMoveError(
-                f"{tile.id} at {move.cell} rotation {move.rotation} does not match: "
-                + "; ".join(bad) + ".", suggestions=self._suggest(move.cell), rule="edge match")
+                _("{tile} at {cell} rotation {rotation} does not match: {why}.").format(
+                    tile=tile.id, cell=move.cell, rotation=move.rotation, why="; ".join(bad)),
+                suggestions=self._suggest(move.cell), rule="edge match")
         ship_seg = -1
         if move.ship is not None:
             ship_seg = self._check_ship(move, cell, t, q, seat)
         self._put(cell, t, q)
-        where = f"{seat} places {tile.id} at {move.cell} rotation {move.rotation}"
+        where = _("{seat} places {tile} at {cell} rotation {rotation}").format(
+            seat=seat, tile=tile.id, cell=move.cell, rotation=move.rotation)
         if ship_seg >= 0:
             node = cell * MAX_SEGMENTS + ship_seg
             self._ship[node] = self._turn
             self._pool[self._turn] -= 1
             root = node if tile.segments[ship_seg].kind == "station" else self._find(node)
             self._nships[root] += 1
-            what = "engineer on the station" if move.ship == "engineer" else \
-                f"{move.ship} on the {tile.segments[ship_seg].describe(q)}"
-            where += f" with {'an' if what[0] in 'aeiou' else 'a'} {what}"
+            if move.ship == "engineer":
+                where += _(" with an engineer on the station")
+            elif move.ship == "cargo":
+                where += _(" with a cargo on the {segment}").format(
+                    segment=local_segment(tile.segments[ship_seg].describe(q)))
+            else:
+                where += _(" with a battleship on the {segment}").format(
+                    segment=local_segment(tile.segments[ship_seg].describe(q)))
         msgs = [where + "."]
         done: dict[tuple[int, ...], Feature] = {}
         for s, seg in enumerate(tile.segments):
@@ -829,7 +863,7 @@ class SpaceTruckinState(State):
             if seg.kind != "station" and self._open[self._find(node)] == 0:
                 f = self._feature(node)
                 done.setdefault(f.key(), f)
-        for c in (cell, *(c for c, _ in RING[cell])):
+        for c in (cell, *(c for c, _slot in RING[cell])):
             tc = self._tile[c]
             if tc < 0:
                 continue
@@ -844,89 +878,101 @@ class SpaceTruckinState(State):
     def _check_ship(self, move: Place, cell: int, t: int, q: int, seat: str) -> int:
         tile = TILES[t]
         if move.ship not in mv.SHIP_SEGMENT:
-            raise IllegalMoveError(f"unknown ship {move.ship!r}: cargo, battleship or engineer.",
+            w = mv.words()
+            raise IllegalMoveError(_("unknown ship {ship}: {cargo}, {battleship} or {engineer}.").format(
+                ship=repr(move.ship), cargo=w["cargo"], battleship=w["battleship"], engineer=w["engineer"]),
                                    rule="ship deployment")
         if self._pool[self._turn] == 0:
-            raise IllegalMoveError(f"{seat} has no ship in the pool to deploy; place the tile "
-                                   "without a ship.", suggestions=[f"place {move.cell} {move.rotation}"],
+            raise IllegalMoveError(_("{seat} has no ship in the pool to deploy; place the tile "
+                                     "without a ship.").format(seat=seat),
+                                   suggestions=[mv.local_move_text(Place(move.cell, move.rotation))],
                                    rule="ship deployment")
         kind = mv.SHIP_SEGMENT[move.ship]
         kinds = [seg.kind for seg in tile.segments]
         if kind not in kinds:
-            article = "an" if move.ship == "engineer" else "a"
-            raise IllegalMoveError(f"{article} {move.ship} goes on a {kind} segment and {tile.id} has "
-                                   "none.",
-                                   suggestions=[mv.move_text(m) for m in self.ship_options(move)],
+            raise IllegalMoveError(ship_goes(move.ship, tile.id),
+                                   suggestions=[mv.local_move_text(m) for m in self.ship_options(move)],
                                    rule="ship deployment")
         if kind == "station":
             return kinds.index("station")
         if move.edge is None:
-            raise IllegalMoveError(f"name the {kind} segment for the {move.ship} by one of its edges.",
-                                   suggestions=[mv.move_text(m) for m in self.ship_options(move)],
+            raise IllegalMoveError(_("name the {kind} segment for the {ship} by one of its edges.").format(
+                kind=segment_name(kind), ship=mv.words()[move.ship]),
+                                   suggestions=[mv.local_move_text(m) for m in self.ship_options(move)],
                                    rule="ship deployment")
         s = SEG_AT[t][q][DIRS.index(move.edge)]
         if s < 0 or tile.segments[s].kind != kind:
-            what = _EDGE_NAME[EDGES[t][q][DIRS.index(move.edge)]]
+            what = edge_name(EDGES[t][q][DIRS.index(move.edge)])
             raise IllegalMoveError(
-                f"the {move.edge} edge of {tile.id} at rotation {move.rotation} is {what}, not a "
-                f"{kind} segment, so no {move.ship} can go there.",
-                suggestions=[mv.move_text(m) for m in self.ship_options(move)], rule="ship deployment")
+                _("the {edge} edge of {tile} at rotation {rotation} is {what}, not a {kind} segment, "
+                  "so no {ship} can go there.").format(
+                    edge=move.edge, tile=tile.id, rotation=move.rotation, what=what,
+                    kind=segment_name(kind), ship=mv.words()[move.ship]),
+                suggestions=[mv.local_move_text(m) for m in self.ship_options(move)], rule="ship deployment")
         blocker = self._seg_blocker(t, cell, q, s)
         if blocker >= 0:
             owner = self._seats[self._ship[blocker]]
             bcell = cell_name(blocker // MAX_SEGMENTS)
             role = mv.SEGMENT_SHIP[kind]
             raise IllegalMoveError(
-                f"the {tile.segments[s].describe(q)} joins a {kind} that already carries a ship "
-                f"({owner}'s {role} at {bcell}); a ship may only go on a feature without ships.",
-                suggestions=[mv.move_text(m) for m in self.ship_options(move)], rule="ship deployment")
+                _("the {segment} joins a {kind} that already carries a ship ({seat}'s {role} at "
+                  "{cell}); a ship may only go on a feature without ships.").format(
+                    segment=local_segment(tile.segments[s].describe(q)), kind=segment_name(kind),
+                    seat=owner, role=mv.words()[role], cell=bcell),
+                suggestions=[mv.local_move_text(m) for m in self.ship_options(move)], rule="ship deployment")
         return s
 
     def _do_remove(self, move: Remove, seat: str) -> list[str]:
         cell = self._check_cell(move.cell)
         t = self._tile[cell]
-        options = [mv.move_text(m) for m in self._removals()]
+        options = [mv.local_move_text(m) for m in self._removals()]
         if t < 0:
-            raise IllegalMoveError(f"{move.cell} is empty.", suggestions=options, rule="black hole")
-        if move.edge not in DIRS:
-            raise IllegalMoveError(f"{move.edge!r} is not an edge (N, E, S, W).", suggestions=options,
+            raise IllegalMoveError(_("{cell} is empty.").format(cell=move.cell), suggestions=options,
                                    rule="black hole")
+        if move.edge not in DIRS:
+            raise IllegalMoveError(_("{edge} is not an edge (N, E, S, W).").format(edge=repr(move.edge)),
+                                   suggestions=options, rule="black hole")
         q = self._rot[cell]
         s = SEG_AT[t][q][DIRS.index(move.edge)]
         if s < 0 or TILES[t].segments[s].kind != "wormhole":
             raise IllegalMoveError(
-                f"the {move.edge} edge of {move.cell} ({TILES[t].id}) is "
-                f"{_EDGE_NAME[EDGES[t][q][DIRS.index(move.edge)]]}, not a wormhole segment.",
+                _("the {edge} edge of {cell} ({tile}) is {what}, not a wormhole segment.").format(
+                    edge=move.edge, cell=move.cell, tile=TILES[t].id,
+                    what=edge_name(EDGES[t][q][DIRS.index(move.edge)])),
                 suggestions=options, rule="black hole")
         node = cell * MAX_SEGMENTS + s
         owner = self._ship[node]
         if owner < 0:
-            raise IllegalMoveError(f"there is no cargo on the {TILES[t].segments[s].describe(q)} of "
-                                   f"{move.cell}.", suggestions=options, rule="black hole")
+            raise IllegalMoveError(_("there is no cargo on the {segment} of {cell}.").format(
+                segment=local_segment(TILES[t].segments[s].describe(q)), cell=move.cell),
+                suggestions=options, rule="black hole")
         root = self._find(node)
         if self._open[root] == 0:
-            raise IllegalMoveError("that wormhole is complete; only a cargo on an incomplete wormhole "
-                                   "may be removed.", suggestions=options, rule="black hole")
+            raise IllegalMoveError(_("that wormhole is complete; only a cargo on an incomplete wormhole "
+                                     "may be removed."), suggestions=options, rule="black hole")
         self._ship[node] = -1
         self._nships[root] -= 1
         self._lost[owner] += 1
-        return [f"{seat} plays {self.drawn_tile}: {self._seats[owner]}'s cargo at {move.cell} "
-                f"{move.edge} is lost in an unknown universe."]
+        return [_("{seat} plays {tile}: {owner}'s cargo at {cell} {edge} is lost in an unknown universe.")
+                .format(seat=seat, tile=self.drawn_tile, owner=self._seats[owner], cell=move.cell,
+                        edge=move.edge)]
 
     def _swap_mismatches(self, a: int, b: int, ra: int, rb: int) -> str:
         """What breaks the edge rule in a swap that ``swap_rotations`` refused, for the reply."""
         ta, tb = self._tile[a], self._tile[b]
         adjacent = b in NEIGHBOURS[a]
-        bad = [f"{TILES[tb].id} at {cell_name(a)} rotation {ROTATIONS[ra]}: {m}"
+        at = _("{tile} at {cell} rotation {rotation}: {why}")
+        bad = [at.format(tile=TILES[tb].id, cell=cell_name(a), rotation=ROTATIONS[ra], why=m)
                for m in self._edge_mismatches(a, tb, ra, b if adjacent else -1)]
-        bad += [f"{TILES[ta].id} at {cell_name(b)} rotation {ROTATIONS[rb]}: {m}"
+        bad += [at.format(tile=TILES[ta].id, cell=cell_name(b), rotation=ROTATIONS[rb], why=m)
                 for m in self._edge_mismatches(b, ta, rb, a if adjacent else -1)]
         if adjacent:
             d = NEIGHBOURS[a].index(b)
             ea, eb = EDGES[tb][ra][d], EDGES[ta][rb][(d + 2) % 4]
             if ea != eb:
-                bad.append(f"the two swapped tiles would meet {_EDGE_NAME[ea]} to {_EDGE_NAME[eb]} "
-                           f"on the {DIRS[d]} edge of {cell_name(a)}")
+                bad.append(_("the two swapped tiles would meet {one} to {other} on the {edge} edge of "
+                             "{cell}").format(one=edge_name(ea), other=edge_name(eb), edge=DIRS[d],
+                                              cell=cell_name(a)))
         return "; ".join(bad)
 
     def _do_swap(self, move: Swap, seat: str) -> list[str]:
@@ -935,17 +981,18 @@ class SpaceTruckinState(State):
         ra = self._check_rotation(move.rotation_a)
         rb = self._check_rotation(move.rotation_b)
         if a == b:
-            raise IllegalMoveError("a swap needs two different cells.", rule="black hole")
+            raise IllegalMoveError(_("a swap needs two different cells."), rule="black hole")
         for c in (a, b):
             if self._tile[c] < 0:
-                raise IllegalMoveError(f"{cell_name(c)} is empty: a swap exchanges two placed tiles.",
+                raise IllegalMoveError(_("{cell} is empty: a swap exchanges two placed tiles.").format(
+                    cell=cell_name(c)),
                                        rule="black hole")
         ta, tb = self._tile[a], self._tile[b]
         fits = self.swap_rotations(a, b)
         if (ra, rb) not in fits:
             raise IllegalMoveError(
-                "the swap breaks the edge rule: " + self._swap_mismatches(a, b, ra, rb) + ".",
-                suggestions=[mv.move_text(Swap(cell_name(a), ROTATIONS[x], cell_name(b), ROTATIONS[y])
+                _("the swap breaks the edge rule: {why}.").format(why=self._swap_mismatches(a, b, ra, rb)),
+                suggestions=[mv.local_move_text(Swap(cell_name(a), ROTATIONS[x], cell_name(b), ROTATIONS[y])
                                           .canonical()) for x, y in fits],
                 rule="edge match")
         before = {self._identity(f) for f in self.features() if f.complete}
@@ -955,9 +1002,11 @@ class SpaceTruckinState(State):
         self._tile[a], self._tile[b] = tb, ta
         self._rot[a], self._rot[b] = ra, rb
         self._rebuild()
-        msgs = [f"{seat} plays {self.drawn_tile}: {TILES[tb].id} moves to {move.cell_a} "
-                f"(rotation {move.rotation_a}) and {TILES[ta].id} to {move.cell_b} "
-                f"(rotation {move.rotation_b})."]
+        msgs = [_("{seat} plays {tile}: {one} moves to {cell_a} (rotation {rotation_a}) and {other} "
+                  "to {cell_b} (rotation {rotation_b}).").format(
+            seat=seat, tile=self.drawn_tile, one=TILES[tb].id, cell_a=move.cell_a,
+            rotation_a=move.rotation_a, other=TILES[ta].id, cell_b=move.cell_b,
+            rotation_b=move.rotation_b)]
         for f in sorted(self.features(), key=Feature.key):
             if not f.complete:
                 continue
@@ -1076,7 +1125,7 @@ class SpaceTruckinState(State):
     def _totals_text(self, totals: Mapping[str, int]) -> str:
         """``red 12, blue 9 (dropped)``: a dropped seat's points are shown, marked."""
         dropped = self.dropped_seats
-        return ", ".join(f"{s} {v}" + (" (dropped)" if s in dropped else "") for s, v in totals.items())
+        return ", ".join(f"{s} {v}" + (_(" (dropped)") if s in dropped else "") for s, v in totals.items())
 
     def score(self) -> Score:
         totals = {seat: self._banked[i] for i, seat in enumerate(self._seats)}
@@ -1084,24 +1133,26 @@ class SpaceTruckinState(State):
                                    "over": self._over}
         rows = []
         for event in self._events:
-            tag = "final" if event["final"] else f"move {event['ply']}"
-            rows.append(Row(f"{tag}: {event['feature']} ({event['why']})",
+            tag = _("final") if event["final"] else _("move {number}").format(number=event["ply"])
+            feature, why = local_event(event)
+            rows.append(Row(f"{tag}: {feature} ({why})",
                             dict.fromkeys(event["seats"], f"+{event['points']}")))
-        footer = [Row("Total", totals)]
+        footer = [Row(_("Total"), totals)]
         if not self._over:
             provisional = {seat: 0 for seat in self._seats}
             for event in self.final_scoring():
                 for seat in event["seats"]:
                     provisional[seat] += event["points"]
             details["provisional"] = provisional
-            footer.append(Row("If the game ended now, add", {s: f"+{v}" for s, v in provisional.items()}))
+            footer.append(Row(_("If the game ended now, add"),
+                              {s: f"+{v}" for s, v in provisional.items()}))
         dropped = self.dropped_seats
-        text = score_table("Final scores" if self._over else "Scores so far", self._seats,
-                           rows or [Row("(nothing scored yet)", {})], footer,
+        text = score_table(_("Final scores") if self._over else _("Scores so far"), self._seats,
+                           rows or [Row(_("(nothing scored yet)"), {})], footer,
                            marks=dict.fromkeys(dropped, "*"))
         if dropped:
-            text += "\n" + "\n".join(prose("* dropped from the game: the points stay, but a dropped "
-                                            "player cannot win."))
+            text += "\n" + "\n".join(prose(_("* dropped from the game: the points stay, but a dropped "
+                                              "player cannot win.")))
         return Score(totals=totals, text=text, details=details, dropped=list(dropped))
 
     # --- read access for rendering ------------------------------------------------------------

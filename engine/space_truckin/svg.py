@@ -11,9 +11,11 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from engine import svg
+from engine.i18n import _
 
 from .catalogue import SEG_DIRS, TILES
 from .geometry import COLS, SIZE, cell_name
+from .texts import local_segment
 
 if TYPE_CHECKING:
     from .state import SpaceTruckinState
@@ -121,16 +123,18 @@ def svg_board(state: SpaceTruckinState, prefix: str, label: str) -> str:
             continue
         t, q = placed
         name = cell_name(cell)
+        title = _("{cell}: {tile}, rotation {rotation}").format(cell=name, tile=TILES[t].id, rotation=90 * q)
         out.append(f'<use class="tile" data-cell="{name}" data-tile="{svg.attr(TILES[t].id)}" '
                    f'href="#{prefix}{_symbol_key(t)}" '
                    f'transform="translate({x} {y}) rotate({90 * q} {_H:g} {_H:g})">'
-                   f"<title>{escape(f'{name}: {TILES[t].id}, rotation {90 * q}')}</title></use>")
+                   f"<title>{escape(title)}</title></use>")
         for s, seg in enumerate(TILES[t].segments):
             seat = state.ship_at(cell, s)
             if seat is None:
                 continue
             sx, sy = _ship_xy(t, q, s)
-            about = f"{name}: {seat}'s ship on the {seg.describe(q)}"
+            about = _("{cell}: {seat}'s ship on the {segment}").format(
+                cell=name, seat=seat, segment=local_segment(seg.describe(q)))
             ships.append(f'<circle class="ship" data-seat="{svg.attr(seat)}" data-cell="{name}" '
                          f'cx="{x + sx:g}" cy="{y + sy:g}" r="5.5" fill="{_SEAT.get(seat, "#ccc")}" '
                          f'stroke="#000" stroke-width="1.5"><title>{escape(about)}</title></circle>')
@@ -162,14 +166,14 @@ def svg_legend(state: SpaceTruckinState, prefix: str) -> str:
     arrow = next(t for t, tile in enumerate(TILES) if tile.kind == "void" and tile.arrows)
     return "".join([
         '<ul class="legend">',
-        item(tile("straight"), "a wormhole (lilac) from edge to edge"),
-        item(tile("junction3"), "wormholes meeting at a nexus"),
-        item(tile("cap-straight"), "a planet (orange) at an edge"),
-        item(tile("corner"), "a planet joined across two edges"),
-        item(tile("station-wormhole"), "a station, with a wormhole ending at it"),
-        item(f'<use href="#{prefix}{_symbol_key(arrow)}"/>', "an arrow (it only matters for placing)"),
-        item(ships, "ships, in their owner's colour: " + ", ".join(state.seats)),
-        item(frame, "the cells of the last move"),
+        item(tile("straight"), _("a wormhole (lilac) from edge to edge")),
+        item(tile("junction3"), _("wormholes meeting at a nexus")),
+        item(tile("cap-straight"), _("a planet (orange) at an edge")),
+        item(tile("corner"), _("a planet joined across two edges")),
+        item(tile("station-wormhole"), _("a station, with a wormhole ending at it")),
+        item(f'<use href="#{prefix}{_symbol_key(arrow)}"/>', _("an arrow (it only matters for placing)")),
+        item(ships, _("ships, in their owner's colour: {seats}").format(seats=", ".join(state.seats))),
+        item(frame, _("the cells of the last move")),
         "</ul>",
     ])
 
