@@ -58,7 +58,7 @@ def open_configured_store(config: Config) -> Store:
     """
     import sqlite3
 
-    from pbem.store import StoreError, open_store, sqlite_path
+    from pbem.store import StoreError, database_name, open_store, sqlite_path
 
     try:
         config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -72,7 +72,8 @@ def open_configured_store(config: Config) -> Store:
         return open_store(config.database_url)
     except (OSError, ValueError, StoreError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise SetupError(f"cannot open the database {config.database_url}: {reason}") from None
+        raise SetupError(f"cannot open the database {database_name(config.database_url)}: {reason}"
+                         ) from None
 
 
 def players_text(low: int, high: int) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 from pbem.cli.common import SetupError, add_command, config_of, open_configured_store, setup_logging
 from pbem.cli.preflight import LISTEN_ERRNOS, listen_error, startup_problems
 from pbem.config import EXAMPLE, ConfigError
+from pbem.store import database_name
 
 
 def refused(command: str, problems: list[str]) -> int:
@@ -106,7 +107,8 @@ def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
     if refused("check-config", startup_problems(config)):
         return 2
     print(f"configuration OK ({config.source or 'built-in defaults'})")
-    print(f"  address {config.address}, data in {config.data_dir}, database {config.database_url}")
+    print(f"  address {config.address}, data in {config.data_dir}, "
+          f"database {database_name(config.database_url)}")
     if config.imap.host:
         print(f"  IMAP {config.imap.username}@{config.imap.host}:{config.imap.effective_port} "
               f"mailbox {config.imap.mailbox} -> {config.imap.processed_folder}")

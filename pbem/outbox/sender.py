@@ -1,11 +1,12 @@
 """The outbox sender: delivers the rows the processor queued in the transactional outbox.
 
 Replies are never sent from inside processing; the processor only queues them in the same
-transaction that applies the move. This thread then sends whatever is due, marks it sent, and on
-failure schedules the next attempt with exponential back-off. A crash between sending and
-``mark_sent`` re-sends the row after restart; that is the at-least-once half of the design, and
-the row's fixed Message-ID lets the recipient's mail system (or the Maildir file name) recognise
-the repeat.
+transaction that applies the move. This thread then claims a batch of due rows
+(``Store.claim_outbound``: a second worker's sender skips them), sends them, and the claim marks each
+sent, or schedules its next attempt with exponential back-off. A crash before the claim ends re-sends
+the batch after restart (or at once from another worker); that is the at-least-once half of the
+design, and the row's fixed Message-ID lets the recipient's mail system (or the Maildir file name)
+recognise the repeat.
 
 With ``config.relay.host`` mail goes to that SMTP relay (one connection, kept open while mail keeps
 coming); without it, each mail becomes one file in the Maildir ``config.outbox_maildir`` for a
@@ -25,7 +26,7 @@ from datetime import datetime, timedelta
 from pbem.clock import Clock, SystemClock, wait_either
 from pbem.config import Config
 from pbem.outbox.maildir import Maildir
-from pbem.store.base import Outbound, Store
+from pbem.store.base import Outbound, OutboxBatch, Store
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class OutboxSender:
         self._retry_at: dict[int, datetime] = {}  # row id -> next attempt, for rows failed here
         self._maildir: Maildir | None = None
         self._thread: threading.Thread | None = None
-        self._unmarked: list[int] = []
+        self._batch: OutboxBatch | None = None  # the claim being sent
 
     # --- thread control -------------------------------------------------------------------
 
@@ -143,18 +144,20 @@ class OutboxSender:
         now = self.clock.now()
         for row_id in [i for i, when in self._retry_at.items() if when <= now]:
             del self._retry_at[row_id]
-        rows = self.store.due_outbound(now, limit=self.batch_size)
-        if not rows:
-            return 0, 0
-        # The processor commits without fsync; no reply leaves before its move is on disk.
-        self.store.flush()
-        try:
-            if self.config.relay.host:
-                sent = self._send_via_relay(rows)
-            else:
-                sent = self._send_to_maildir(rows)
-        finally:
-            self._flush_sent()
+        with self.store.claim_outbound(now, limit=self.batch_size) as batch:
+            rows = batch.rows
+            if not rows:
+                return 0, 0
+            # The processor commits without fsync; no reply leaves before its move is on disk.
+            self.store.flush()
+            self._batch = batch
+            try:
+                if self.config.relay.host:
+                    sent = self._send_via_relay(rows)
+                else:
+                    sent = self._send_to_maildir(rows)
+            finally:
+                self._batch = None
         return sent, len(rows)
 
     def _backoff(self, row: Outbound) -> timedelta:
@@ -162,24 +165,20 @@ class OutboxSender:
         exponent = min(max(row.attempts, 0), 32)  # 2**32 * 5 s is far beyond any sane cap
         return timedelta(seconds=min(self.base_backoff_seconds * (2 ** exponent), cap))
 
-    def _flush_sent(self) -> None:
-        ids, self._unmarked = self._unmarked, []
-        self.store.mark_sent_many(ids, self.clock.now())
-
     def _failed(self, row: Outbound, error: str) -> None:
         when = self.clock.now() + self._backoff(row)
-        self.store.mark_send_failed(row.id, error[:1000], when)
+        assert self._batch is not None
+        self._batch.failed(row.id, error[:1000], when)
         self._retry_at[row.id] = when
         log.warning("sender: outbound %d (%s) not sent, attempt %d, next at %s: %s",
                     row.id, row.message_id, row.attempts + 1, when.isoformat(timespec="seconds"),
                     error)
 
     def _sent(self, row: Outbound, how: str) -> None:
-        # Marked in groups: one commit (fsync) per group instead of per mail. A crash re-sends at
-        # most the unmarked group, which the at-least-once design allows anyway.
-        self._unmarked.append(row.id)
-        if len(self._unmarked) >= 50:
-            self._flush_sent()
+        # Marked when the claim ends: one commit (fsync) per batch instead of per mail. A crash
+        # re-sends at most that batch, which the at-least-once design allows anyway.
+        assert self._batch is not None
+        self._batch.sent(row.id)
         self._retry_at.pop(row.id, None)
         log.info("sender: outbound %d %s to %s via %s", row.id, row.message_id,
                  ", ".join(row.recipients), how)

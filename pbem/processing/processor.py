@@ -1,5 +1,8 @@
-"""Processes stored inbound mail: each message in exactly one transaction that applies its commands,
-marks it done and queues every reply, so a crash at any point neither loses nor repeats a move.
+"""Processes stored inbound mail: each message in exactly one transaction that claims it, applies its
+commands, marks it done and queues every reply, so a crash at any point neither loses nor repeats a
+move, and a second worker on the same database never processes the same message (it skips what another
+has claimed; see ``Tx.claim_inbound``). A database that is unreachable, or that aborted the transaction
+to break a deadlock, leaves the message pending for the next pass rather than marking it failed.
 
 Auto-generated mail, bounces and our own mail are logged and never answered. A mail that fails
 authentication changes nothing and gets no reply; the seat it named gets at most one notice per
@@ -26,7 +29,9 @@ from pbem.processing.handlers import HANDLERS
 from pbem.processing.outgoing import Outgoing
 from pbem.reading.incoming import IncomingMail, read_mail
 from pbem.store.base import Inbound, Store, Tx
-from pbem.tokens import load_or_create_secret, token_hash
+from pbem.store.common import StoreUnavailableError
+from pbem.store.secret import server_secret
+from pbem.tokens import token_hash
 
 log = logging.getLogger("pbem.processor")
 # Commands whose free text after them is meant for someone (relayed); after others it is reported.
@@ -48,7 +53,7 @@ class Processor:
         self.config = config
         self.store = store
         self.clock = clock or SystemClock()
-        self.secret = secret if secret is not None else load_or_create_secret(config.data_dir)
+        self.secret = secret if secret is not None else server_secret(store, config.data_dir)
         self.cache = StateCache()
         self.outgoing = Outgoing(config, self.secret)
 
@@ -57,33 +62,45 @@ class Processor:
 
     # --- the runner --------------------------------------------------------------------------------
     def process_pending(self, limit: int = 100) -> int:
+        """Process what is pending, in the order the store lists it; the number processed here (not
+        counting messages another worker had claimed, or that wait behind an earlier one of their
+        game)."""
         done = 0
         for inbound in self.store.pending_inbound(limit):
-            self.process_one(inbound)
-            done += 1
+            if self.process_one(inbound) is not None:
+                done += 1
         return done
 
-    def process_one(self, inbound: Inbound) -> str:
+    def process_one(self, inbound: Inbound) -> str | None:
+        """The outcome, or None when the message could not be claimed (see ``Tx.claim_inbound``)."""
         started = time.perf_counter()
         now = self.clock.now()
         mail = read_mail(inbound.raw, own_addresses=[self.config.address])
         touched: dict = {}
         try:
             with self.store.transaction(durable=False) as tx:
+                if not tx.claim_inbound(inbound.id):
+                    return None
                 outcome, game_id, touched = self._handle(tx, inbound, mail, now)
                 status = "ignored" if outcome.startswith("ignored") else "done"
                 tx.mark_inbound(inbound.id, status, outcome, sender=mail.from_addr or None,
                                 game_id=game_id, now=now)
         except _AuthAbort as abort:
             outcome, game_id = self._auth_failed(inbound, mail, abort, now), abort.failure.game_id
+            if outcome is None:
+                return None
+        except StoreUnavailableError:
+            raise  # nothing changed: the message stays pending for the next pass
         except Exception as exc:  # a bug must not stop the server or lose the message
             log.exception("inbound %s failed", inbound.id)
             outcome, game_id = f"failed: {type(exc).__name__}: {exc}", None
             with self.store.transaction() as tx:
+                if not tx.claim_inbound(inbound.id):  # meanwhile taken by another worker
+                    return None
                 tx.mark_inbound(inbound.id, "failed", outcome[:500], sender=mail.from_addr or None,
                                 now=now)
         for gid, (row, state) in touched.items():
-            self.cache.put(gid, len(row.record["moves"]), state)
+            self.cache.put(gid, row.record, state)
         failpoints.hit("after-commit")
         elapsed = (time.perf_counter() - started) * 1000
         log.info("message id=%s msgid=%s from=%s game=%s outcome=%s ms=%.1f", inbound.id,
@@ -91,9 +108,11 @@ class Processor:
         return outcome
 
     def _auth_failed(self, inbound: Inbound, mail: IncomingMail, abort: _AuthAbort,
-                     now: datetime) -> str:
+                     now: datetime) -> str | None:
         failure = abort.failure
         with self.store.transaction() as tx:
+            if not tx.claim_inbound(inbound.id):  # the first transaction's claim ended with it
+                return None
             tx.mark_inbound(inbound.id, "ignored", f"ignored: authentication failed for {failure.game_id}",
                             sender=mail.from_addr or None, game_id=failure.game_id, now=now)
             row = tx.get_game(failure.game_id)

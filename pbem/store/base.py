@@ -1,9 +1,16 @@
-"""The storage interface. SQLite is the default; PostgreSQL implements the same interface.
+"""The storage interface. SQLite is the default; PostgreSQL implements the same interface (both on the
+shared SQL of ``pbem.store.sql``).
 
 Everything the server knows lives here: the durable intake queue (raw messages, de-duplicated), the
 games (each a full record document plus indexed columns), the seats (addresses and hashed tokens), the
 transactional outbox, IMAP progress and rate-limit notices. Applying a move, marking its message done and
 queueing the replies happen inside one ``transaction()``.
+
+Several server processes ("workers") may share one database. What keeps them from doing one thing
+twice is in here too: a message is processed inside the transaction that claimed it
+(``Tx.claim_inbound``), outbox rows are sent under a claim (``Store.claim_outbound``), a game row is
+locked while a move is applied (``get_game(for_update=True)``), and the roles only one worker may
+hold at a time (the IMAP watcher, the scheduler) are taken with ``hold_role``.
 """
 
 from __future__ import annotations
@@ -70,6 +77,34 @@ class GameRow:
     finished_at: datetime | None = None  # when the game ended, for archive searches
 
 
+@dataclass
+class Worker:
+    """A running ``pbem serve`` as its heartbeats describe it (for ``pbem status``)."""
+
+    id: str  # "host:pid:start", unique per process start
+    host: str
+    pid: int
+    started_at: datetime
+    seen_at: datetime
+    roles: list[str] = field(default_factory=list)
+
+
+class OutboxBatch:
+    """Outbox rows claimed for sending; the sender reports each row's fate here and the claim writes
+    them all when it ends (see ``Store.claim_outbound``)."""
+
+    def __init__(self, rows: list[Outbound]) -> None:
+        self.rows = rows
+        self.sent_ids: list[int] = []
+        self.failures: list[tuple[int, str, datetime]] = []  # (id, error, next attempt)
+
+    def sent(self, outbound_id: int) -> None:
+        self.sent_ids.append(outbound_id)
+
+    def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
+        self.failures.append((outbound_id, error, next_attempt_at))
+
+
 @dataclass(frozen=True)
 class AcceptResult:
     inbound_id: int
@@ -81,6 +116,11 @@ class Tx(Protocol):
     """Operations inside one transaction; all commit together or not at all."""
 
     # intake
+    def claim_inbound(self, inbound_id: int) -> bool:
+        """Take a pending message for processing in this transaction: True when it is still pending,
+        no other worker holds it, and no earlier message about the same game is still pending (so one
+        game's mail is applied in arrival order). The claim ends with the transaction."""
+        ...
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
                      sender: str | None = None, game_id: str | None = None,
                      now: datetime) -> None: ...
@@ -119,6 +159,10 @@ class Tx(Protocol):
         ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+    def init_meta(self, key: str, value: str) -> str:
+        """Store ``value`` unless the key has one; the stored value either way (two workers that
+        start at once agree on the first one written)."""
+        ...
 
     # threads per recipient: the first and the latest mail of a game sent to an address
     def mail_thread(self, game_id: str, email: str) -> tuple[str, str] | None: ...  # (root, last)
@@ -155,7 +199,10 @@ class Store(Protocol):
         """accept_inbound for (raw, source, now, source_ref) items in one transaction: one disk
         flush for all of them (group commit), results in order."""
         ...
-    def pending_inbound(self, limit: int = 100) -> list[Inbound]: ...
+    def pending_inbound(self, limit: int = 100) -> list[Inbound]:
+        """Candidates for processing, in the order they should be taken; each is then claimed with
+        ``Tx.claim_inbound`` (another worker may have taken it meanwhile)."""
+        ...
     def inbound_status(self, inbound_id: int) -> str | None: ...
 
     # outbox sender
@@ -164,6 +211,24 @@ class Store(Protocol):
     def mark_sent_many(self, outbound_ids: list[int], now: datetime) -> None: ...  # one commit
     def mark_send_failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
     def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m}
+    def claim_outbound(self, now: datetime, limit: int = 100) -> AbstractContextManager[OutboxBatch]:
+        """Due rows, oldest first, that no other worker is sending; the marks given to the batch are
+        written when the block ends, also when it raised."""
+        ...
+
+    # workers sharing the database: roles, heartbeats, queue figures
+    def hold_role(self, role: str) -> bool:
+        """Take, or keep, a role only one worker may hold (``imap``, ``scheduler``); False while
+        another process holds it. A role is freed when its holder releases it or dies."""
+        ...
+    def release_role(self, role: str) -> None: ...
+    def heartbeat(self, worker: Worker) -> None: ...  # insert or refresh the worker's row
+    def forget_worker(self, worker_id: str) -> None: ...  # a worker that stopped cleanly
+    def workers(self) -> list[Worker]: ...  # every row, newest heartbeat first
+    def queue_figures(self) -> dict[str, Any]:
+        """``inbound_pending``, ``oldest_pending`` (datetime or None), ``outbound_pending``,
+        ``outbound_due_oldest`` (datetime or None), ``games_active``."""
+        ...
 
     # IMAP progress per mailbox
     def imap_state(self, mailbox: str) -> tuple[int, int] | None: ...  # (uidvalidity, last_uid)

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import email.utils
 import hashlib
 import json
 import re
 from datetime import UTC, datetime
 from typing import Any
+
+from pbem.tokens import looks_like_token, split_reply_tag, token_hash
 
 
 class StoreError(Exception):
@@ -21,6 +24,11 @@ class StoreError(Exception):
 
 class SchemaVersionError(StoreError):
     """The database was written by a newer pbem; running older code on it could corrupt it."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database is unreachable, or it aborted a transaction to resolve a conflict (deadlock,
+    lost connection): nothing was changed, and the same work may be tried again later."""
 
 
 class StoreClosedError(StoreError):
@@ -77,22 +85,50 @@ def normalise_message_id(value: str | None) -> str | None:
     return f"<{compact}>" if compact else None
 
 
-def message_id_of(raw: bytes) -> str | None:
+def _header_block(raw: bytes) -> Any:
     """Only the header block is parsed: intake runs before the SMTP 250 and must stay cheap even
-    for a large message, and a body can never hold the Message-ID anyway."""
+    for a large message, and a body can never hold the headers read here anyway."""
     match = _BLANK_LINE.search(raw)
     head = raw[: match.end()] if match else raw
     try:
         msg = email.parser.BytesHeaderParser(policy=email.policy.default).parsebytes(head)
-        value = msg.get("Message-ID")
-        text = None if value is None else str(value)
+        for name in ("Message-ID", *_ADDRESS_HEADERS):  # the modern parser raises on use
+            for value in msg.get_all(name) or ():
+                str(value)
+        return msg
     except Exception:
         # The modern header parser has raised on odd input before; the legacy parser never
-        # interprets the value, which is all that is needed here. Should even that fail, the
+        # interprets the values, which is all that is needed here. Should even that fail, the
         # message is still accepted, de-duplicated by its bytes alone.
         try:
-            raw_value = email.parser.BytesHeaderParser().parsebytes(head).get("Message-ID")
-            text = None if raw_value is None else str(raw_value)
+            return email.parser.BytesHeaderParser().parsebytes(head)
         except Exception:
             return None
-    return normalise_message_id(text)
+
+
+_ADDRESS_HEADERS = ("To", "Cc", "Delivered-To", "X-Original-To")
+
+
+def intake_keys(raw: bytes) -> tuple[str | None, str | None]:
+    """(Message-ID, route) of a message about to be stored. The route is the hash of the first seat
+    token in a recipient's plus-address (``pbem+TOKEN-12@host``, the Reply-To of every game mail):
+    the store looks it up among the seats, so that the game a move is about is known before the
+    move is read, and one game's mail is processed in arrival order (``Tx.claim_inbound``)."""
+    msg = _header_block(raw)
+    if msg is None:
+        return None, None
+    value = msg.get("Message-ID")
+    message_id = normalise_message_id(None if value is None else str(value))
+    route = None
+    values = [str(v) for name in _ADDRESS_HEADERS for v in (msg.get_all(name) or ())]
+    for _name, address in email.utils.getaddresses(values):
+        local = address.rpartition("@")[0]
+        token = split_reply_tag(local.partition("+")[2])[0] if "+" in local else ""
+        if looks_like_token(token):
+            route = token_hash(token)
+            break
+    return message_id, route
+
+
+def message_id_of(raw: bytes) -> str | None:
+    return intake_keys(raw)[0]
