@@ -2,7 +2,8 @@
 
 One module per command group: ``play`` (records: new, show, move, score, replay, selfplay),
 ``serve`` (serve, deliver, process, init, check-config), ``mailbox`` (send, mailbox: a player's mail
-client for trying the server), ``archive`` (archive ..., standings) and ``admin`` (moderators).
+client for trying the server), ``archive`` (archive ..., standings), ``admin`` (moderators) and
+``store`` (store copy: to another database).
 
 Exit codes: 0 success; 1 an illegal move (given, or found while replaying a record); 2 bad input
 (usage, malformed record or configuration). User errors never print a traceback.
@@ -24,7 +25,7 @@ from pbem.record import MissingRecordError, RecordError
 # Each module has ``register_all(subparsers)``; the order is the order of ``pbem --help``. Modules
 # load their heavy imports (the mail stack) only when one of their commands runs.
 COMMAND_MODULES = ("pbem.cli.play", "pbem.cli.serve", "pbem.cli.mailbox", "pbem.cli.archive",
-                   "pbem.cli.admin")
+                   "pbem.cli.admin", "pbem.cli.store")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -104,12 +104,13 @@ def add_command(sub: argparse._SubParsersAction, name: str, func: Callable[..., 
     return parser
 
 
-def progress_bar(label: str, total: int | None = None, stream: TextIO | None = None) -> tqdm:
+def progress_bar(label: str, total: int | None = None, stream: TextIO | None = None,
+                 unit: str = " games") -> tqdm:
     """A tqdm bar for long runs, drawn only on a terminal: in pipes, cron mails and logs a bar is
     one carriage-return line per update, i.e. noise."""
     from tqdm import tqdm
 
     stream = stream if stream is not None else sys.stderr
     isatty = getattr(stream, "isatty", None)
-    return tqdm(total=total or None, desc=label, file=stream, unit=" games", leave=True,
+    return tqdm(total=total or None, desc=label, file=stream, unit=unit, leave=True,
                 mininterval=0.1, disable=not (isatty and isatty()), dynamic_ncols=True)

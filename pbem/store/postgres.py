@@ -57,6 +57,8 @@ DIALECT = Dialect(
     name="PostgreSQL", for_update=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED",
     json_text=lambda column, key: f"(CAST({column} AS jsonb) ->> '{key}')",
     transient=(psycopg.OperationalError, psycopg.InterfaceError), is_transient=_transient,
+    reset_identity=lambda table: (f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
+                                  f" COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)"),
     format_params=True)
 
 

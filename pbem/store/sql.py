@@ -78,6 +78,8 @@ class Dialect:
     json_text: Callable[[str, str], str]  # SQL for the text of a JSON object's key
     transient: tuple[type[BaseException], ...]  # driver errors worth retrying later
     is_transient: Callable[[BaseException], bool]
+    # after rows were inserted with their ids: the statement that moves the id counter past them
+    reset_identity: Callable[[str], str | None] = lambda table: None
     format_params: bool = False  # "%s" placeholders instead of "?"
     _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 

@@ -61,7 +61,7 @@ def _is_busy(exc: sqlite3.Error) -> bool:
 DIALECT = Dialect(
     name="SQLite", for_update="", skip_locked="",
     json_text=lambda column, key: f"json_extract({column}, '$.{key}')",
-    transient=(sqlite3.OperationalError,), is_transient=_is_busy)
+    transient=(sqlite3.OperationalError,), is_transient=_is_busy)  # AUTOINCREMENT follows given ids
 
 
 class SQLiteStore(SqlStore):
