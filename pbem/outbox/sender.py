@@ -1,12 +1,12 @@
 """The outbox sender: delivers the rows the processor queued in the transactional outbox.
 
 Replies are never sent from inside processing; the processor only queues them in the same
-transaction that applies the move. This thread then claims a batch of due rows
-(``Store.claim_outbound``: a second worker's sender skips them), sends them, and the claim marks each
-sent, or schedules its next attempt with exponential back-off. A crash before the claim ends re-sends
-the batch after restart (or at once from another worker); that is the at-least-once half of the
-design, and the row's fixed Message-ID lets the recipient's mail system (or the Maildir file name)
-recognise the repeat.
+transaction that applies the move. This thread then looks at the due rows
+(``Store.claim_outbound``), takes each one before sending it (a second worker's sender skips a row
+this one has taken), sends it, and marks it sent, or schedules its next attempt with exponential
+back-off. A crash between the relay's acceptance and the mark re-sends the mail after restart (or at
+once from another worker); that is the at-least-once half of the design, and the row's fixed
+Message-ID lets the recipient's mail system (or the Maildir file name) recognise the repeat.
 
 With ``config.relay.host`` mail goes to that SMTP relay (one connection, kept open while mail keeps
 coming); without it, each mail becomes one file in the Maildir ``config.outbox_maildir`` for a
@@ -174,9 +174,11 @@ class OutboxSender:
                     row.id, row.message_id, row.attempts + 1, when.isoformat(timespec="seconds"),
                     error)
 
+    def _take(self, row: Outbound) -> bool:
+        assert self._batch is not None
+        return self._batch.take(row)
+
     def _sent(self, row: Outbound, how: str) -> None:
-        # Marked when the claim ends: one commit (fsync) per batch instead of per mail. A crash
-        # re-sends at most that batch, which the at-least-once design allows anyway.
         assert self._batch is not None
         self._batch.sent(row.id)
         self._retry_at.pop(row.id, None)
@@ -190,6 +192,8 @@ class OutboxSender:
         for row in rows:
             if self.stop_event.is_set():
                 break
+            if not self._take(row):
+                continue
             try:
                 if self._maildir is None:
                     self._maildir = Maildir(self.config.outbox_maildir)
@@ -246,6 +250,8 @@ class OutboxSender:
         for index, row in enumerate(rows):
             if self.stop_event.is_set():
                 break
+            if not self._take(row):
+                continue
             options = ["SMTPUTF8"] if _needs_smtputf8(row) else []
             for retry_on_fresh in (True, False):
                 reused = self._smtp is not None

@@ -89,20 +89,16 @@ class Worker:
     roles: list[str] = field(default_factory=list)
 
 
-class OutboxBatch:
-    """Outbox rows claimed for sending; the sender reports each row's fate here and the claim writes
-    them all when it ends (see ``Store.claim_outbound``)."""
+class OutboxBatch(Protocol):
+    """Due outbox rows for one pass of a sender (``Store.claim_outbound``). Before sending a row the
+    sender takes it (False: another worker's sender has it, or sent it already), then reports its
+    fate; where the mark is written (at once, or when the batch ends) is the store's."""
 
-    def __init__(self, rows: list[Outbound]) -> None:
-        self.rows = rows
-        self.sent_ids: list[int] = []
-        self.failures: list[tuple[int, str, datetime]] = []  # (id, error, next attempt)
+    rows: list[Outbound]
 
-    def sent(self, outbound_id: int) -> None:
-        self.sent_ids.append(outbound_id)
-
-    def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
-        self.failures.append((outbound_id, error, next_attempt_at))
+    def take(self, row: Outbound) -> bool: ...
+    def sent(self, outbound_id: int) -> None: ...
+    def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -212,8 +208,8 @@ class Store(Protocol):
     def mark_send_failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
     def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m}
     def claim_outbound(self, now: datetime, limit: int = 100) -> AbstractContextManager[OutboxBatch]:
-        """Due rows, oldest first, that no other worker is sending; the marks given to the batch are
-        written when the block ends, also when it raised."""
+        """Due rows, oldest first, for one pass of the sender; every mark given to the batch is
+        written by the time the block ends, also when it raised."""
         ...
 
     # workers sharing the database: roles, heartbeats, queue figures

@@ -756,32 +756,19 @@ class SqlStore:
 
     @contextmanager
     def claim_outbound(self, now: datetime, limit: int = 100) -> Iterator[OutboxBatch]:
-        """With row locks (PostgreSQL) the rows stay locked in one transaction while they are sent,
-        so a second worker's sender skips them and a dead sender's rows are free again at once.
-        Without them (SQLite: one sender per file) no write lock is held while sending, since it
-        would stop the processor for as long."""
-        skip = self.dialect.skip_locked
-        if not skip:
-            batch = OutboxBatch(self.due_outbound(now, limit))
-            try:
-                yield batch
-            finally:
-                if batch.sent_ids or batch.failures:
-                    with self._write() as db:
-                        _mark_outbound(db, batch.sent_ids, batch.failures, now)
-            return
-        failure: BaseException | None = None
-        with self._write() as db:
-            batch = OutboxBatch([outbound_of(r) for r in db.all(
-                f"SELECT {OUTBOUND_COLS} FROM outbound WHERE sent_at IS NULL AND next_attempt_at <= ?"
-                f" ORDER BY id LIMIT ?{skip}", (dt_to_text(now), limit))])
-            try:
-                yield batch
-            except BaseException as exc:  # what was sent must be marked all the same
-                failure = exc
-            _mark_outbound(db, batch.sent_ids, batch.failures, now)
-        if failure is not None:
-            raise failure
+        """With row locks (PostgreSQL, several senders) each row is claimed on its own just before it
+        is sent and marked right after, in one short transaction: a second sender skips it, a dead
+        sender's row is free again at once, and a sender killed between the relay's "250" and the
+        mark re-sends one mail at most. Without them (SQLite: one sender per file) the marks are
+        written together when the batch ends: one commit for the batch, and no write lock held while
+        mails are sent, since that would stop the processor for as long."""
+        rows = self.due_outbound(now, limit)
+        batch: _MarkLater | _MarkEach
+        batch = _MarkEach(self, rows, now) if self.dialect.skip_locked else _MarkLater(rows)
+        try:
+            yield batch
+        finally:
+            batch.close(self, now)
 
     # IMAP progress
 
@@ -846,6 +833,81 @@ class SqlStore:
                 rows = db.all(f"SELECT {GAME_COLS} FROM games WHERE status = ?"
                               " ORDER BY created_at, id", (status,))
             return load_games(db, rows)
+
+
+class _MarkLater:
+    """Marks kept until the batch ends, then written in one transaction."""
+
+    def __init__(self, rows: list[Outbound]) -> None:
+        self.rows = rows
+        self.sent_ids: list[int] = []
+        self.failures: list[tuple[int, str, datetime]] = []
+
+    def take(self, row: Outbound) -> bool:
+        return True
+
+    def sent(self, outbound_id: int) -> None:
+        self.sent_ids.append(outbound_id)
+
+    def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
+        self.failures.append((outbound_id, error, next_attempt_at))
+
+    def close(self, store: SqlStore, now: datetime) -> None:
+        if self.sent_ids or self.failures:
+            with store._write() as db:
+                _mark_outbound(db, self.sent_ids, self.failures, now)
+
+
+class _MarkEach:
+    """One transaction per row: take it (locked, still due), send, mark, commit. The marks commit
+    without waiting for the disk: after a power loss a mail is sent again, never lost."""
+
+    def __init__(self, store: SqlStore, rows: list[Outbound], now: datetime) -> None:
+        self.rows = rows
+        self.now = now
+        self._store = store
+        self._open: tuple[int, AbstractContextManager[Db], Db] | None = None
+
+    def take(self, row: Outbound) -> bool:
+        self._finish()
+        manager = self._store._write(durable=False)
+        db = manager.__enter__()
+        try:
+            found = db.one("SELECT id FROM outbound WHERE id = ? AND sent_at IS NULL"
+                           f" AND next_attempt_at <= ?{db.dialect.skip_locked}",
+                           (row.id, dt_to_text(self.now)))
+        except BaseException as exc:
+            manager.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._open = (row.id, manager, db)
+        if found is None:
+            self._finish()
+            return False
+        return True
+
+    def sent(self, outbound_id: int) -> None:
+        self._mark(outbound_id, [outbound_id], [])
+
+    def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
+        self._mark(outbound_id, [], [(outbound_id, error, next_attempt_at)])
+
+    def _mark(self, outbound_id: int, sent: list[int], failures: list[tuple[int, str, datetime]]
+              ) -> None:
+        taken = self._open is not None and self._open[0] == outbound_id
+        if not taken and not self.take(next(r for r in self.rows if r.id == outbound_id)):
+            return  # another sender has it: its fate is that sender's to report
+        assert self._open is not None
+        _mark_outbound(self._open[2], sent, failures, self.now)
+        self._finish()
+
+    def _finish(self) -> None:
+        if self._open is not None:
+            _, manager, _ = self._open
+            self._open = None
+            manager.__exit__(None, None, None)
+
+    def close(self, store: SqlStore, now: datetime) -> None:
+        self._finish()  # a row taken but never marked: its claim simply ends
 
 
 def _mark_outbound(db: Db, sent: list[int], failures: list[tuple[int, str, datetime]],

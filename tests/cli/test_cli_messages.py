@@ -20,7 +20,7 @@ from pbem.cli import build_parser, main
 
 PBEM = [sys.executable, "-m", "pbem.cli"]
 COMMANDS = ["new", "show", "move", "score", "replay", "selfplay", "serve", "deliver", "process", "init",
-            "check-config", "send", "mailbox", "archive", "standings", "admin"]
+            "check-config", "send", "mailbox", "archive", "standings", "admin", "store", "status"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

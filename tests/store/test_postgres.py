@@ -56,9 +56,16 @@ def test_claims_skip_what_another_worker_holds(stores: tuple[PostgresStore, Post
             assert not tx2.claim_inbound(ids[0])  # held: skipped, not waited for
             assert tx2.claim_inbound(ids[1])
         assert time.monotonic() - started < 1
-    with one.claim_outbound(T0, limit=1) as first, two.claim_outbound(T0) as second:
-        assert [r.message_id for r in first.rows] == ["<a@p>"]
-        assert [r.message_id for r in second.rows] == ["<b@p>"]
+    with one.claim_outbound(T0) as first, two.claim_outbound(T0) as second:
+        assert [r.message_id for r in first.rows] == [r.message_id for r in second.rows] == [
+            "<a@p>", "<b@p>"]
+        assert first.take(first.rows[0])
+        assert not second.take(second.rows[0])  # being sent by the first: skipped at once
+        assert second.take(second.rows[1])
+        second.sent(second.rows[1].id)
+        first.sent(first.rows[0].id)
+        assert not first.take(first.rows[1])  # the second sent it meanwhile
+    assert one.outbound_counts() == {"pending": 0, "sent": 2}
 
 
 def test_a_locked_game_makes_the_second_mover_wait(stores: tuple[PostgresStore, PostgresStore]) -> None:

@@ -75,17 +75,22 @@ def test_claim_outbound_marks_what_was_sent_even_when_the_sender_fails(store: Sq
                                  raw=b"x", now=T0) for i in range(4)]
     with pytest.raises(ConnectionError), store.claim_outbound(T0, limit=3) as batch:
         assert [r.id for r in batch.rows] == ids[:3]
+        assert batch.take(batch.rows[0])
         batch.sent(ids[0])
-        batch.failed(ids[1], "421 later", T0 + timedelta(minutes=5))
-        raise ConnectionError("relay went away")
+        batch.failed(ids[1], "421 later", T0 + timedelta(minutes=5))  # without take: taken for it
+        assert batch.take(batch.rows[2])
+        raise ConnectionError("relay went away")  # while sending the third: it stays due
     assert [r.id for r in store.due_outbound(T0)] == [ids[2], ids[3]]
     [retry] = [r for r in store.due_outbound(T0 + timedelta(minutes=5)) if r.id == ids[1]]
     assert (retry.attempts, retry.last_error) == (1, "421 later")
     assert store.outbound_counts() == {"pending": 3, "sent": 1}
     with store.claim_outbound(T0, limit=10) as batch:
         for row in batch.rows:
+            assert batch.take(row)
             batch.sent(row.id)
     assert store.outbound_counts() == {"pending": 1, "sent": 3}
+    with store.claim_outbound(T0, limit=10) as batch:
+        assert batch.rows == []
 
 
 def test_roles_are_held_by_one_store_at_a_time(backend: Backend) -> None:

@@ -8,7 +8,8 @@ its holder dies, a row would not be.
 ``inbound.game_id`` is now also filled at intake, from the seat token in the recipient's
 plus-address, so that a worker can tell before reading a message whether an earlier one about the
 same game is still pending (one game's moves are applied in arrival order); the partial index keeps
-that check to the few pending rows.
+that check to the few pending rows. Likewise ``outbound_unsent`` lets every worker's sender find the
+few unsent mails among all the sent ones, oldest first.
 
 The same SQL in both dialects, written once.
 """
@@ -24,6 +25,7 @@ CREATE TABLE workers (
 );
 
 CREATE INDEX inbound_pending_game ON inbound (game_id, id) WHERE status = 'pending';
+CREATE INDEX outbound_unsent ON outbound (id) WHERE sent_at IS NULL;
 """
 
 POSTGRESQL = SQLITE
