@@ -52,7 +52,7 @@ class CopyReport:
     rows: dict[str, int] = field(default_factory=dict)  # table -> rows copied (written or refreshed)
 
     def summary(self) -> str:
-        parts = [f"{self.rows.get(t, 0)} {t.replace('_', ' ')}" for t, _ in TABLES if self.rows.get(t)]
+        parts = [f"{t.replace('_', ' ')} {self.rows[t]}" for t, _ in TABLES if self.rows.get(t)]
         return ", ".join(parts) or "nothing"
 
 

@@ -230,3 +230,20 @@ def test_every_problem_is_listed_at_once(tmp_path: Path, taken_port: int,
     code, _, err = check(config, capsys)
     lines = err.splitlines()
     assert code == 2 and len(lines) == 3 and all(line.startswith("pbem check-config: ") for line in lines)
+
+
+def test_the_deploy_worker_example_passes_the_check(tmp_path: Path, postgres: Postgres,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """deploy/workers/worker.toml.example, with this machine's database, folders and password files."""
+    example = Path(__file__).resolve().parents[2] / "deploy" / "workers" / "worker.toml.example"
+    (tmp_path / "pw").write_text("secret\n")
+    text = example.read_text(encoding="utf-8")
+    for old, new in [("postgresql://pbem@db.example.org/pbem", postgres.create_database("deploy_example")),
+                     ("/var/lib/pbem/worker-1", str(tmp_path / "w1")),
+                     ("/etc/pbem/imap-password", str(tmp_path / "pw")),
+                     ("/etc/pbem/smtp-password", str(tmp_path / "pw")), ("port = 2525", "port = 0")]:
+        assert old in text
+        text = text.replace(old, new)
+    code, out, err = check(write_config(tmp_path, text), capsys)
+    assert (code, err) == (0, ""), err
+    assert "SMTP listener 127.0.0.1:0" in out and "IMAP pbem@127.0.0.1:143" in out

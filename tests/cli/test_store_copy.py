@@ -81,7 +81,8 @@ def test_copy_to_postgresql_verify_rerun_and_play_on(played: tuple[Server, dict[
     target = postgres.create_database("copy_target")
     code, text = copy(tmp_path, tmp_path / "pbem.sqlite3", target, capsys)
     assert code == 0, text
-    assert "2 games" in text and "verified: every one of 2 game(s) replays to the same position" in text
+    assert "games 2, seats 4," in text
+    assert "verified: every one of 2 game(s) replays to the same position" in text
 
     copied = open_store(target)
     try:
