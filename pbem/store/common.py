@@ -92,9 +92,7 @@ def _header_block(raw: bytes) -> Any:
     head = raw[: match.end()] if match else raw
     try:
         msg = email.parser.BytesHeaderParser(policy=email.policy.default).parsebytes(head)
-        for name in ("Message-ID", *_ADDRESS_HEADERS):  # the modern parser raises on use
-            for value in msg.get_all(name) or ():
-                str(value)
+        str(msg.get("Message-ID", ""))  # the modern parser raises on use, not on parsing
         return msg
     except Exception:
         # The modern header parser has raised on odd input before; the legacy parser never
@@ -120,7 +118,10 @@ def intake_keys(raw: bytes) -> tuple[str | None, str | None]:
     value = msg.get("Message-ID")
     message_id = normalise_message_id(None if value is None else str(value))
     route = None
-    values = [str(v) for name in _ADDRESS_HEADERS for v in (msg.get_all(name) or ())]
+    # The raw values: only the addresses are wanted, and parsing them into header objects costs
+    # more than the rest of the intake.
+    wanted = {name.lower() for name in _ADDRESS_HEADERS}
+    values = [str(v) for name, v in msg.raw_items() if name.lower() in wanted]
     for _name, address in email.utils.getaddresses(values):
         local = address.rpartition("@")[0]
         token = split_reply_tag(local.partition("+")[2])[0] if "+" in local else ""

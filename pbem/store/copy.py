@@ -95,7 +95,7 @@ def _copy_table(source: SqlStore, target: SqlStore, table: str, key: tuple[str, 
     while True:
         where = f" WHERE {after}" if last is not None else ""
         rows = reader.all(f"SELECT {names} FROM {table}{where} ORDER BY {keys} LIMIT {PAGE}",
-                          tuple(last) if last is not None else ())
+                          tuple(last) if last is not None else None)
         if not rows:
             return copied
         try:

@@ -177,7 +177,8 @@ class PostgresStore(SqlStore):
 
     @contextmanager
     def _write(self, durable: bool = True) -> Iterator[Db]:
-        begin = ("BEGIN",) if durable else ("BEGIN", "SET LOCAL synchronous_commit = off")
+        # One round trip: several statements without parameters go as one simple query.
+        begin = ("BEGIN",) if durable else ("BEGIN; SET LOCAL synchronous_commit = off",)
         with self._transaction(begin, "COMMIT") as db:
             yield db
 
@@ -195,7 +196,7 @@ class PostgresStore(SqlStore):
         return migration.postgresql
 
     def _run_script(self, db: Db, script: str) -> None:
-        db.conn.execute(script)  # no parameters: several statements in one go
+        db.run(script)  # no parameters: several statements in one go
 
     @contextmanager
     def _migration(self) -> Iterator[Db]:

@@ -13,6 +13,7 @@ right in both.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -103,8 +104,11 @@ class Db:
         self.conn = conn
         self.dialect = dialect
 
-    def run(self, statement: str, params: Sequence[Any] = ()) -> Any:
+    def run(self, statement: str, params: Sequence[Any] | None = None) -> Any:
+        """Without ``params`` the statement goes as it is (and may then be several statements)."""
         try:
+            if params is None:
+                return self.conn.execute(statement)
             return self.conn.execute(self.dialect.sql(statement), params)
         except self.dialect.transient as exc:
             if self.dialect.is_transient(exc):
@@ -122,13 +126,13 @@ class Db:
                 raise StoreUnavailableError(f"{type(exc).__name__}: {exc}".strip()) from exc
             raise
 
-    def one(self, statement: str, params: Sequence[Any] = ()) -> Any:
+    def one(self, statement: str, params: Sequence[Any] | None = None) -> Any:
         return self.run(statement, params).fetchone()
 
-    def all(self, statement: str, params: Sequence[Any] = ()) -> list[Any]:
+    def all(self, statement: str, params: Sequence[Any] | None = None) -> list[Any]:
         return self.run(statement, params).fetchall()
 
-    def value(self, statement: str, params: Sequence[Any] = ()) -> Any:
+    def value(self, statement: str, params: Sequence[Any] | None = None) -> Any:
         row = self.one(statement, params)
         return row[0] if row else None
 
@@ -222,15 +226,21 @@ def search_games(db: Db, *, player: str | None = None, game: str | None = None,
     return load_games(db, db.all(sql, params))
 
 
-def accept_one(db: Db, raw: bytes, source: str, received: str, ref: str | None) -> AcceptResult:
+def intake_row(raw: bytes, source: str, now: datetime, ref: str | None) -> tuple[Any, ...]:
+    """What ``accept_one`` stores, worked out before the write transaction (which holds the lock
+    every writer waits for)."""
+    raw = bytes(raw)
+    message_id, route = intake_keys(raw)
+    return (message_id, sha256_hex(raw), source, ref, dt_to_text(now), route, raw)
+
+
+def accept_one(db: Db, row: tuple[Any, ...]) -> AcceptResult:
     """Store a message unless its bytes or Message-ID are known. The insert goes first (a conflict
     does nothing), so two workers storing the same message at once both end with the one row."""
-    digest = sha256_hex(raw)
-    message_id, route = intake_keys(raw)
-    row = db.one(_INSERT_INBOUND, (message_id, digest, source, ref, received, route, raw))
-    if row is not None:
-        return AcceptResult(inbound_id=int(row[0]), new=True, status="pending")
-    found = db.one(_FIND_INBOUND, (digest, message_id))
+    inserted = db.one(_INSERT_INBOUND, row)
+    if inserted is not None:
+        return AcceptResult(inbound_id=int(inserted[0]), new=True, status="pending")
+    found = db.one(_FIND_INBOUND, (row[1], row[0]))  # sha256, Message-ID
     if found is None:  # a conflict with a row not visible to this transaction yet: try later
         raise StoreUnavailableError("the same message is being stored by another worker")
     return AcceptResult(inbound_id=int(found[0]), new=False, status=found[1])
@@ -241,10 +251,17 @@ def accept_one(db: Db, raw: bytes, source: str, received: str, ref: str | None) 
 
 class SqlTx:
     """One open write transaction; unusable once its ``with`` block has ended, so a leaked reference
-    cannot write outside the transaction it was meant for."""
+    cannot write outside the transaction it was meant for.
+
+    Within it, what it read and nobody else can change until it ends is remembered: a player's
+    settings (one mail asks for the same players' settings a dozen times; every question to
+    PostgreSQL is a round trip) and the seats of a game it locked (so saving a move, which never
+    changes them, does not rewrite them)."""
 
     def __init__(self, db: Db) -> None:
         self._db: Db | None = db
+        self._players: dict[str, str | None] = {}  # email -> settings JSON read or written here
+        self._seats: dict[str, list[Seat]] = {}  # game id -> seats as read under its row lock
 
     @property
     def _c(self) -> Db:
@@ -306,7 +323,10 @@ class SqlTx:
 
     def get_game(self, game_id: str, *, for_update: bool = False) -> GameRow | None:
         db = self._c
-        return get_game(db, game_id, db.dialect.for_update if for_update else "")
+        game = get_game(db, game_id, db.dialect.for_update if for_update else "")
+        if game is not None and for_update:
+            self._seats[game.id] = [dataclasses.replace(s) for s in game.seats]
+        return game
 
     def save_game(self, game: GameRow) -> None:
         check_status(game.status, GAME_STATUSES, "game")
@@ -321,8 +341,10 @@ class SqlTx:
              game.id))
         if cur.rowcount == 0:
             raise LookupError(f"no game {game.id!r}")
-        db.run("DELETE FROM seats WHERE game_id = ?", (game.id,))
-        self._insert_seats(game)
+        if self._seats.get(game.id) != game.seats:
+            db.run("DELETE FROM seats WHERE game_id = ?", (game.id,))
+            self._insert_seats(game)
+            self._seats.pop(game.id, None)
 
     def _insert_seats(self, game: GameRow) -> None:
         self._c.many(
@@ -400,12 +422,19 @@ class SqlTx:
         return load_games(db, rows)
 
     def get_player(self, email: str) -> dict[str, Any]:
-        value = self._c.value("SELECT settings FROM players WHERE email = ?", (email.lower(),))
-        return json_loads(value) if value is not None else {}
+        email = email.lower()
+        if email in self._players:
+            value = self._players[email]
+        else:
+            value = self._players[email] = self._c.value("SELECT settings FROM players WHERE email = ?",
+                                                         (email,))
+        return json_loads(value) if value is not None else {}  # a fresh copy each time
 
     def set_player(self, email: str, settings: dict[str, Any]) -> None:
+        text = json_dumps(settings)
         self._c.run("INSERT INTO players (email, settings) VALUES (?, ?) ON CONFLICT (email)"
-                    " DO UPDATE SET settings = excluded.settings", (email.lower(), json_dumps(settings)))
+                    " DO UPDATE SET settings = excluded.settings", (email.lower(), text))
+        self._players[email.lower()] = text
 
     def nickname_owner(self, nickname: str) -> str | None:
         db = self._c
@@ -677,10 +706,9 @@ class SqlStore:
 
     def accept_inbound(self, raw: bytes, source: str, now: datetime,
                        source_ref: str | None = None) -> AcceptResult:
-        raw = bytes(raw)
-        received = dt_to_text(now)
+        prepared = intake_row(raw, source, now, source_ref)
         with self._write() as db:
-            result = accept_one(db, raw, source, received, source_ref)
+            result = accept_one(db, prepared)
         # Reached only after COMMIT returned, i.e. after the message is on disk.
         return result
 
@@ -688,9 +716,9 @@ class SqlStore:
                             ) -> list[AcceptResult]:
         """``accept_inbound`` for several messages in one transaction: one flush to disk for all
         (group commit); results in the order of ``items``."""
-        prepared = [(bytes(raw), source, dt_to_text(now), ref) for raw, source, now, ref in items]
+        prepared = [intake_row(*item) for item in items]
         with self._write() as db:
-            return [accept_one(db, *item) for item in prepared]
+            return [accept_one(db, row) for row in prepared]
 
     def pending_inbound(self, limit: int = 100) -> list[Inbound]:
         rows = self._db().all(f"SELECT {INBOUND_COLS} FROM inbound WHERE status = 'pending'"
@@ -786,7 +814,7 @@ class SqlStore:
     # workers
 
     def heartbeat(self, worker: Worker) -> None:
-        with self._write() as db:
+        with self._write(durable=False) as db:  # the next beat comes in seconds anyway
             db.run(f"INSERT INTO workers ({WORKER_COLS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id)"
                    " DO UPDATE SET seen_at = excluded.seen_at, roles = excluded.roles",
                    (worker.id, worker.host, worker.pid, dt_to_text(worker.started_at),
@@ -853,8 +881,9 @@ class _MarkLater:
         self.failures.append((outbound_id, error, next_attempt_at))
 
     def close(self, store: SqlStore, now: datetime) -> None:
+        # Not waiting for the disk: a mark lost to a power cut means a mail sent again, never lost.
         if self.sent_ids or self.failures:
-            with store._write() as db:
+            with store._write(durable=False) as db:
                 _mark_outbound(db, self.sent_ids, self.failures, now)
 
 
