@@ -62,18 +62,22 @@ _MS = re.compile(r"msgid=(\S+) .* ms=([0-9.]+)$")
 # --- one throughput setup --------------------------------------------------------------------------
 
 
-def _games(sink: Any, ports: list[int], count: int, tag: str, connections: int
-           ) -> tuple[list[tuple[str, list[str], bytes]], dict[tuple[str, int], str]]:
-    """Start ``count`` games by mail; the first move of each, ready to send, and by (game, ply) the
-    Message-ID of the move whose reply that is."""
+def _games(sink: Any, ports: list[int], count: int, tag: str, connections: int) -> dict[str, Any]:
+    """Start ``count`` games by mail; by game id, the "Your move" mail its first mover got."""
     tables = make_tables(count, tag)
-    your_move = setup_games(tables, lambda ms: smtp_submit(ports, ms, connections), sink,
-                            timeout=max(120.0, count * 0.5))
-    players: dict[str, Any] = {}
+    return setup_games(tables, lambda ms: smtp_submit(ports, ms, connections), sink,
+                       timeout=max(120.0, count * 0.5))
+
+
+def _moves(your_move: dict[str, Any], players: dict[str, Any]
+           ) -> tuple[list[tuple[str, list[str], bytes]], dict[tuple[str, int], str]]:
+    """The answer to each "Your move" mail, ready to send, and by (game, ply) the Message-ID of the
+    move whose reply that is."""
     prepared, keys = [], {}
     for game, arrival in sorted(your_move.items()):
         reply = answer(arrival, players)
-        assert reply is not None, arrival.headline
+        if reply is None:  # the game is over
+            continue
         keys[(game, (arrival.ply or 0) + 1)] = normalise_id(reply["Message-ID"])
         prepared.append((reply["From"].addresses[0].addr_spec, [reply["To"].addresses[0].addr_spec],
                          raw_bytes(reply)))
@@ -108,7 +112,7 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
     for worker, port in zip(workers, ports, strict=True):
         worker.wait_listening(port)
     say(f"[{label}] {count} worker(s) up; setting up {args.games} games by mail ...")
-    prepared, keys = _games(sink, ports, args.games, label, args.connections)
+    prepared, keys = _moves(_games(sink, ports, args.games, label, args.connections), {})
     time.sleep(2.5)  # every worker has written its first heartbeat and taken its roles
     groups: dict[str, Any] = {}
     for w in workers:
@@ -198,8 +202,7 @@ def fill(store: Any, start: int, stop: int, base: list[Any]) -> float:
     return time.perf_counter() - started
 
 
-def steady(sink: Any, port: int, prepared: list[tuple[str, list[str], bytes]], rate: float
-           ) -> list[float]:
+def steady(port: int, prepared: list[tuple[str, list[str], bytes]], rate: float) -> list[float]:
     """Send at ``rate`` per second on one connection; per mail, when its sending began."""
     import smtplib
 
@@ -225,7 +228,7 @@ def growth(kind: str, database: str, args: argparse.Namespace, work: Path,
     rows = []
     filled = 0
     for size in sizes:
-        target = max(size - args.growth_games, 0)
+        target = max(size - min(args.growth_games, size), 0)
         store = open_store(database)
         seconds = fill(store, filled, target, base) if target > filled else 0.0
         store.close()
@@ -240,32 +243,36 @@ def growth(kind: str, database: str, args: argparse.Namespace, work: Path,
         worker = Worker(label, config)
         cleanup.append(worker.stop)
         worker.wait_listening(port)
-        prepared, keys = _games(sink, [port], args.growth_games, f"g{size}{kind[0]}", args.connections)
-        base_count = sink.count()
-        sent = steady(sink, port, prepared, args.rate)
-        arrivals = sink.wait_until(all_replied(base_count, set(keys)), 120.0, "all replies")
-        reply_at = {}
-        for a in arrivals[base_count:]:
-            if (a.game, a.ply) in keys:
-                reply_at.setdefault(keys[(a.game, a.ply)], a.at)
-        order = [normalise_id(raw_id) for raw_id in (_message_id(p[2]) for p in prepared)]
-        latency = [reply_at[mid] - t for mid, t in zip(order, sent, strict=True)]
-        per_move = processing_ms([worker], set(keys.values()))
+        # At least --growth-moves moves, over at most --growth-games games (fewer than the size),
+        # each game answering its "Your move" round after round.
+        games = min(args.growth_games, size)
+        your_move = _games(sink, [port], games, f"g{size}{kind[0]}", args.connections)
+        players: dict[str, Any] = {}
+        latency: list[float] = []
+        timed: set[str] = set()
+        while len(latency) < args.growth_moves and your_move:
+            prepared, keys = _moves(your_move, players)
+            base_count = sink.count()
+            sent = steady(port, prepared, args.rate)
+            arrivals = sink.wait_until(all_replied(base_count, set(keys)), 120.0, "all replies")
+            reply = {}
+            for a in arrivals[base_count:]:
+                if (a.game, a.ply) in keys and (a.game, a.ply) not in reply:
+                    reply[(a.game, a.ply)] = a
+            sent_at = dict(zip(keys.values(), sent, strict=True))
+            latency += [reply[key].at - sent_at[mid] for key, mid in keys.items()]
+            timed |= set(keys.values())
+            your_move = {key[0]: a for key, a in reply.items() if a.headline.startswith("Your move")}
+        per_move = processing_ms([worker], timed)
         worker.stop()
         sink.stop()
-        rows.append({"store": kind, "games_stored": filled + args.growth_games,
-                     "moves": len(prepared), "rate": args.rate,
+        rows.append({"store": kind, "games_stored": filled + games,
+                     "moves": len(latency), "rate": args.rate,
                      "latency_s": {"p50": round(percentile(latency, 50), 4),
                                    "p99": round(percentile(latency, 99), 4)},
                      "processing_ms": {"p50": percentile(per_move, 50), "p99": percentile(per_move, 99)},
                      "fill_seconds": round(seconds, 1), "log_problems": worker.problems()[:5]})
     return rows
-
-
-def _message_id(data: bytes) -> str:
-    match = re.search(rb"^Message-ID:\s*(\S+)", data, re.MULTILINE | re.IGNORECASE)
-    assert match
-    return match.group(1).decode()
 
 
 # --- the run ---------------------------------------------------------------------------------------
@@ -383,7 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=4, help="parallel SMTP connections (4)")
     parser.add_argument("--workers", default="1,2,4", help="PostgreSQL worker counts (1,2,4)")
     parser.add_argument("--sizes", default="10,1000,10000,100000", help="stored games for the growth part")
-    parser.add_argument("--growth-games", type=int, default=100, help="games played at each size (100)")
+    parser.add_argument("--growth-games", type=int, default=50,
+                        help="games played at each size (50, or fewer than the size)")
+    parser.add_argument("--growth-moves", type=int, default=200, help="moves timed at each size (200)")
     parser.add_argument("--rate", type=float, default=20.0, help="growth part: moves per second (20)")
     parser.add_argument("--only", choices=("throughput", "growth"))
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING"),

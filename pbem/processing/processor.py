@@ -75,12 +75,13 @@ class Processor:
         """The outcome, or None when the message could not be claimed (see ``Tx.claim_inbound``)."""
         started = time.perf_counter()
         now = self.clock.now()
-        mail = read_mail(inbound.raw, own_addresses=[self.config.address])
+        mail = IncomingMail()  # read once claimed: a message another worker holds is not read twice
         touched: dict = {}
         try:
             with self.store.transaction(durable=False) as tx:
                 if not tx.claim_inbound(inbound.id):
                     return None
+                mail = read_mail(inbound.raw, own_addresses=[self.config.address])
                 outcome, game_id, touched = self._handle(tx, inbound, mail, now)
                 status = "ignored" if outcome.startswith("ignored") else "done"
                 tx.mark_inbound(inbound.id, status, outcome, sender=mail.from_addr or None,
