@@ -189,8 +189,10 @@ def test_two_moves_for_one_turn_at_two_workers_at_once(cluster_of, smtp_sink: Sm
             elif "Your move" in first:
                 your_move, mover = message, item.rcpt_tos[0]
         time.sleep(0.05)
-    links = table.player(mover).rng.sample(_move_texts(your_move), 2)
-    answers = [raw(reply_to(your_move, mover, text)) for text in links]
+    [game] = cluster.store.list_games()
+    state = replay_record(game.record)
+    texts = table.player(mover).rng.sample([state.move_text(m) for m in state.legal_moves()], 2)
+    answers = [raw(reply_to(your_move, mover, text)) for text in texts]
     barrier = threading.Barrier(2)
 
     def deliver(i: int) -> None:
@@ -223,12 +225,6 @@ def test_two_moves_for_one_turn_at_two_workers_at_once(cluster_of, smtp_sink: Sm
         [holder] = [line for line in lines if line.startswith(f"{role} role: ")]
         assert int(holder.rsplit(" pid ", 1)[1]) in pids
     assert "inbound: 0 pending" in lines and "outbox: 0 waiting" in lines and "games: 1 active" in lines
-
-
-def _move_texts(message: EmailMessage) -> list[str]:
-    from tests.server.players import move_links
-
-    return [link["body"] for link in move_links(message)]
 
 
 def _host() -> str:
