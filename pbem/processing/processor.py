@@ -61,26 +61,38 @@ class Processor:
         return self.outgoing.token_for(game_id, seat, record)
 
     # --- the runner --------------------------------------------------------------------------------
+    #: How pending mail is taken: a name of ``pbem.store.sql.PENDING_ORDERS``.
+    pending_order = "arrival"
+
     def process_pending(self, limit: int = 100) -> int:
-        """Process what is pending, in the order the store lists it; the number processed here (not
-        counting messages another worker had claimed, or that wait behind an earlier one of their
-        game)."""
+        """Take and process pending mail until none is free (or ``limit``); the number processed here
+        (not counting what other workers took meanwhile)."""
         done = 0
-        for inbound in self.store.pending_inbound(limit):
-            if self.process_one(inbound) is not None:
-                done += 1
+        while done < limit and self._process(None) is not None:
+            done += 1
         return done
 
     def process_one(self, inbound: Inbound) -> str | None:
-        """The outcome, or None when the message could not be claimed (see ``Tx.claim_inbound``)."""
+        """Process this message; None when it could not be claimed (see ``Tx.claim_inbound``)."""
+        return self._process(inbound)
+
+    def _process(self, wanted: Inbound | None) -> str | None:
+        """One message in one transaction: ``wanted``, or the next free one. The outcome, or None
+        when there was nothing to claim."""
         started = time.perf_counter()
         now = self.clock.now()
         mail = IncomingMail()  # read once claimed: a message another worker holds is not read twice
+        inbound = wanted
         touched: dict = {}
         try:
             with self.store.transaction(durable=False) as tx:
-                if not tx.claim_inbound(inbound.id):
+                if wanted is None:
+                    inbound = tx.claim_next_inbound(self.pending_order)
+                    if inbound is None:
+                        return None
+                elif not tx.claim_inbound(wanted.id):
                     return None
+                assert inbound is not None
                 mail = read_mail(inbound.raw, own_addresses=[self.config.address])
                 outcome, game_id, touched = self._handle(tx, inbound, mail, now)
                 status = "ignored" if outcome.startswith("ignored") else "done"
@@ -93,6 +105,8 @@ class Processor:
         except StoreUnavailableError:
             raise  # nothing changed: the message stays pending for the next pass
         except Exception as exc:  # a bug must not stop the server or lose the message
+            if inbound is None:
+                raise  # the claim itself failed: nothing to mark
             log.exception("inbound %s failed", inbound.id)
             outcome, game_id = f"failed: {type(exc).__name__}: {exc}", None
             with self.store.transaction() as tx:

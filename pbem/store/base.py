@@ -112,6 +112,11 @@ class Tx(Protocol):
     """Operations inside one transaction; all commit together or not at all."""
 
     # intake
+    def claim_next_inbound(self, order: str = "arrival") -> Inbound | None:
+        """Take the first pending message in ``order`` (a name of ``pbem.store.sql.PENDING_ORDERS``)
+        that no other worker holds and that no earlier message of its game waits before; None when
+        there is none. The claim ends with the transaction."""
+        ...
     def claim_inbound(self, inbound_id: int) -> bool:
         """Take a pending message for processing in this transaction: True when it is still pending,
         no other worker holds it, and no earlier message about the same game is still pending (so one

@@ -68,6 +68,16 @@ _INSERT_INBOUND = (
 _FIND_INBOUND = ("SELECT id, status FROM inbound WHERE sha256 = ? OR message_id = ?"
                  " ORDER BY id LIMIT 1")
 
+#: The orders in which pending mail may be taken (``Tx.claim_next_inbound``), by name: an ORDER BY
+#: over ``inbound i``, the same SQL for both stores. Another order (fairness between senders, say)
+#: is one more entry here.
+PENDING_ORDERS = {"arrival": "i.id"}
+
+#: A pending message is free to take when no earlier message of its game is still pending: one
+#: game's mail is applied in arrival order, one at a time (the game row lock does the rest).
+_CLAIMABLE = ("i.status = 'pending' AND NOT EXISTS (SELECT 1 FROM inbound e WHERE e.game_id = i.game_id"
+              " AND e.status = 'pending' AND e.id < i.id)")
+
 
 @dataclass(frozen=True)
 class Dialect:
@@ -274,11 +284,16 @@ class SqlTx:
 
     # intake
 
+    def claim_next_inbound(self, order: str = "arrival") -> Inbound | None:
+        db = self._c
+        row = db.one(f"SELECT {INBOUND_COLS} FROM inbound i WHERE {_CLAIMABLE}"
+                     f" ORDER BY {PENDING_ORDERS[order]} LIMIT 1{db.dialect.skip_locked}", ())
+        return inbound_of(row) if row else None
+
     def claim_inbound(self, inbound_id: int) -> bool:
         db = self._c
-        row = db.one("SELECT id FROM inbound i WHERE id = ? AND status = 'pending' AND NOT EXISTS"
-                     " (SELECT 1 FROM inbound e WHERE e.game_id = i.game_id AND e.status = 'pending'"
-                     f" AND e.id < i.id){db.dialect.skip_locked}", (inbound_id,))
+        row = db.one(f"SELECT id FROM inbound i WHERE i.id = ? AND {_CLAIMABLE}{db.dialect.skip_locked}",
+                     (inbound_id,))
         return row is not None
 
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,

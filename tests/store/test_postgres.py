@@ -55,6 +55,11 @@ def test_claims_skip_what_another_worker_holds(stores: tuple[PostgresStore, Post
         with two.transaction() as tx2:
             assert not tx2.claim_inbound(ids[0])  # held: skipped, not waited for
             assert tx2.claim_inbound(ids[1])
+        with two.transaction() as tx2:
+            nxt = tx2.claim_next_inbound()
+            assert nxt is not None and nxt.id == ids[1]  # the first free one
+            tx2.mark_inbound(ids[1], "done", "test", now=T0)
+            assert tx2.claim_next_inbound() is None  # the other is held
         assert time.monotonic() - started < 1
     with one.claim_outbound(T0) as first, two.claim_outbound(T0) as second:
         assert [r.message_id for r in first.rows] == [r.message_id for r in second.rows] == [

@@ -69,6 +69,23 @@ def test_one_games_mail_is_claimed_in_arrival_order(store: SqlStore) -> None:
         assert not tx.claim_inbound(10_000)
 
 
+def test_the_next_free_message_in_arrival_order(store: SqlStore) -> None:
+    ac1 = add_game(store, "ac-1")
+    ids = [store.accept_inbound(reply_mail(n, token), "smtp", T0).inbound_id
+           for n, token in enumerate([ac1[0], ac1[1], None, ac1[0]])]
+    with store.transaction() as tx:
+        taken = []
+        while (inbound := tx.claim_next_inbound()) is not None:
+            taken.append(inbound.id)
+            assert inbound.raw.startswith(b"From: a@x.org")
+            tx.mark_inbound(inbound.id, "done", "applied", now=T0)
+        assert taken == ids  # oldest first; each of ac-1's three only once the one before it is done
+    with store.transaction() as tx:
+        assert tx.claim_next_inbound() is None
+    with pytest.raises(KeyError), store.transaction() as tx:
+        tx.claim_next_inbound("random")
+
+
 def test_claim_outbound_marks_what_was_sent_even_when_the_sender_fails(store: SqlStore) -> None:
     with store.transaction() as tx:
         ids = [tx.queue_outbound(message_id=f"<o{i}@pbem>", sender="pbem@x", recipients=["a@x"],
