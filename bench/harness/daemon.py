@@ -259,13 +259,9 @@ class PySpy:
         time.sleep(0.5)  # attached before the load starts
 
     def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        from bench.harness.workers import stop_process
+
+        stop_process(self.proc, signal.SIGINT)
         return str(self.out)
 
 

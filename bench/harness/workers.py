@@ -104,13 +104,18 @@ class Worker:
         return []
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, signal.SIGTERM)
+
+
+def stop_process(process: subprocess.Popen[bytes], sig: int, timeout: float = 30) -> None:
+    """Ask with ``sig``; kill it if it has not ended within ``timeout`` seconds."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def worker_config(path: Path, *, database: str, port: int, relay: tuple[str, int], data_dir: Path,
