@@ -38,6 +38,8 @@ bench: install services
 	$(BIN)/python bench/mail.py
 	$(BIN)/python bench/scaling.py
 	$(BIN)/python bench/archive.py
+	$(BIN)/python bench/mail_volume.py
+	$(BIN)/python bench/boards.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis

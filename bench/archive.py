@@ -211,6 +211,10 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         ("all filters", {"player": someone, "game": "alien-city", "date_from": "2026-01-01",
                          "date_to": "2027-12-31", "status": "over"}),
         ("no filter", {}),
+        ("result draw", {"result": "draw"}),
+        ("result resigned + game", {"result": "resigned", "game": "alien-city"}),
+        ("winner", {"winner": someone}),
+        ("loser + date range", {"loser": someone, "date_from": "2026-01-01", "date_to": "2026-12-31"}),
     ]
     results["searches"] = run_searches(big, combos, args.repeat)
     big.close()

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -199,7 +199,7 @@ class State(ABC):
     # The drawing itself is the game's Renderer: a state never imports the code that draws it, so
     # rules and positions stay free of presentation and the import graph of a game has no cycle.
     def render(self, viewer: str | None = None) -> str:
-        """The board as plain text, at most 72 columns, with legend, supplies, turn and last move.
+        """The board as plain text, at most 78 columns, with legend, supplies, turn and last move.
         ``viewer`` is a seat or None (observer); hidden information is shown only to whom it belongs."""
         return self.game.renderer.text(self, viewer)
 
@@ -234,11 +234,13 @@ class Renderer(ABC, Generic[StateT]):
 
     @abstractmethod
     def text(self, state: StateT, viewer: str | None) -> str:
-        """What ``State.render`` returns: the plain-text board, at most 72 columns."""
+        """What ``State.render`` returns: the plain-text board, at most 78 columns, the last move
+        marked on it."""
 
     @abstractmethod
     def html(self, state: StateT, viewer: str | None) -> str:
-        """What ``State.render_html`` returns: an HTML fragment, all text escaped."""
+        """What ``State.render_html`` returns: an HTML fragment for mail (inline attributes only,
+        no SVG, a few kilobytes), all text escaped, the last move highlighted."""
 
     @abstractmethod
     def legal(self, state: StateT, viewer: str | None) -> str:
@@ -254,7 +256,14 @@ class Renderer(ABC, Generic[StateT]):
     def svg_board(self, state: StateT, prefix: str, label: str) -> str:
         """One position as a standalone ``<svg>`` that references ``svg_defs`` (same ``prefix``);
         ``label`` is its accessible title. Each piece or tile is one element with a class and data
-        attributes, so readers of the markup can count what is on the board."""
+        attributes, so readers of the markup can count what is on the board. The lot or cells of
+        the last move carry an element of class ``last-move`` (with the same data attribute)."""
+
+    @abstractmethod
+    def svg_legend(self, state: StateT, prefix: str) -> str:
+        """An HTML fragment saying what the symbols of ``svg_board`` mean, each drawn small as
+        on the board (it may use ``svg_defs`` of the same ``prefix``): a page shows any game's
+        legend without knowing the game."""
 
     def legal_groups(self, state: StateT, viewer: str | None
                      ) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -337,6 +346,23 @@ def replay(
             break
         apply_entry(state, entry, index)
     return state
+
+
+def random_positions(game: Game, options: Mapping[str, Any] | None, n_players: int,
+                     rng: random.Random) -> Iterator[State]:
+    """Every position of one game of random moves (``State.random_move``), from the start to the
+    end, each with its chance events drawn (the clock's seconds taken from ``rng``). It yields one
+    state, moved on after each yield: copy what you keep. For tests, benchmarks and self-play."""
+    options = game.normalize_options(options)
+    setup = game.create_setup(options, rng, n_players)
+    state = game.start(options, setup)
+    while True:
+        while state.pending_chance() is not None and not state.is_over:
+            state.apply_chance(game.draw_chance(state, setup, rng.randrange(60)))
+        yield state
+        if state.is_over:
+            return
+        state.push(state.random_move(rng))
 
 
 def is_move_entry(entry: Mapping[str, Any]) -> bool:

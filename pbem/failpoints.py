@@ -1,7 +1,8 @@
 """Crash injection for the exactly-once tests: ``PBEM_FAILPOINT=NAME`` makes the process kill itself
 with SIGKILL the first time it reaches that point (``NAME:N`` the N-th time). Unset, it costs one dict
 lookup. The points: ``after-commit`` (a message's transaction committed, before the IMAP move and
-before its replies are sent)."""
+before its replies are sent); ``queued-reply`` (inside a message's transaction, after the opponent's
+move was applied and before the queued reply is: pbem.community.queued_moves)."""
 
 from __future__ import annotations
 

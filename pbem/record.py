@@ -21,6 +21,10 @@ from engine.registry import UnknownGameError
 from pbem.resources import schema_errors
 
 FORMAT = "pbem-record/1"
+# Server-side keys a player may not see: each seat's queued replies (a queue is its player's plan).
+PRIVATE_KEYS = ("queue",)
+# Actions the players take (the others are moderators'): shown as "players' action" in replays.
+PLAYER_ACTIONS = ("undo", "proposal", "address", "rekey")
 
 
 class RecordError(ValueError):
@@ -224,21 +228,29 @@ def describe_action(action: Mapping[str, Any]) -> str:
         "replace": f"replace {action.get('seat')}: {action.get('old')} -> {action.get('new')}",
         "block": f"block {action.get('address')}",
         "unblock": f"unblock {action.get('address')}",
+        "proposal": f"{action.get('seat')} proposed {_proposed(action)}: {action.get('outcome')}",
+        "address": f"{action.get('seat')} moved to a new address",
+        "rekey": f"new token for {action.get('seat')}",
     }.get(kind, kind)
     if kind == "end":
         winners = (action.get("result") or {}).get("winners") or []
         what = "end: " + ("draw" if len(winners) != 1 else f"{winners[0]} wins")
-    label = "players' action" if kind == "undo" else "moderator action"
+    players = kind in PLAYER_ACTIONS and not action.get("moderator")
+    label = "players' action" if players else "moderator action"
     text = f"--- {label} at ply {action.get('ply')}: {what} by {action.get('by')}"
     if kind == "undo" and action.get("accepted_by"):
         text += " (accepted by " + ", ".join(action["accepted_by"]) + ")"
     return text + (f": {action['why']}" if action.get("why") else "")
 
 
+def _proposed(action: Mapping[str, Any]) -> str:
+    return "a draw" if action.get("what") == "draw" else "to abandon the game"
+
+
 def player_view(record: Mapping[str, Any], game: Game | None = None) -> dict[str, Any]:
-    """The record as a player may see it: hidden setup (future draws) removed."""
+    """The record as a player may see it: hidden setup (future draws) and queued replies removed."""
     game = game or get_game(record["game"])
-    view = copy.deepcopy(dict(record))
+    view = copy.deepcopy({k: v for k, v in record.items() if k not in PRIVATE_KEYS})
     view["setup"] = game.redact_setup(record["setup"])
     return view
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import io
+import logging
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -15,9 +16,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_import_contracts_are_kept() -> None:
+    # lint_imports configures logging with dictConfig, which disables every logger that exists
+    # (pbem's, imported by earlier tests): later tests would capture no log records at all.
+    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)]
+    enabled = [logger for logger in loggers if not logger.disabled]
     output = io.StringIO()
-    with redirect_stdout(output):
-        code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True)
+    try:
+        with redirect_stdout(output):
+            code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True)
+    finally:
+        for logger in enabled:
+            logger.disabled = False
     assert code == 0, output.getvalue()
 
 

@@ -20,8 +20,10 @@ from engine.alien_city.board import (
     TILE_OF,
     lot_index,
 )
+from engine.alien_city.html_board import LEGEND as HTML_LEGEND
+from engine.alien_city.html_board import board_html
 from engine.alien_city.moves import format_move
-from engine.alien_city.svg import svg_board, svg_defs
+from engine.alien_city.svg import svg_board, svg_defs, svg_legend
 from engine.base import Renderer
 
 if TYPE_CHECKING:
@@ -30,8 +32,6 @@ if TYPE_CHECKING:
 WIDTH = 72
 _LETTER = {"red": "R", "blue": "B", "green": "G", "black": "K"}
 _CAP = {"black": "b", "white": "w", None: " "}
-_TILE_BG = {"red": "#f4c7c3", "blue": "#c9daf8", "green": "#d9ead3", "black": "#b7b7b7"}
-_PIECE_FG = {"red": "#cc0000", "blue": "#1155cc", "green": "#38761d", "black": "#000000"}
 
 
 def _title(state: AlienCityState) -> str:
@@ -77,16 +77,23 @@ def _column_header() -> str:
 
 
 def board_lines(state: AlienCityState) -> list[str]:
+    """The board, a lot in 6 columns; the lot of the last build in brackets."""
     structures = state.structures()
+    built, _claim = state.last_move_lots()
     lines = [_column_header()]
     for row in range(N_ROWS, 0, -1):
         if row % 2 == 0:
             lines.append(_border(state, (row - 1) // 2))
         text = f"{row:>2} |"
         for tx in range(4):
-            a = _cell(state, lot_index(2 * tx, row), structures)
-            b = _cell(state, lot_index(2 * tx + 1, row), structures)
-            text += f" {a} {b} |"
+            west, east = lot_index(2 * tx, row), lot_index(2 * tx + 1, row)
+            a, b = _cell(state, west, structures), _cell(state, east, structures)
+            if LOT_NAMES[west] == built:
+                text += f"[{a}]{b} |"
+            elif LOT_NAMES[east] == built:
+                text += f" {a}[{b}]|"
+            else:
+                text += f" {a} {b} |"
         lines.append(f"{text} {row}")
     lines.append(_border(state, None))
     lines.append(_column_header())
@@ -138,7 +145,8 @@ def _status_lines(state: AlienCityState, viewer: str | None) -> list[str]:
     else:
         you = " (you)" if viewer == state.to_move else ""
         lines.append(f"To move: {state.to_move}{you}, move {state.ply + 1}.")
-    lines.append(f"Last move: {state.last_move}" if state.last_move else "No moves yet.")
+    lines.append(f"Last move: {state.last_move} (in [ ] on the board)" if state.last_move
+                 else "No moves yet.")
     return lines
 
 
@@ -178,43 +186,8 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
 
     def html(self, state: AlienCityState, viewer: str | None) -> str:
         esc = html.escape
-        structures = state.structures()
-        out = [f'<div class="alien-city"><p><strong>{esc(_title(state))}</strong></p>',
-               '<table style="border-collapse:collapse;font-family:monospace;text-align:center">']
-        header = '<tr><th></th>' + "".join(f"<th>{c}</th>" for c in COLUMNS) + "<th></th></tr>"
-        out.append(header)
-        for row in range(N_ROWS, 0, -1):
-            cells = [f"<th>{row}</th>"]
-            for column in range(8):
-                lot = lot_index(column, row)
-                name = LOT_NAMES[lot]
-                tile = state.layout.tiles[TILE_OF[lot]]
-                thick, thin = "3px solid #333", "1px solid #999"
-                style = (f"background:{_TILE_BG[tile.colour]};width:3.2em;height:2.4em;"
-                         f"border-left:{thick if column % 2 == 0 else thin};"
-                         f"border-right:{thick if column % 2 == 1 else thin};"
-                         f"border-top:{thick if row % 2 == 0 else thin};"
-                         f"border-bottom:{thick if row % 2 == 1 else thin}")
-                icon = state.layout.is_icon[lot]
-                about = f"{name}: {tile.colour} tile {tile.number}" + (", icon lot" if icon else "")
-                s = structures.get(name)
-                body = (f'<span style="color:#555">&#9733;<small>{tile.number}</small></span>'
-                        if icon else "")
-                if s is not None:
-                    about += f"; {s.colour} {s.kind}"
-                    mark = "&#9650;" if s.kind == "tower" else "&#9679;"
-                    body += f'<span style="color:{_PIECE_FG[s.colour]};font-size:1.3em">{mark}</span>'
-                    if s.claimed_by:
-                        about += f" claimed by {s.claimed_by}"
-                        body += f"<sup>{esc(s.claimed_by[0].upper())}</sup>"
-                cells.append(f'<td style="{style}" title="{esc(about)}">{body}</td>')
-            cells.append(f"<th>{row}</th>")
-            out.append("<tr>" + "".join(cells) + "</tr>")
-        out.append(header)
-        out.append("</table>")
-        out.append("<p>&#9650; tower, &#9679; dome (in its colour); &#9733; icon lot with the "
-                   "tile's number; <sup>B</sup>/<sup>W</sup> claimed by black/white.</p>")
-        out.append("<pre>" + esc("\n".join(supply_lines(state))) + "</pre>")
+        out = [f'<div class="alien-city"><p><b>{esc(_title(state))}</b></p>', board_html(state),
+               HTML_LEGEND, "<pre style=font-size:11px>" + esc("\n".join(supply_lines(state))) + "</pre>"]
         extra = []
         handicap = _handicap_line(state)
         if handicap:
@@ -222,8 +195,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         if state.ply == 0:
             extra += dice_lines(state)
         extra += _status_lines(state, viewer)
-        out += [f"<p>{esc(line)}</p>" for line in extra]
-        out.append("</div>")
+        out.append("<p>" + "<br/>".join(esc(line) for line in extra) + "</p></div>")
         return "\n".join(out)
 
     def legal(self, state: AlienCityState, viewer: str | None) -> str:
@@ -247,15 +219,11 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
             if kind == "dome" and state.dome_fallback(colour):
                 label += f" (no {colour}-tile lot is free: anywhere)"
             lines += textwrap.wrap(f"{label}: {' '.join(lots)}", WIDTH, subsequent_indent="    ")
-        if ending:
-            lines.append("* ends the game: no claim may go with that build.")
-        targets = state.claimable_towers()
-        tower_builds = any(m.kind == "tower" and m not in ending for m in moves)
-        if targets:
-            lines += textwrap.wrap("Towers that may be claimed: " + " ".join(targets)
-                                   + (" (or the tower you build)" if tower_builds else ""),
-                                   WIDTH, subsequent_indent="    ")
         caps = state.caps_left(seat)
+        if ending:
+            lines.append("* ends the game" + (": no claim may go with that build." if caps else "."))
+        # Claim hints only when a claim is possible at all: never "may be claimed" to a seat
+        # without caps, or when every build ends the game.
         if caps == 0:
             lines.append(f"{seat} has no caps left: no claim is possible this turn.")
         elif len(ending) == len(moves):
@@ -263,6 +231,14 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         elif not state.can_claim():
             lines.append("No tower can be claimed: no claim is possible this turn.")
         else:
+            targets = state.claimable_towers()
+            tower_builds = any(m.kind == "tower" and m not in ending for m in moves)
+            if targets:
+                lines += textwrap.wrap("Towers that may be claimed: " + " ".join(targets)
+                                       + (" (or the tower you build)" if tower_builds else ""),
+                                       WIDTH, subsequent_indent="    ")
+            else:
+                lines.append("The tower you build may be claimed.")
             example = next(m for m in moves if m not in ending and (targets or m.kind == "tower"))
             target = targets[0] if targets else example.lot
             lines.append(f"A claim is possible this turn ({seat} has {caps} cap"
@@ -270,11 +246,28 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
                          f"\"{format_move(example.with_claim(target))}\".")
         return "\n".join(_wrap(line) for line in lines)
 
+    def legal_groups(self, state: AlienCityState, viewer: str | None
+                     ) -> list[tuple[str, list[tuple[str, str]]]]:
+        """As the text listing groups them ("red tower: A2 A3 ..."; a star marks a build that ends
+        the game)."""
+        if state.is_over:
+            return []
+        ending = set(state.ending_moves())
+        groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        for move in state.legal_moves():
+            groups.setdefault((move.kind, move.colour), []).append(
+                (move.lot + ("*" if move in ending else ""), format_move(move)))
+        return [(f"{colour} {kind}", groups[(kind, colour)]) for kind, colour in PIECES
+                if (kind, colour) in groups]
+
     def svg_defs(self, state: AlienCityState, prefix: str) -> str:
         return svg_defs(state, prefix)
 
     def svg_board(self, state: AlienCityState, prefix: str, label: str) -> str:
         return svg_board(state, prefix, label)
+
+    def svg_legend(self, state: AlienCityState, prefix: str) -> str:
+        return svg_legend(state, prefix)
 
 
 __all__ = ["AlienCityRenderer", "board_lines", "dice_lines", "supply_lines"]

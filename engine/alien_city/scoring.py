@@ -6,7 +6,6 @@ share no empty neighbour are not adjacent "by street" and may be far apart.
 
 from __future__ import annotations
 
-import textwrap
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from engine.alien_city.board import (
     Layout,
 )
 from engine.base import Score
+from engine.scoretable import Row, keep, prose, score_table
 
 BONUS_REACH = 4
 
@@ -69,7 +69,6 @@ def score_position(board: Sequence[int], cap: Sequence[int], layout: Layout,
     dist = street_distances(board)
     totals = dict.fromkeys(SEATS, 0)
     towers: list[dict[str, Any]] = []
-    lines: list[str] = []
 
     def owner(lot: int) -> str | None:
         return SEATS[cap[lot] - 1] if cap[lot] else None
@@ -157,76 +156,39 @@ def score_position(board: Sequence[int], cap: Sequence[int], layout: Layout,
             location.append({"lot": LOT_NAMES[lot], "seat": seat, "number": number,
                              "shared_with": shared, "points": points})
 
-    # --- text -----------------------------------------------------------------------------------
-    rule = f"Alien City {edition}"
-    if options.get("location_bonus"):
-        rule += ", location bonus"
-    lines.append(f"Scores ({rule})")
-    for seat in SEATS:
-        lines.append("")
-        lines.append(f"{seat}: {totals[seat]} points")
-        mine = [t for t in towers if t["owner"] == seat]
-        if not mine:
-            lines.append("  no claimed towers")
-        for t in mine:
-            lot = t["lot"]
-            lines.append(f"  {t['colour']} tower {lot} (customers within {t['reach']}):")
-            if t["customers"]:
-                names = ", ".join(f"{c['colour']} {c['kind']} {c['lot']} ({c['distance']})"
-                                  for c in t["customers"])
-                lines.append(f"    customers {t['customer_base']}: {names}")
-            else:
-                lines.append("    customers 0")
-            if t["competitor"] is None:
-                lines.append(f"    competition: no other {t['colour']} tower on the board, "
-                             f"so the tower scores 0")
-            else:
-                comp = t["competitor"]
-                lines.append(f"    competition: {t['colour']} tower {comp['lot']} at "
-                             f"{comp['distance']}")
-            lines.append(f"    points {t['customer_base']} x "
-                         f"{t['competitor']['distance'] if t['competitor'] else 0} = {t['points']}")
-        for b in bonuses:
-            if b["seat"] == seat:
-                lines.append(f"  Control Guild bonus: green tower {b['green']}, nearest "
-                             f"{b['colour']} tower {' '.join(b['nearest'])} at {b['distance']}: "
-                             f"10 - 2 x {b['distance']} = {b['points']}")
-        for loc in location:
-            if loc["seat"] == seat:
-                if loc["points"]:
-                    lines.append(f"  location bonus: tower {loc['lot']} on a tile numbered "
-                                 f"{loc['number']}: {loc['points']}")
-                else:
-                    lines.append(f"  location bonus: tower {loc['lot']} on a tile numbered "
-                                 f"{loc['number']}: 0 (shared with "
-                                 f"{', '.join(loc['shared_with'])})")
+    # --- text: a table, a row per item, a column per seat -------------------------------------
+    rows = []
+    for t in towers:
+        comp = t["competitor"]
+        d = comp["distance"] if comp else 0
+        customers = ", ".join(keep(f"{c['colour']} {c['kind']} {c['lot']} ({c['distance']})")
+                              for c in t["customers"]) or "none"
+        notes = [f"customers within {t['reach']}: {customers}",
+                 f"competition: {t['colour']} tower {comp['lot']} at {d}" if comp else
+                 f"competition: no other {t['colour']} tower on the board, so the tower scores 0"]
+        rows.append(Row(f"{t['colour']} tower {t['lot']}: {t['customer_base']} x {d} = {t['points']}",
+                        {t["owner"]: t["points"]}, notes))
+    for b in bonuses:
+        if b["seat"] is not None:
+            rows.append(Row(f"Control Guild bonus: green tower {b['green']}, nearest {b['colour']} "
+                            f"tower {' '.join(b['nearest'])} at {b['distance']}: 10 - 2 x "
+                            f"{b['distance']} = {b['points']}", {b["seat"]: b["points"]}))
+    for loc in location:
+        shared = f" (shared with {', '.join(loc['shared_with'])})" if loc["shared_with"] else ""
+        rows.append(Row(f"location bonus: tower {loc['lot']} on a tile numbered {loc['number']}: "
+                        f"{loc['points']}{shared}", {loc["seat"]: loc["points"]}))
+    rule = f"Alien City {edition}" + (", location bonus" if options.get("location_bonus") else "")
+    lines = [score_table(f"{'Final scores' if final else 'Scores so far'} ({rule})", SEATS,
+                         rows or [Row("no claimed towers", {})], [Row("Total", totals)])]
     unpaid = [b for b in bonuses if b["seat"] is None]
     if unpaid:
-        lines.append("")
         lines.append("Control Guild bonuses not paid:")
         for b in unpaid:
-            lines.append(f"  green tower {b['green']}, {b['colour']}: nearest "
-                         f"{' '.join(b['nearest'])} at {b['distance']}: {b['note']}")
-    lines.append("")
-    best = max(totals.values())
-    leaders = [s for s in SEATS if totals[s] == best]
-    summary = ", ".join(f"{s} {totals[s]}" for s in SEATS)
-    if len(leaders) > 1:
-        verdict = "a draw" if final else "level"
-    else:
-        verdict = f"{leaders[0]} wins" if final else f"{leaders[0]} leads"
-    lines.append(f"{'Final' if final else 'Current'} totals: {summary}: {verdict}")
+            lines += prose(f"green tower {b['green']}, {b['colour']}: nearest "
+                           f"{' '.join(b['nearest'])} at {b['distance']}: {b['note']}", "  ")
     details = {"towers": towers, "bonuses": bonuses, "location": location, "totals": dict(totals),
                "edition": edition}
-    return Score(totals=totals, text="\n".join(_wrap(line) for line in lines), details=details)
-
-
-def _wrap(line: str, width: int = 72) -> str:
-    """Result mails are read in plain text: keep lines short, continuation lines indented."""
-    if len(line) <= width:
-        return line
-    indent = " " * (len(line) - len(line.lstrip()) + 4)
-    return "\n".join(textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False))
+    return Score(totals=totals, text="\n".join(lines), details=details)
 
 
 def describe_structure(board: Sequence[int], lot: int) -> str:

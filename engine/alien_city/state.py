@@ -85,6 +85,7 @@ class AlienCityState(State):
         self._to_move: str | None = first
         self._ply = 0
         self._last: str | None = None
+        self._last_move: Move | None = None
         self._history: list[tuple[str, str]] = []
         self._clear_cache()
         if self.options.get("symmetric"):
@@ -215,6 +216,7 @@ class AlienCityState(State):
         canonical = BUILD_MOVES[piece][lot]
         text = format_move(canonical if claim is None else canonical.with_claim(LOT_NAMES[claim]))
         self._last = f"{seat}: {text}"
+        self._last_move = canonical if claim is None else canonical.with_claim(LOT_NAMES[claim])
         self._history.append((seat, text))
         self._clear_cache()
 
@@ -274,6 +276,12 @@ class AlienCityState(State):
                     and (has_target or move.kind == "tower"))
         ending = self._ending_set()
         return any(m not in ending and (has_target or m.kind == "tower") for m in self.legal_moves())
+
+    def last_move_lots(self) -> tuple[str | None, str | None]:
+        """(lot built on, lot claimed) by the last move, for the boards to mark; Nones before the
+        first move, and for the claim of a move without one."""
+        move = self._last_move
+        return (None, None) if move is None else (move.lot, move.claim)
 
     def caps_left(self, seat: str) -> int:
         return self._caps[seat]

@@ -9,6 +9,8 @@ shape, a joined planet) in the middle, arrows in the corners and ships next to t
 from __future__ import annotations
 
 import html
+import textwrap
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from engine.base import Renderer
@@ -16,7 +18,9 @@ from engine.base import Renderer
 from . import moves as mv
 from .catalogue import CORNERS, EDGES, ROTATIONS, SEG_DIRS, TILES
 from .geometry import CELL_ORDER, CELLS, COLS, NEIGHBOURS, SIZE, cell_name
-from .svg import svg_board, svg_defs
+from .html_board import LEGEND as HTML_LEGEND
+from .html_board import board_html, drawn_html, pool_table
+from .svg import svg_board, svg_defs, svg_legend
 
 if TYPE_CHECKING:
     from .state import SpaceTruckinState
@@ -80,7 +84,16 @@ def _ships_on(state: SpaceTruckinState, cell: int, t: int) -> dict[int, str]:
     return out
 
 
+def _separator(left: bool, right: bool) -> str:
+    """The column between two blocks: brackets around the blocks of the last move."""
+    if left and right:
+        return "|"
+    return "]" if left else "[" if right else " "
+
+
 def board_lines(state: SpaceTruckinState) -> list[str]:
+    """The board, 9 blocks of 5 x 3 per row; the cells of the last move in brackets."""
+    marked = set(state.last_move_cells())
     header = "   " + " ".join(f"  {c}  " for c in COLS)
     lines = [header.rstrip()]
     for row in range(SIZE - 1, -1, -1):
@@ -93,11 +106,14 @@ def board_lines(state: SpaceTruckinState) -> list[str]:
             else:
                 t, q = placed
                 blocks.append(tile_block(t, q, _ships_on(state, cell, t)))
+        mark = [row * SIZE + col in marked for col in range(SIZE)]
+        seps = [_separator(col > 0 and mark[col - 1], col < SIZE and mark[col]) for col in range(SIZE + 1)]
         for i in range(3):
             label = str(row + 1) if i == 1 else " "
-            lines.append(f"{label}  " + " ".join(b[i] for b in blocks) + f"  {label}".rstrip())
+            body = "".join(seps[col] + blocks[col][i] for col in range(SIZE)) + seps[SIZE]
+            lines.append(f"{label} {body} {label}".rstrip())
     lines.append(header.rstrip())
-    return [line.rstrip() for line in lines]
+    return lines
 
 
 def _drawn_lines(state: SpaceTruckinState) -> list[str]:
@@ -106,7 +122,7 @@ def _drawn_lines(state: SpaceTruckinState) -> list[str]:
         return []
     tile = TILES[t]
     if tile.black_hole:
-        return [f"Drawn: {tile.id} (a black hole: remove a cargo, swap two tiles, or pass)."]
+        return [f"Drawn: {tile.id}, a black hole: remove a cargo, swap or pass."]
     legal_q = {q for _, q in state._placements(t, state._quadrant)}
     allowed = tile.arrow_rotations(state._quadrant)
     out = [f"Drawn: {tile.id}, clock quadrant {CORNERS[state._quadrant]}. Rotations:"]
@@ -127,25 +143,32 @@ def _drawn_lines(state: SpaceTruckinState) -> list[str]:
     return out
 
 
-def _status(state: SpaceTruckinState) -> str:
-    sc = state.score()
+def _pool_lines(state: SpaceTruckinState) -> list[str]:
+    """Points and ships of each seat, in columns."""
+    totals = state.score().totals
     pools = state.pools()
     dropped = state.dropped_seats
     lines = []
     for seat in state.seats:
         p = pools[seat]
-        lines.append(f"{seat:<7} {sc.totals[seat]:>3} pts  pool {p['pool']}  reserve {p['reserve']}  "
+        lines.append(f"{seat:<7} {totals[seat]:>3} pts  pool {p['pool']}  reserve {p['reserve']}  "
                      f"on board {p['on_board']}  lost {p['lost']}" + ("  DROPPED" if seat in dropped else ""))
-    lines.append(f"Tiles left in the pile: {state.tiles_left}.")
+    return lines
+
+
+def _turn_lines(state: SpaceTruckinState, mark: str) -> list[str]:
+    """The pile, the last move (``mark`` says how the board shows it) and who is to move."""
+    lines = [f"Tiles left in the pile: {state.tiles_left}."]
     if state.last_move:
-        lines.append(f"Last move: {state.last_move}.")
+        where = f" ({mark} on the board)" if state.last_move_cells() else ""
+        lines.append(f"Last move: {state.last_move}{where}.")
     if state.is_over:
-        lines.append("The game is over. Winner(s): " + ", ".join(sc.winners) + ".")
+        lines.append("The game is over: see the final scores.")
     elif state.to_move:
         lines.append(f"To move: {state.to_move}.")
     else:
         lines.append("Waiting for the server to draw a tile.")
-    return "\n".join(lines)
+    return lines
 
 
 def _ship_summary(state: SpaceTruckinState, t: int, placements: list[tuple[int, int]]) -> list[str]:
@@ -168,10 +191,33 @@ def _ship_summary(state: SpaceTruckinState, t: int, placements: list[tuple[int, 
         if not blocked:
             lines.append(f"  {role} on the {name}: allowed at every placement.")
         else:
-            lines.append(f"  {role} on the {name}: not where it joins a {seg.kind} with a ship:")
+            lines.append(f"  {role} on the {name}: not where its {seg.kind} has a ship:")
             lines.extend(_wrap(blocked, "    "))
     lines.append("  (name a segment by any of its edges as placed: place E4 90 cargo E)")
     return lines
+
+
+def _rotations(quarters: Iterable[int]) -> str:
+    qs = sorted(quarters)
+    return "any" if len(qs) == 4 else "/".join(str(ROTATIONS[q]) for q in qs)
+
+
+def swap_groups(swaps: Iterable[mv.Swap]) -> list[str]:
+    """Swaps grouped by their pair of cells: ``A1 0/90 C4 any`` stands for every swap with A1 at 0
+    or 90 and C4 at any rotation. A pair of neighbours whose rotations do not combine freely gets
+    several such groups, joined by "or"."""
+    pairs: dict[tuple[str, str], dict[int, set[int]]] = {}
+    for m in swaps:
+        pairs.setdefault((m.cell_a, m.cell_b), {}).setdefault(m.rotation_a // 90, set()).add(
+            m.rotation_b // 90)
+    out = []
+    for (a, b), by_a in pairs.items():
+        products: dict[frozenset[int], list[int]] = {}
+        for qa, qbs in sorted(by_a.items()):
+            products.setdefault(frozenset(qbs), []).append(qa)
+        out.append(" or ".join(f"{a} {_rotations(qas)} {b} {_rotations(qbs)}"
+                               for qbs, qas in products.items()))
+    return out
 
 
 def _legal_black_hole(state: SpaceTruckinState) -> str:
@@ -185,36 +231,43 @@ def _legal_black_hole(state: SpaceTruckinState) -> str:
     else:
         lines.append("(a) remove: there is no cargo on an incomplete wormhole.")
     if swaps:
-        pairs: dict[tuple[str, str], int] = {}
-        for m in swaps:
-            key = (m.cell_a, m.cell_b)
-            pairs[key] = pairs.get(key, 0) + 1
-        lines.append(f"(b) swap two tiles: {len(swaps)} swaps of {len(pairs)} pairs of cells, "
-                     "e.g. " + mv.move_text(swaps[0]) + ". Pairs (number of rotation choices):")
-        items = [f"{a}-{b} ({n})" for (a, b), n in list(pairs.items())[:60]]
-        lines.extend(_wrap(items, "  "))
-        if len(pairs) > 60:
-            lines.append(f"  ... and {len(pairs) - 60} more pairs.")
+        groups = swap_groups(swaps)
+        pairs = len({(m.cell_a, m.cell_b) for m in swaps})
+        lines += [f"(b) swap two tiles: {len(swaps)} swaps of {pairs} pairs of cells.",
+                  "  swap A1 90 C4 0 puts C4's tile on A1 at rotation 90 and A1's",
+                  "  tile on C4 at rotation 0. Below, A1 0/90 C4 any means: A1 at 0",
+                  "  or 90, C4 at any rotation (arrows do not matter in a swap)."]
+        lines.extend(_wrap(groups, "  ", separator=";  "))
     else:
         lines.append("(b) swap: no two tiles can be exchanged.")
     lines.append("(c) pass")
     return "\n".join(lines)
 
 
-def _wrap(items: list[str], indent: str, width: int = 72) -> list[str]:
+def _wrap(items: list[str], indent: str, width: int = 72, separator: str = ", ") -> list[str]:
+    """Items run together on lines of at most ``width`` columns; an item never breaks, except one
+    longer than a line, which breaks at its words."""
     lines: list[str] = []
-    current = indent
+    current = ""
     for item in items:
-        piece = item + ", "
-        if len(current) + len(piece) > width and current.strip():
-            lines.append(current.rstrip())
-            current = indent
-        current += piece
-    if current.strip():
-        lines.append(current.rstrip().rstrip(","))
-    if lines:
-        lines[-1] = lines[-1].rstrip(",")
+        if len(indent) + len(item) > width:
+            if current:
+                lines.append(indent + current)
+                current = ""
+            lines += textwrap.wrap(item, width, initial_indent=indent, subsequent_indent=indent + "  ")
+            continue
+        joined = current + separator + item if current else item
+        if current and len(indent) + len(joined) + len(separator.rstrip()) > width:
+            lines.append(indent + current + separator.rstrip())
+            current = item
+        else:
+            current = joined
+    if current:
+        lines.append(indent + current)
     return lines
+
+
+SWAP_LINKS = 60  # at most this many swaps as one-tap links in a mail
 
 
 class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
@@ -226,37 +279,21 @@ class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
         out.append(LEGEND)
         out.append("")
         out.extend(_drawn_lines(state))
-        out.append(_status(state))
+        out += _pool_lines(state) + _turn_lines(state, "in [ ]")
         return "\n".join(out)
 
     def html(self, state: SpaceTruckinState, viewer: str | None) -> str:
-        esc = html.escape
-        rows = ['<table class="space-truckin">', "<tr><th></th>"
-                + "".join(f"<th>{c}</th>" for c in COLS) + "<th></th></tr>"]
-        colours = {"red": "#c0392b", "blue": "#2463b0", "green": "#2e8b57", "yellow": "#b8860b",
-                   "white": "#777777"}
-        for row in range(SIZE - 1, -1, -1):
-            cells = [f"<th>{row + 1}</th>"]
-            for col in range(SIZE):
-                cell = row * SIZE + col
-                placed = state.tile_at(cell)
-                if placed is None:
-                    cells.append('<td class="empty"></td>')
-                    continue
-                t, q = placed
-                ships = _ships_on(state, cell, t)
-                block = esc("\n".join(tile_block(t, q, ships)))
-                owners = sorted(set(ships.values()))
-                style = f' style="color:{colours.get(owners[0], "#000")}"' if len(owners) == 1 else ""
-                title = esc(f"{cell_name(cell)}: {TILES[t].id} rotation {ROTATIONS[q]}"
-                            + (f"; ships: {', '.join(sorted(ships.values()))}" if ships else ""))
-                cells.append(f'<td title="{title}"><pre{style}>{block}</pre></td>')
-            cells.append(f"<th>{row + 1}</th>")
-            rows.append("<tr>" + "".join(cells) + "</tr>")
-        rows.append("</table>")
-        status = esc(_status(state))
-        drawn = esc("\n".join(_drawn_lines(state)))
-        return "\n".join(rows) + f"\n<pre>{drawn}\n{status}</pre>"
+        out = [board_html(state), HTML_LEGEND]
+        t = state._drawn
+        if t >= 0 and TILES[t].black_hole:
+            out.append(f"<p>{html.escape(_drawn_lines(state)[0])}</p>")
+        elif t >= 0:
+            legal = {q for _, q in state._placements(t, state._quadrant)}
+            out.append(drawn_html(state, t, state._quadrant, legal))
+        out.append(pool_table(state))
+        out.append("<p>" + "<br/>".join(html.escape(line) for line in _turn_lines(state, "framed"))
+                   + "</p>")
+        return "\n".join(out)
 
     def legal(self, state: SpaceTruckinState, viewer: str | None) -> str:
         if state.is_over:
@@ -290,11 +327,40 @@ class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
         lines.extend(_ship_summary(state, t, placements))
         return "\n".join(lines)
 
+    def legal_groups(self, state: SpaceTruckinState, viewer: str | None
+                     ) -> list[tuple[str, list[tuple[str, str]]]]:
+        """Placements grouped by rotation ("rotation 90: A1 A2 ..."), then removals and passing.
+        Swaps are tapped only when there are few: late in a game a black hole allows a thousand
+        or more, which no one picks from a list of links; the text listing gives their form."""
+        if state.is_over:
+            return []
+        groups: dict[str, list[tuple[str, str]]] = {}
+        swaps: list[tuple[str, str]] = []
+        for move in state.legal_moves():
+            text = state.move_text(move)
+            words = text.split()
+            if words[0] == "place":
+                groups.setdefault(f"rotation {words[2]}", []).append((words[1], text))
+            elif words[0] == "swap":
+                swaps.append((" ".join(words[1:]), text))
+            else:
+                groups.setdefault(words[0], []).append((" ".join(words[1:]) or words[0], text))
+        if swaps and len(swaps) <= SWAP_LINKS:
+            groups["swap"] = swaps
+        order = sorted(groups, key=lambda label: (not label.startswith("rotation"),
+                                                  int(label.split()[1]) if label.startswith("rotation")
+                                                  else 0))
+        return [(f"place, {label}" if label.startswith("rotation") else label, groups[label])
+                for label in order]
+
     def svg_defs(self, state: SpaceTruckinState, prefix: str) -> str:
         return svg_defs(state, prefix)
 
     def svg_board(self, state: SpaceTruckinState, prefix: str, label: str) -> str:
         return svg_board(state, prefix, label)
+
+    def svg_legend(self, state: SpaceTruckinState, prefix: str) -> str:
+        return svg_legend(state, prefix)
 
 
 __all__ = ["CELLS", "CELL_ORDER", "SpaceTruckinRenderer", "board_lines", "tile_block"]

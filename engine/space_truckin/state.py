@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import difflib
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
+from itertools import islice
 from typing import Any
 
 from engine.base import EngineError, Game, IllegalMoveError, NotationError, Score, SetupError, State
+from engine.scoretable import Row, prose, score_table
 
 from . import moves as mv
 from .catalogue import (
@@ -51,6 +53,22 @@ def fitting_rotations(edges0: str, pattern: str) -> tuple[int, ...]:
         if all(p == "?" or p == edges0[(d - q) % 4] for d, p in enumerate(pattern)):
             out.append(q)
     return tuple(out)
+
+
+@cache
+def swap_fits(edges_to_a: str, pattern_a: str, edges_to_b: str, pattern_b: str,
+              d: int) -> tuple[tuple[int, int], ...]:
+    """(quarter turns at a, at b) that fit a tile with rotation-0 edges ``edges_to_a`` into a cell
+    whose neighbours demand ``pattern_a``, and likewise at b. ``d`` is the direction from a to b
+    when they are neighbours (their patterns then leave the shared edge free, '?', and the two
+    tiles must match each other there), else -1."""
+    ras = fitting_rotations(edges_to_a, pattern_a)
+    rbs = fitting_rotations(edges_to_b, pattern_b)
+    if d < 0:
+        return tuple((ra, rb) for ra in ras for rb in rbs)
+    back = (d + 2) % 4
+    return tuple((ra, rb) for ra in ras for rb in rbs
+                 if edges_to_a[(d - ra) % 4] == edges_to_b[(back - rb) % 4])
 
 
 class Feature:
@@ -96,6 +114,7 @@ class SpaceTruckinState(State):
         self._ply = 0
         self._over = False
         self._last: str | None = None
+        self._last_move: Move | None = None
         self._put(START_CELL, START_TILE, 0)
 
     # --- State interface: who and where ------------------------------------------------------------
@@ -124,6 +143,18 @@ class SpaceTruckinState(State):
     @property
     def dropped_seats(self) -> tuple[str, ...]:
         return tuple(self._seats[i] for i in self._dropped)
+
+    def last_move_cells(self) -> tuple[int, ...]:
+        """The cells the last move changed (a placement, a removal, the two of a swap), for the
+        boards to mark; none after a pass or before the first move."""
+        move = self._last_move
+        if isinstance(move, Swap):
+            names: tuple[str, ...] = (move.cell_a, move.cell_b)
+        elif isinstance(move, (Place, Remove)):
+            names = (move.cell,)
+        else:
+            names = ()
+        return tuple(c for c in (parse_cell(n) for n in names) if c is not None)
 
     @property
     def drawn_tile(self) -> str | None:
@@ -419,57 +450,52 @@ class SpaceTruckinState(State):
                     out.append(Remove(cell_name(cell), DIRS[SEG_DIRS[t][q][s][0]]))
         return out
 
-    def _swap_rotations(self, a: int, b: int) -> list[tuple[int, int]]:
-        """(quarter turns at a, at b) for the tile from b going to a and the tile from a going to b."""
+    def swap_rotations(self, a: int, b: int) -> tuple[tuple[int, int], ...]:
+        """Every legal (quarter turns at a, at b) for swapping the tiles on cells ``a`` and ``b``:
+        the tile from b goes to a, the one from a to b. The one place that decides what swap is
+        legal: the listing and the move checker both ask it, so they cannot disagree.
+
+        "Both then satisfy the edge rule": each tile is checked against its new neighbours after
+        the swap, so when a and b are neighbours the edge they share is checked between the two
+        swapped tiles, never against the tile that has just left.
+        """
         ta, tb = self._tile[a], self._tile[b]
-        adjacent = b in NEIGHBOURS[a]
-        ras = fitting_rotations(TILES[tb].edges, self._pattern(a, b if adjacent else -1))
-        if not ras:
-            return []
-        rbs = fitting_rotations(TILES[ta].edges, self._pattern(b, a if adjacent else -1))
-        if not adjacent:
-            return [(ra, rb) for ra in ras for rb in rbs]
-        d = NEIGHBOURS[a].index(b)
-        return [(ra, rb) for ra in ras for rb in rbs
-                if EDGES[tb][ra][d] == EDGES[ta][rb][(d + 2) % 4]]
+        if a == b or ta < 0 or tb < 0:
+            return ()
+        nbs = NEIGHBOURS[a]
+        d = nbs.index(b) if b in nbs else -1
+        if d < 0:
+            return swap_fits(TILES[tb].edges, self._pat[a], TILES[ta].edges, self._pat[b], -1)
+        return swap_fits(TILES[tb].edges, self._pattern(a, b), TILES[ta].edges, self._pattern(b, a), d)
 
     def _swaps(self) -> list[Swap]:
         names, found = self._swap_table()
         return [Swap(names[i], ROTATIONS[ra], names[j], ROTATIONS[rb]) for i, j, ra, rb in found]
 
     def _swap_table(self) -> tuple[list[str], list[tuple[int, int, int, int]]]:
-        """Legal swaps as index tuples, in canonical order; building move objects is the slow part,
-        so ``random_move`` builds only the one it picks. Tiles are grouped by edges so a whole group
-        is skipped where its tiles cannot go."""
+        """Legal swaps as index tuples, in canonical order (cells by name, then rotations); building
+        move objects is the slow part, so ``random_move`` builds only the one it picks."""
         occupied = [c for c in CELL_ORDER if self._tile[c] >= 0]
-        names = [cell_name(c) for c in occupied]
-        pats = [self._pat[c] for c in occupied]
-        kinds = [TILES[self._tile[c]].edges for c in occupied]
-        groups: dict[str, list[int]] = {}
-        for j, k in enumerate(kinds):
-            groups.setdefault(k, []).append(j)
-        fit = fitting_rotations
-        found: list[tuple[int, int, int, int]] = []
+        return [cell_name(c) for c in occupied], list(self._iter_swaps(occupied))
+
+    def _iter_swaps(self, occupied: list[int]) -> Iterator[tuple[int, int, int, int]]:
+        rotations = self.swap_rotations
         for i, a in enumerate(occupied):
-            nbs = NEIGHBOURS[a]
-            pa, ka = pats[i], kinds[i]
-            for k, js in groups.items():
-                ras = fit(k, pa)
-                if not ras:
-                    continue
-                for j in js:
-                    if j <= i:
-                        continue
-                    b = occupied[j]
-                    if b in nbs:
-                        for ra, rb in self._swap_rotations(a, b):
-                            found.append((i, j, ra, rb))
-                        continue
-                    for rb in fit(ka, pats[j]):
-                        for ra in ras:
-                            found.append((i, j, ra, rb))
-        found.sort()
-        return names, found
+            for j in range(i + 1, len(occupied)):
+                for ra, rb in rotations(a, occupied[j]):
+                    yield i, j, ra, rb
+
+    def _first_moves(self, n: int) -> list[str]:
+        """The first ``n`` legal moves as text, without listing them all (a black hole has
+        thousands of swaps): the suggestions for a move of the wrong kind."""
+        if not (self._drawn >= 0 and TILES[self._drawn].black_hole) or self._over:
+            return [mv.move_text(m) for m in self.legal_moves()[:n]]
+        occupied = [c for c in CELL_ORDER if self._tile[c] >= 0]
+        swaps = [mv.move_text(Swap(cell_name(occupied[i]), ROTATIONS[ra], cell_name(occupied[j]),
+                                   ROTATIONS[rb]))
+                 for i, j, ra, rb in islice(self._iter_swaps(occupied), n)]
+        removals = [mv.move_text(m) for m in self._removals()[:n - 1]]
+        return [*[*removals, *swaps][:n - 1], "pass"]
 
     # --- moves ---------------------------------------------------------------------------------------
     def legal_moves(self) -> list[Move]:
@@ -499,13 +525,13 @@ class SpaceTruckinState(State):
 
     def _suggest(self, partial: str) -> list[str]:
         """Legal moves near what was written: same prefix, else the nearest cells, else similar text."""
+        if not partial.strip():
+            return self._first_moves(5)
         moves = self.legal_moves()
         texts = [mv.move_text(m) for m in moves]
         if not texts:
             return []
         key = partial.strip().lower()
-        if not key:
-            return texts[:5]
         words = key.split()
         if len(words) >= 3 and words[0] == "place":
             cell = parse_cell(words[1])
@@ -606,6 +632,7 @@ class SpaceTruckinState(State):
             else:
                 raise IllegalMoveError(f"not a Space Truckin' move: {move!r}", rule="notation")
         self._last = f"{seat}: {mv.move_text(move)}"
+        self._last_move = move
         msgs += self._end_turn()
         return msgs
 
@@ -670,9 +697,8 @@ class SpaceTruckinState(State):
         if not events:
             msgs.append("  nothing to score.")
         self._events.extend(events)
-        sc = self.score()
-        msgs.append("Final totals: " + self._totals_text(sc.totals)
-                    + f". Winner{'s' if len(sc.winners) > 1 else ''}: {', '.join(sc.winners)}.")
+        # The server names the winner, once, in its mail; the engine only gives the totals.
+        msgs.append("Final totals: " + self._totals_text(self.score().totals) + ".")
         return msgs
 
     def _check_cell(self, text: str) -> int:
@@ -829,6 +855,22 @@ class SpaceTruckinState(State):
         return [f"{seat} plays {self.drawn_tile}: {self._seats[owner]}'s cargo at {move.cell} "
                 f"{move.edge} is lost in an unknown universe."]
 
+    def _swap_mismatches(self, a: int, b: int, ra: int, rb: int) -> str:
+        """What breaks the edge rule in a swap that ``swap_rotations`` refused, for the reply."""
+        ta, tb = self._tile[a], self._tile[b]
+        adjacent = b in NEIGHBOURS[a]
+        bad = [f"{TILES[tb].id} at {cell_name(a)} rotation {ROTATIONS[ra]}: {m}"
+               for m in self._edge_mismatches(a, tb, ra, b if adjacent else -1)]
+        bad += [f"{TILES[ta].id} at {cell_name(b)} rotation {ROTATIONS[rb]}: {m}"
+                for m in self._edge_mismatches(b, ta, rb, a if adjacent else -1)]
+        if adjacent:
+            d = NEIGHBOURS[a].index(b)
+            ea, eb = EDGES[tb][ra][d], EDGES[ta][rb][(d + 2) % 4]
+            if ea != eb:
+                bad.append(f"the two swapped tiles would meet {_EDGE_NAME[ea]} to {_EDGE_NAME[eb]} "
+                           f"on the {DIRS[d]} edge of {cell_name(a)}")
+        return "; ".join(bad)
+
     def _do_swap(self, move: Swap, seat: str) -> list[str]:
         a = self._check_cell(move.cell_a)
         b = self._check_cell(move.cell_b)
@@ -841,21 +883,13 @@ class SpaceTruckinState(State):
                 raise IllegalMoveError(f"{cell_name(c)} is empty: a swap exchanges two placed tiles.",
                                        rule="black hole")
         ta, tb = self._tile[a], self._tile[b]
-        adjacent = b in NEIGHBOURS[a]
-        bad = [f"{TILES[tb].id} at {move.cell_a} rotation {move.rotation_a}: {m}"
-               for m in self._edge_mismatches(a, tb, ra, b if adjacent else -1)]
-        bad += [f"{TILES[ta].id} at {move.cell_b} rotation {move.rotation_b}: {m}"
-                for m in self._edge_mismatches(b, ta, rb, a if adjacent else -1)]
-        if adjacent and not bad:
-            d = NEIGHBOURS[a].index(b)
-            ea, eb = EDGES[tb][ra][d], EDGES[ta][rb][(d + 2) % 4]
-            if ea != eb:
-                bad.append(f"the two swapped tiles would meet {_EDGE_NAME[ea]} to {_EDGE_NAME[eb]}")
-        if bad:
-            near = [mv.move_text(Swap(cell_name(a), ROTATIONS[x], cell_name(b), ROTATIONS[y]))
-                    for x, y in self._swap_rotations(a, b)]
-            raise IllegalMoveError("the swap breaks the edge rule: " + "; ".join(bad) + ".",
-                                   suggestions=near, rule="edge match")
+        fits = self.swap_rotations(a, b)
+        if (ra, rb) not in fits:
+            raise IllegalMoveError(
+                "the swap breaks the edge rule: " + self._swap_mismatches(a, b, ra, rb) + ".",
+                suggestions=[mv.move_text(Swap(cell_name(a), ROTATIONS[x], cell_name(b), ROTATIONS[y])
+                                          .canonical()) for x, y in fits],
+                rule="edge match")
         before = {self._identity(f) for f in self.features() if f.complete}
         for s in range(MAX_SEGMENTS):
             na, nb = a * MAX_SEGMENTS + s, b * MAX_SEGMENTS + s
@@ -990,29 +1024,27 @@ class SpaceTruckinState(State):
         totals = {seat: self._banked[i] for i, seat in enumerate(self._seats)}
         details: dict[str, Any] = {"events": [dict(e) for e in self._events], "pools": self.pools(),
                                    "over": self._over}
-        lines = []
+        rows = []
         for event in self._events:
-            tag = "final" if event["final"] else f"ply {event['ply']}"
-            lines.append(f"  {tag}: {event['feature']}: {' and '.join(event['seats'])} "
-                         f"+{event['points']} ({event['why']})")
+            tag = "final" if event["final"] else f"move {event['ply']}"
+            rows.append(Row(f"{tag}: {event['feature']} ({event['why']})",
+                            dict.fromkeys(event["seats"], f"+{event['points']}")))
+        footer = [Row("Total", totals)]
         if not self._over:
             provisional = {seat: 0 for seat in self._seats}
             for event in self.final_scoring():
                 for seat in event["seats"]:
                     provisional[seat] += event["points"]
             details["provisional"] = provisional
-            head = "Scores so far: "
-            tail = ["If the game ended now, incomplete features would add: "
-                    + ", ".join(f"{s} +{v}" for s, v in provisional.items()) + "."]
-        else:
-            head = "Final scores: "
-            tail = []
-        text = head + self._totals_text(totals) + "."
-        if lines:
-            text += "\n" + "\n".join(lines)
-        if tail:
-            text += "\n" + "\n".join(tail)
-        return Score(totals=totals, text=text, details=details, dropped=list(self.dropped_seats))
+            footer.append(Row("If the game ended now, add", {s: f"+{v}" for s, v in provisional.items()}))
+        dropped = self.dropped_seats
+        text = score_table("Final scores" if self._over else "Scores so far", self._seats,
+                           rows or [Row("(nothing scored yet)", {})], footer,
+                           marks=dict.fromkeys(dropped, "*"))
+        if dropped:
+            text += "\n" + "\n".join(prose("* dropped from the game: the points stay, but a dropped "
+                                            "player cannot win."))
+        return Score(totals=totals, text=text, details=details, dropped=list(dropped))
 
     # --- read access for rendering ------------------------------------------------------------
     def tile_at(self, cell: int) -> tuple[int, int] | None:

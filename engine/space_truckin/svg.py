@@ -25,6 +25,7 @@ _SPACE = "#0b1a33"
 _PLANET = "#e69138"
 _WORMHOLE = "#b4a7d6"
 _STATION = "#cfe2f3"
+LAST = "#ff40ff"  # the frame of the last move's cells, the same magenta as in the mail
 _SEAT = {"red": "#e06666", "blue": "#6fa8dc", "green": "#93c47d", "yellow": "#ffd966", "white": "#ffffff"}
 # Edge midpoints and unit vectors towards the centre, by direction N E S W.
 _MID = ((_H, 0.0), (_CELL, _H), (_H, _CELL), (0.0, _H))
@@ -133,9 +134,44 @@ def svg_board(state: SpaceTruckinState, prefix: str, label: str) -> str:
             ships.append(f'<circle class="ship" data-seat="{svg.attr(seat)}" data-cell="{name}" '
                          f'cx="{x + sx:g}" cy="{y + sy:g}" r="5.5" fill="{_SEAT.get(seat, "#ccc")}" '
                          f'stroke="#000" stroke-width="1.5"><title>{escape(about)}</title></circle>')
+    for cell in state.last_move_cells():
+        x, y = _SM + (cell % SIZE) * _CELL, _SM + (SIZE - 1 - cell // SIZE) * _CELL
+        out.append(f'<rect class="last-move" data-cell="{cell_name(cell)}" x="{x + 1.5:g}" y="{y + 1.5:g}" '
+                   f'width="{_CELL - 3}" height="{_CELL - 3}" fill="none" stroke="{LAST}" '
+                   'stroke-width="3"/>')
     out += ships  # above every tile, so a neighbour never covers a ship
     out.append("</svg>")
     return "".join(out)
 
 
-__all__ = ["svg_board", "svg_defs"]
+def svg_legend(state: SpaceTruckinState, prefix: str) -> str:
+    """What the symbols of the board mean, drawn with the page's own tile drawings (``svg_defs``)."""
+
+    def item(drawing: str, meaning: str) -> str:
+        return (f'<li><svg {svg.XMLNS} width="32" height="32" viewBox="0 0 {_CELL} {_CELL}" '
+                f'aria-hidden="true">{drawing}</svg> {escape(meaning)}</li>')
+
+    def tile(kind: str) -> str:
+        t = next(i for i, tile in enumerate(TILES) if tile.kind == kind and not tile.arrows)
+        return f'<use href="#{prefix}{_symbol_key(t)}"/>'
+
+    ships = "".join(f'<circle cx="{6 + 8 * i}" cy="{_H}" r="4" fill="{_SEAT[seat]}" stroke="#000"/>'
+                    for i, seat in enumerate(state.seats))
+    frame = (f'<rect x="1.5" y="1.5" width="{_CELL - 3}" height="{_CELL - 3}" fill="{_SPACE}" '
+             f'stroke="{LAST}" stroke-width="3"/>')
+    arrow = next(t for t, tile in enumerate(TILES) if tile.kind == "void" and tile.arrows)
+    return "".join([
+        '<ul class="legend">',
+        item(tile("straight"), "a wormhole (lilac) from edge to edge"),
+        item(tile("junction3"), "wormholes meeting at a nexus"),
+        item(tile("cap-straight"), "a planet (orange) at an edge"),
+        item(tile("corner"), "a planet joined across two edges"),
+        item(tile("station-wormhole"), "a station, with a wormhole ending at it"),
+        item(f'<use href="#{prefix}{_symbol_key(arrow)}"/>', "an arrow (it only matters for placing)"),
+        item(ships, "ships, in their owner's colour: " + ", ".join(state.seats)),
+        item(frame, "the cells of the last move"),
+        "</ul>",
+    ])
+
+
+__all__ = ["svg_board", "svg_defs", "svg_legend"]

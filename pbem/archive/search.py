@@ -16,7 +16,8 @@ from typing import Any
 
 from engine import get_game
 from engine.registry import UnknownGameError, available_games
-from pbem.store.base import GAME_STATUSES, GameRow, Store
+from pbem.store.base import GAME_STATUSES, RESULT_FILTERS, GameRow, Store
+from pbem.store.common import result_columns
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 PAGE = 1000  # rows per store query when walking a large result
@@ -33,6 +34,9 @@ class Filters:
     date_from: date | None = None
     date_to: date | None = None  # inclusive
     status: str | None = None
+    result: str | None = None  # a key of RESULT_FILTERS: draw, resigned, forfeit, abandoned
+    winner: str | None = None  # an address that won
+    loser: str | None = None  # an address that lost
 
     def store_args(self) -> dict[str, Any]:
         """Keyword arguments for ``Store.search_games``."""
@@ -40,6 +44,9 @@ class Filters:
             "player": self.player,
             "game": self.game,
             "status": self.status,
+            "result": self.result,
+            "winner": self.winner,
+            "loser": self.loser,
             "date_from": _midnight(self.date_from) if self.date_from else None,
             "date_to": _midnight(self.date_to + timedelta(days=1)) if self.date_to else None,
         }
@@ -52,24 +59,34 @@ class Filters:
             return False
         if self.status and row.status != self.status:
             return False
+        if not self._result_matches(row):
+            return False
         when = game_date(row)
         if self.date_from and (when is None or when < _midnight(self.date_from)):
             return False
         return not (self.date_to and (when is None or when >= _midnight(self.date_to + timedelta(days=1))))
 
+    def _result_matches(self, row: GameRow) -> bool:
+        ending, outcomes = result_columns(row.status, row.record, [s.seat for s in row.seats])
+        emails = {s.seat: s.email for s in row.seats}
+        if self.result == "draw" and set(outcomes.values()) != {"draw"}:
+            return False
+        if self.result and self.result != "draw" and ending != RESULT_FILTERS[self.result]:
+            return False
+        for address, wanted in ((self.winner, "win"), (self.loser, "loss")):
+            if address and not any(emails[s] == address and o == wanted for s, o in outcomes.items()):
+                return False
+        return True
+
     def describe(self) -> str:
-        parts = []
-        if self.game:
-            parts.append(self.game)
-        if self.player:
-            parts.append(f"player {self.player}")
-        if self.date_from:
-            parts.append(f"from {self.date_from.isoformat()}")
-        if self.date_to:
-            parts.append(f"to {self.date_to.isoformat()}")
-        if self.status:
-            parts.append(f"status {self.status}")
-        return ", ".join(parts) or "all games"
+        parts = [self.game, f"player {self.player}" if self.player else None,
+                 f"from {self.date_from.isoformat()}" if self.date_from else None,
+                 f"to {self.date_to.isoformat()}" if self.date_to else None,
+                 f"status {self.status}" if self.status else None,
+                 f"result {self.result}" if self.result else None,
+                 f"won by {self.winner}" if self.winner else None,
+                 f"lost by {self.loser}" if self.loser else None]
+        return ", ".join(p for p in parts if p) or "all games"
 
 
 def _midnight(day: date) -> datetime:
@@ -95,10 +112,16 @@ def check_game(name: str) -> str:
 
 
 def make_filters(*, player: str | None = None, game: str | None = None, date_from: str | None = None,
-                 date_to: str | None = None, status: str | None = None) -> Filters:
+                 date_to: str | None = None, status: str | None = None, result: str | None = None,
+                 winner: str | None = None, loser: str | None = None) -> Filters:
     """Filters from user text, each checked with a message that says what would do."""
     if status is not None and status not in GAME_STATUSES:
         raise FilterError(f"unknown status {status!r}: statuses are {', '.join(GAME_STATUSES)}")
+    if result is not None and result not in RESULT_FILTERS:
+        raise FilterError(f"unknown result {result!r}: results are {', '.join(RESULT_FILTERS)}")
+    for what, address in (("winner", winner), ("loser", loser)):
+        if address is not None and "@" not in address:
+            raise FilterError(f"--{what} takes a mail address, not {address!r}")
     start = parse_date(date_from) if date_from else None
     end = parse_date(date_to) if date_to else None
     if start and end and end < start:
@@ -106,7 +129,8 @@ def make_filters(*, player: str | None = None, game: str | None = None, date_fro
                           "(the end is before the start)")
     return Filters(player=player.strip().lower() if player else None,
                    game=check_game(game) if game else None, date_from=start, date_to=end,
-                   status=status)
+                   status=status, result=result, winner=winner.strip().lower() if winner else None,
+                   loser=loser.strip().lower() if loser else None)
 
 
 def search(store: Store, filters: Filters, limit: int | None = None) -> list[GameRow]:
@@ -199,6 +223,12 @@ def result_text(record: Mapping[str, Any], status: str) -> str:
         text = ("draw: " if everyone or len(players) == 2 else "shared win: ") + ", ".join(winners)
     if reason == "resigned" and result.get("resigned"):
         text = f"{result['resigned']} resigned; {text}"
+    elif reason == "abandoned by agreement":
+        text = reason
+    elif reason == "agreed draw":
+        text = f"agreed draw: {', '.join(winners)}"
+    elif reason == "forfeit" and result.get("forfeited"):
+        text = f"{result['forfeited']} forfeited; {text}"
     elif reason and reason not in ("scored", "resigned"):
         text = f"{text} ({reason})"
     totals = result.get("totals")
@@ -228,15 +258,27 @@ def _iso(value: datetime | None) -> str | None:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if value else None
 
 
+def _cells(cells: list[str], indent: int, width: int = 78) -> str:
+    """Comma-separated cells on indented lines of at most ``width`` columns, never splitting a cell
+    (a player's seat and address stay together)."""
+    lines = [" " * indent]
+    for n, cell in enumerate(cells):
+        text = cell + ("," if n < len(cells) - 1 else "")
+        if lines[-1].strip() and len(lines[-1]) + 1 + len(text) > width:
+            lines.append(" " * indent)
+        lines[-1] += ("" if not lines[-1].strip() else " ") + text
+    return "\n".join(lines)
+
+
 def table(rows: Iterable[GameRow]) -> str:
     """A plain-text table that survives mail clients (ASCII, fixed columns, long cells last)."""
     lines = []
     for row in rows:
         when = game_date(row)
         day = when.strftime("%Y-%m-%d") if when else "-"
-        players = ", ".join(f"{seat} {email}" for seat, email in players_of(row).items())
+        players = _cells([f"{seat} {email}" for seat, email in players_of(row).items()], 10)
         lines.append(f"{row.id:<9} {row.game:<14} {day:<10} {result_text(row.record, row.status)}"
-                     f"\n{'':<9} {players}")
+                     f"\n{players}")
     if not lines:
         return "(no games)"
     head = f"{'ID':<9} {'GAME':<14} {'DATE':<10} RESULT\n{'':<9} PLAYERS"

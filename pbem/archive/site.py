@@ -8,6 +8,7 @@ slider. Without JavaScript the previous/next links still work, through ``:target
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
@@ -17,28 +18,48 @@ from typing import Any
 from engine import EngineError, get_game
 from pbem.archive import svg
 from pbem.archive.export import archive_text, file_stem, write_atomic
+from pbem.archive.names import PublicNames, public_name, public_record, seat_label
 from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
 from pbem.record import describe_action, iso, player_view, positions_with_actions
-from pbem.store.base import GameRow, Store
+from pbem.store.base import RESULT_FILTERS, GameRow, Store
+from pbem.store.common import result_columns
 
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:60em;padding:0 1em;color:#222}
+*{box-sizing:border-box}
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:60em;padding:0 1em;color:#222;
+  overflow-wrap:anywhere}
 table.games{border-collapse:collapse;width:100%}
 table.games th,table.games td{border-bottom:1px solid #ddd;padding:.3em .5em;text-align:left;
   vertical-align:top}
-nav.plies{margin:.5em 0;display:flex;gap:.5em;align-items:center}
-nav.plies input{flex:1}
+nav.plies{margin:.5em 0;display:flex;flex-wrap:wrap;gap:.5em;align-items:center}
+nav.plies input{flex:1;min-width:8em}
+figure{margin:0}
 .ply figcaption{margin:.3em 0}
+svg.board{display:block;max-width:100%;height:auto}
 body:not(.js) .ply{display:none}
 body:not(.js) .ply:target{display:block}
 body:not(.js) #boards:not(:has(.ply:target)) .ply.last{display:block}
 .ply[hidden]{display:none}
 table.games td.date{white-space:nowrap}
-table.games .player{display:block}
+ul.players{list-style:none;padding:0;margin:.5em 0}
+ul.players li{display:inline}
+ul.players li+li::before{content:" \\b7  "}
+table.games ul.players{margin:0}
+table.games ul.players li{display:block}
+table.games ul.players li+li::before{content:none}
+ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em 1.5em}
+ul.legend li{display:flex;align-items:center;gap:.4em}
 ol.moves{columns:22em}
 ol.moves time{color:#777;font-size:.85em}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto}
+@media (max-width:40em){
+  table.games thead{display:none}
+  table.games,table.games tbody,table.games tr,table.games td{display:block}
+  table.games tr{border-bottom:1px solid #ddd;padding:.4em 0}
+  table.games td{border:0;padding:.1em 0}
+  table.games td[data-label]::before{content:attr(data-label) ": ";color:#666}
+}
 """
 
 _SCRIPT = """
@@ -102,15 +123,12 @@ def _head(title: str) -> str:
             f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n")
 
 
-def _players_html(row: GameRow) -> str:
-    names = {seat: str((info or {}).get("name") or "")
-             for seat, info in (row.record.get("players") or {}).items()}
-    parts = []
-    for seat, email in players_of(row).items():
-        name = names.get(seat, "")
-        who = f"{escape(name)} &lt;{escape(email)}&gt;" if name else escape(email)
-        parts.append(f'<span class="player" data-seat="{escape(seat)}">{escape(seat)}: {who}</span>')
-    return ", ".join(parts)
+def _players_html(row: GameRow, names: Mapping[str, str]) -> str:
+    """The seats and their public names: nicknames, never an address (``pbem.archive.names``)."""
+    items = [f'<li class="player" data-seat="{escape(seat)}">'
+             f"{escape(seat_label(seat, names.get(seat) or public_name(seat, None)))}</li>"
+             for seat in players_of(row)]
+    return '<ul class="players">' + "".join(items) + "</ul>"
 
 
 def _day(row: GameRow) -> str:
@@ -118,10 +136,14 @@ def _day(row: GameRow) -> str:
     return when.strftime("%Y-%m-%d") if when else ""
 
 
-def game_page(row: GameRow) -> str:
-    """One game: header, boards at every ply with navigation, moves, final scoring."""
+def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
+    """One game: header, boards at every ply with navigation, a legend of the symbols, moves, final
+    scoring. ``names`` are the seats' public names (``PublicNames.of``; seat names without it)."""
     game = get_game(row.game)
-    view = player_view(row.record, game)
+    names = dict(names or {})
+    by_address = {email.lower(): names.get(seat) or public_name(seat, None)
+                  for seat, email in players_of(row).items() if email}
+    view = public_record(player_view(row.record, game), by_address)
     prefix = f"{file_stem(row.id)}-"
     title = f"{row.id}: {game.title}"
     figures: list[str] = []
@@ -168,7 +190,7 @@ def game_page(row: GameRow) -> str:
         _head(title),
         '<p><a href="../index.html">&larr; all games</a></p>',
         f"<h1>{escape(title)}</h1>",
-        f'<p class="players">{_players_html(row)}</p>',
+        _players_html(row, names),
         f'<p class="result">Result: {escape(result_text(view, row.status))}. '
         f"Status: {escape(row.status)}. Date: {escape(_day(row))}.</p>",
         svg.defs(state, prefix),
@@ -178,6 +200,7 @@ def game_page(row: GameRow) -> str:
         '<button type="button" id="ply-next">next &rarr;</button>'
         f'<span id="ply-label">Ply {last} of {last}</span></nav>',
         '<div id="boards">', "\n".join(figures), "</div>",
+        f'<section class="legend"><h2>Symbols</h2>{game.renderer.svg_legend(state, prefix)}</section>',
         f"<h2>Moves</h2><ol class=\"moves\">{''.join(moves)}</ol>",
         f'<h2>{escape(heading)}</h2><pre class="score">{escape(score.text)}</pre>',
         f'<p>The record (hidden information removed): <a href="{escape(file_stem(row.id))}.json">'
@@ -186,17 +209,22 @@ def game_page(row: GameRow) -> str:
     ])
 
 
-def index_page(rows: list[GameRow], filters: Filters, now: datetime) -> str:
+def index_page(rows: list[GameRow], filters: Filters, now: datetime,
+               names: Mapping[str, Mapping[str, str]] | None = None,
+               challenges: list[GameRow] | None = None) -> str:
+    """The list of games; ``names`` maps a game id to its seats' public names."""
     body = []
     for row in rows:
         stem = escape(file_stem(row.id))
         plies = sum(1 for e in row.record.get("moves", []) if "move" in e)
         body.append(
-            f'<tr class="game" data-id="{escape(row.id)}"><td><a href="games/{stem}.html">{escape(row.id)}'
-            f"</a></td><td>{escape(get_game(row.game).title)}</td><td>{_players_html(row)}</td>"
-            f"<td>{escape(result_text(row.record, row.status))}</td>"
-            f'<td class="date">{escape(_day(row))}</td>'
-            f"<td>{plies}</td></tr>")
+            f'<tr class="game" data-id="{escape(row.id)}"{result_attributes(row)}>'
+            f'<td><a href="games/{stem}.html">{escape(row.id)}'
+            f"</a></td><td>{escape(get_game(row.game).title)}</td>"
+            f"<td>{_players_html(row, (names or {}).get(row.id, {}))}</td>"
+            f'<td data-label="Result">{escape(result_text(row.record, row.status))}</td>'
+            f'<td class="date" data-label="Date">{escape(_day(row))}</td>'
+            f'<td data-label="Moves">{plies}</td></tr>')
     table = ("<table class=\"games\"><thead><tr><th>Game</th><th>Kind</th><th>Players</th><th>Result</th>"
              "<th>Date</th><th>Moves</th></tr></thead><tbody>" + "\n".join(body) + "</tbody></table>"
              if body else "<p>No games.</p>")
@@ -205,9 +233,101 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime) -> str:
         "<h1>Game archive</h1>",
         f"<p>{len(rows)} game{'s' if len(rows) != 1 else ''} ({escape(filters.describe())}), "
         f"newest first. Made {escape(iso(now))}.</p>",
+        search_form() if body else "",
         table,
+        challenges_section(challenges or [], names or {}),
+        f"<script>{_SEARCH_SCRIPT}</script>" if body else "",
         "\n</body></html>\n",
     ])
+
+
+# --- search by result and date, and open challenges (the issue "classic commands") ------------------
+
+_ENDINGS = {ending: name for name, ending in RESULT_FILTERS.items() if ending}
+
+_SEARCH_SCRIPT = """
+(function () {
+  var rows = Array.prototype.slice.call(document.querySelectorAll('tr.game'));
+  var form = document.getElementById('search');
+  var count = document.getElementById('search-count');
+  if (!form || !rows.length) { return; }
+  form.hidden = false;
+  var keys = ['result', 'winner', 'loser', 'from', 'to'];
+  var params = new URLSearchParams(window.location.search);
+  keys.forEach(function (k) { if (params.has(k)) { form.elements[k].value = params.get(k); } });
+  function names(row, seats) {
+    return (seats || '').split(' ').filter(Boolean).map(function (seat) {
+      var el = row.querySelector('.player[data-seat="' + seat + '"]');
+      return el ? el.textContent.toLowerCase() : '';
+    });
+  }
+  function has(list, text) { return list.some(function (n) { return n.indexOf(text) >= 0; }); }
+  function apply() {
+    var v = {};
+    keys.forEach(function (k) { v[k] = form.elements[k].value.trim().toLowerCase(); });
+    var shown = 0;
+    rows.forEach(function (row) {
+      var d = row.dataset;
+      var ok = !v.result || (v.result === 'draw' ? d.outcome === 'draw' : d.ending === v.result);
+      ok = ok && (!v.winner || has(names(row, d.winners), v.winner));
+      ok = ok && (!v.loser || has(names(row, d.losers), v.loser));
+      ok = ok && (!v.from || d.date >= v.from) && (!v.to || d.date <= v.to);
+      row.hidden = !ok;
+      if (ok) { shown += 1; }
+    });
+    count.textContent = shown + ' of ' + rows.length + ' games match.';
+  }
+  form.addEventListener('input', apply);
+  form.addEventListener('change', apply);
+  apply();
+})();
+"""
+
+
+def result_attributes(row: GameRow) -> str:
+    """What the search form filters on: how the game ended, who won and lost (by seat: the page
+    names the players), and its date."""
+    ending, outcomes = result_columns(row.status, row.record, [s.seat for s in row.seats])
+    values = set(outcomes.values())
+    outcome = "draw" if values == {"draw"} else "decisive" if values else "none"
+    winners = " ".join(seat for seat, o in outcomes.items() if o == "win")
+    losers = " ".join(seat for seat, o in outcomes.items() if o == "loss")
+    return (f' data-ending="{escape(_ENDINGS.get(ending or "", ending or ""))}" data-outcome="{outcome}"'
+            f' data-winners="{escape(winners)}" data-losers="{escape(losers)}" data-date="{_day(row)}"')
+
+
+def search_form() -> str:
+    """Shown by the script (a static site has no server to ask): a GET form, so a search is a link."""
+    choices = "".join(f'<option value="{name}">{name}</option>' for name in RESULT_FILTERS)
+    return ('<form id="search" method="get" hidden><fieldset><legend>Search</legend>'
+            '<label>Result <select name="result"><option value="">any</option>' + choices
+            + "</select></label> "
+            '<label>Winner <input name="winner" type="search" size="14"></label> '
+            '<label>Loser <input name="loser" type="search" size="14"></label> '
+            '<label>From <input name="from" type="date"></label> '
+            '<label>To <input name="to" type="date"></label> '
+            '<button type="submit">Search</button> <output id="search-count"></output>'
+            "</fieldset></form>")
+
+
+def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]]) -> str:
+    """Open challenges anyone may join by mail (``join GAME``); the author by public name only."""
+    if not rows:
+        return ""
+    items = []
+    for row in rows:
+        info = row.record.get("open") or {}
+        control = row.record.get("time_control") or {}
+        rating = info.get("rating")
+        items.append(
+            f'<li class="challenge" data-id="{escape(row.id)}">{escape(row.id)}: '
+            f"{escape(get_game(row.game).title)} for {int(info.get('players', 2))} players, by "
+            f"{_players_html(row, names.get(row.id, {}))}; "
+            f"{escape(str(control.get('days_per_move', '?')))} day(s) per move"
+            + (f"; ratings {int(rating[0])} to {int(rating[1])}" if rating else "")
+            + f"; expires {escape(str(info.get('expires_at', ''))[:10])}. "
+            f"To play, mail <code>join {escape(row.id)}</code>.</li>")
+    return f'<h2>Open challenges</h2><ul class="challenges">{"".join(items)}</ul>'
 
 
 def write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None = None,
@@ -217,15 +337,24 @@ def write_site(store: Store, directory: Path, filters: Filters, *, progress: Pro
     games_dir.mkdir(parents=True, exist_ok=True)
     listed: list[GameRow] = []
     failed: list[tuple[str, str]] = []
+    public_names = PublicNames(store)
+    shown: dict[str, dict[str, str]] = {}
+    challenges: list[GameRow] = []
     for row in iter_games(store, filters):
+        if row.status == "open":  # not a game yet: listed apart, with how to join it
+            challenges.append(row)
+            shown[row.id] = public_names.of(row)
+            continue
         stem = file_stem(row.id)
+        names = shown[row.id] = public_names.of(row)
         try:
-            page = game_page(row)
+            page = game_page(row, names)
         except (EngineError, KeyError, TypeError, ValueError) as exc:  # a damaged record: skip, report
             failed.append((row.id, f"{type(exc).__name__}: {exc}"))
             continue
         _write(games_dir / f"{stem}.html", page)
-        public = player_view(row.record)
+        public = public_record(player_view(row.record), {
+            email.lower(): names[seat] for seat, email in players_of(row).items() if email})
         public["id"] = row.id
         _write(games_dir / f"{stem}.json", archive_text(public))
         # Only what the index shows is kept, so a large site does not hold every record.
@@ -236,7 +365,7 @@ def write_site(store: Store, directory: Path, filters: Filters, *, progress: Pro
         if progress is not None:
             progress.update()
     index = directory / "index.html"
-    _write(index, index_page(listed, filters, now))
+    _write(index, index_page(listed, filters, now, shown, challenges))
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 

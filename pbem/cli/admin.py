@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 
 from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store
+from pbem.community.addresses import move_by_moderator, rekey_by_moderator
 from pbem.community.moderation import (
     Moderation,
     ModerationError,
@@ -32,7 +33,9 @@ from pbem.community.moderation import (
     unblock,
 )
 from pbem.config import Config
+from pbem.outbox.wake import notify
 from pbem.processing.context import MailContext
+from pbem.store.base import Store
 
 GAME_HELP = "the game's id, e.g. ac-12"
 
@@ -59,9 +62,11 @@ def _run(args: argparse.Namespace, operation: Callable[[MailContext], None]) -> 
     finally:
         store.close()
     sys.stdout.write(sections_text(sections, headline))
-    if queued:
-        print(f"{queued} mail(s) queued in the outbox; a running server sends them "
-              "(or `pbem process`).")
+    if queued and notify(config.data_dir):
+        print(f"{queued} mail(s) queued in the outbox; the running server sends them now.")
+    elif queued:
+        print(f"{queued} mail(s) queued in the outbox; no server is running here: they leave when "
+              "`pbem serve` starts (or with `pbem process`).")
     return 0
 
 
@@ -82,6 +87,39 @@ def cmd_token(args: argparse.Namespace, extra: list[str]) -> int:
         store.close()
     print(f"token {token}")
     print(f"(add this line to every admin mail from {address}; keep it secret)", file=sys.stderr)
+    return 0
+
+
+def status_text(store: Store, limit: int = 20) -> str:
+    """What needs a look: mail the relay refused for good, intake by status, bouncing addresses."""
+    counts = store.outbound_counts()
+    lines = [f"Outbox: {counts.get('pending', 0)} waiting, {counts.get('sent', 0)} sent, "
+             f"{counts.get('given_up', 0)} given up"]
+    given_up = store.given_up_outbound(limit)
+    if given_up:
+        lines.append("Given up (refused for good by the relay; newest first):")
+        for row in given_up:
+            when = row.given_up_at.strftime("%Y-%m-%d %H:%M UTC") if row.given_up_at else "-"
+            lines.append(f"  {when}  {', '.join(row.recipients)}  {row.message_id}")
+            lines.append(f"    {(row.last_error or '').strip()[:200]}")
+        if counts.get("given_up", 0) > len(given_up):
+            lines.append(f"  ... and {counts['given_up'] - len(given_up)} more")
+    inbound = store.inbound_counts()
+    lines.append("Inbound: " + ", ".join(f"{n} {status}" for status, n in inbound.items()))
+    bouncing = store.bouncing_addresses()
+    lines.append(f"Addresses our mail bounces from: {len(bouncing) or 'none'}")
+    for email, since, detail in bouncing:
+        lines.append(f"  {email}  since {since.strftime('%Y-%m-%d %H:%M UTC')}  ({detail})")
+    return "\n".join(lines) + "\n"
+
+
+def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
+    config = _config(args)
+    store = open_configured_store(config)
+    try:
+        sys.stdout.write(status_text(store, args.limit))
+    finally:
+        store.close()
     return 0
 
 
@@ -109,6 +147,13 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         parser.set_defaults(func=func)
         return parser
 
+    p = ops.add_parser("status", help="the outbox (waiting, sent, given up), intake by status and "
+                                      "addresses marked bouncing",
+                       description="What needs a moderator's look: mails the relay refused for good, "
+                                   "messages by status, addresses our mail bounces from.")
+    p.add_argument("-c", "--config", help=CONFIG_HELP)
+    p.add_argument("--limit", type=int, default=20, help="given-up mails to list (default: %(default)s)")
+    p.set_defaults(func=cmd_status)
     p = add("token", cmd_token, "print the token line a moderator's admin mails must carry", why=False)
     p.add_argument("address", help="the moderator's address, as in [moderators] addresses")
     p = add("list", _op(lambda a: lambda ctx: list_games(ctx, a.filters)),
@@ -151,6 +196,15 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p = add("unblock", _op(lambda a: lambda ctx: unblock(ctx, a.address, by=a.by, why=a.why)),
             "read an address's mail again")
     p.add_argument("address", help="the address to read again")
+    p = add("address", _op(lambda a: lambda ctx: move_by_moderator(ctx, a.old, a.new, by=a.by, why=a.why)),
+            "move a player who lost their mailbox to a new address: every game (re-keyed), their "
+            "settings and ratings; the new address is told")
+    p.add_argument("old", help="the address the player can no longer read")
+    p.add_argument("new", help="the player's new address")
+    p = add("rekey", _op(lambda a: lambda ctx: rekey_by_moderator(ctx, a.game, a.seat, by=a.by, why=a.why)),
+            "give a seat a new token (its old one is refused from now on); its player gets the game")
+    p.add_argument("game", help=GAME_HELP)
+    p.add_argument("seat", help="the seat, e.g. white")
 
 
 __all__ = ["register_all"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pbem.cli.common import CONFIG_HELP, SetupError, config_of, open_configured_store, progress_bar
 from pbem.config import ConfigError
-from pbem.store.base import GAME_STATUSES, Store
+from pbem.store.base import GAME_STATUSES, RESULT_FILTERS, Store
 
 if TYPE_CHECKING:  # the archive modules load only when an archive command runs
     from pbem.archive.search import Filters
@@ -44,7 +44,8 @@ def _filters(args: argparse.Namespace) -> Filters:
 
     try:
         return make_filters(player=args.player, game=args.game, date_from=args.date_from,
-                            date_to=args.date_to, status=getattr(args, "status", None))
+                            date_to=args.date_to, status=getattr(args, "status", None),
+                            result=args.result, winner=args.winner, loser=args.loser)
     except FilterError as exc:
         raise CommandProblem(str(exc)) from None
 
@@ -178,6 +179,11 @@ def _filter_options(parser: argparse.ArgumentParser, status: bool = True) -> Non
     parser.add_argument("--to", dest="date_to", metavar="DATE", help="... on or before this UTC day")
     if status:
         parser.add_argument("--status", choices=GAME_STATUSES, help="only games with this status")
+    parser.add_argument("--result", choices=RESULT_FILTERS,
+                        help="only games that ended so: a draw (agreed or scored), a resignation, a "
+                             "forfeit, or abandoned by agreement")
+    parser.add_argument("--winner", metavar="ADDRESS", help="games this address won")
+    parser.add_argument("--loser", metavar="ADDRESS", help="games this address lost")
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:
@@ -208,7 +214,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, metavar="N",
                    help="processes checking records (default: one per CPU)")
 
-    p = add("search", cmd_search, "list games by player, game and finishing date, newest first")
+    p = add("search", cmd_search, "list games by player, game, result and finishing date, newest first")
     _filter_options(p)
     p.add_argument("--json", action="store_true", help="one JSON array of game summaries")
     p.add_argument("--limit", type=int, default=100, help="at most this many (default 100; 0: all)")

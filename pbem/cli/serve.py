@@ -67,7 +67,7 @@ def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"pbem deliver: {exc}", file=sys.stderr)
         return EX_TEMPFAIL
     raw = read_message(sys.stdin.buffer, config.max_message_bytes)
-    return deliver(config, raw, lambda: open_configured_store(config))
+    return deliver(config, raw, lambda: open_configured_store(config), envelope_from=args.sender)
 
 
 def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
@@ -128,8 +128,11 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         return add_command(sub, name, func, help_text)
 
     add("serve", cmd_serve, "run the mail server (IMAP and/or the embedded SMTP listener)")
-    add("deliver", cmd_deliver, "store one message from standard input (for an MTA pipe); "
-                                "exit 0 stored, 75 try later")
+    p = add("deliver", cmd_deliver, "store one message from standard input (for an MTA pipe); "
+                                    "exit 0 stored, 75 try later")
+    p.add_argument("-f", "--sender", metavar="SENDER",
+                   help="the envelope sender (Postfix pipe: -f ${sender}); '' or <> for a bounce; "
+                        "default: the message's Return-Path")
     add("process", cmd_process, "process stored mail and send the outbox once, without a daemon")
     p = add("init", cmd_init, "write a commented example pbem.toml")
     p.add_argument("-o", "--output", default="pbem.toml", metavar="FILE",

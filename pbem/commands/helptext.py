@@ -18,9 +18,10 @@ MOVES = ("Moves: press Reply on the mail that says it is your move and write the
          "Reply-To carries your secret token: a move counts only when it comes from your address "
          "with that token, so reply rather than write a new mail. In the HTML part of a mail, each "
          "legal move is a link: tap it and press Send.")
-JSON = ("JSON: the same commands may be sent as a JSON turn file (the whole body or an "
-        "application/json attachment), e.g.")
-JSON_EXAMPLE = '  {"commands": [{"command": "move", "game": "ac-17", "move": "tower red C4"}]}'
+JSON = ("JSON: every command may be sent as a JSON turn file (the whole body or an "
+        "application/json attachment); its fields are the words of the command, e.g.")
+JSON_EXAMPLE = ('  {"commands": [{"command": "move", "game": "ac-17", "move": "tower red C4"}]}\n'
+                '  {"command": "vacation", "from": "2026-12-20", "to": "2027-01-03"}')
 
 
 # Topics that feature modules add (e.g. "settings"): topic -> function giving the text.

@@ -7,7 +7,15 @@ and the nearest command words are suggested.
 People write mail, not scripts: a greeting before the first command ("Hi Bob, fancy a game?") is
 skipped, a sign-off ("Cheers, Ann") ends the commands, and free text after a move ("Good luck!") is
 a note to the opponents, relayed with the move. A line whose first word is a command word, or
-nearly one, is always read as a command, so a mistyped second command is answered, not swallowed."""
+nearly one, is always read as a command, so a mistyped second command is answered, not swallowed.
+
+Every text command has a JSON twin. ``JSON_FIELDS`` says, per command word, which fields of a
+turn-file command become the words after it, in order; ``parse_json`` writes those words as the
+text line and parses that with the text parser, so a turn file means exactly what the same
+command typed means, errors included. A command word cannot be registered without an entry there
+(``register_verb`` refuses), and ``tests/mail/test_json_twins.py`` checks every word against
+``schemas/command.schema.json``.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +23,7 @@ import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pbem.resources import json_path, validator
@@ -32,17 +41,18 @@ USAGE = {
     "help": "help [TOPIC]   (topics: commands, notation, settings, a game's name)",
     "message": "message GAME [all] TEXT   (a note to your opponents; all: observers too)",
     "settings": "settings   (what you have chosen with set)",
-    "set": "set notify every|turn|digest, set mail html|text, set nickname NAME",
-    "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]",
+    "set": "set KEY VALUE   (notify, mail, nickname, address: see help settings)",
+    "new": "new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]   (or 'new GAME [OPTIONS] open' "
+           "for anyone: see challenges)",
     "accept": "accept GAME",
     "decline": "decline GAME",
     "rematch": "rematch GAME   (the same players and options, seats swapped)",
     "record": "record GAME   (the game record as an attachment, for pbem replay)",
     "resign": "resign GAME   (asks you to confirm first)",
 }
-# Suggesting "resign" for a typo would invite one word to end a game; it is offered only to a
-# near-exact spelling.
-_CAUTIOUS = {"resign": 0.83}
+# Suggesting "resign" for a typo would invite one word to end a game ("design" is as near to it
+# as "resing"), so it is never suggested: whoever means it finds it in 'help'.
+_CAUTIOUS = {"resign": 2.0}
 _MOVE_NUMBER = re.compile(r"\s*\(\s*move\s+(\d{1,6})\s*\)\s*$", re.IGNORECASE)
 _GREETING = re.compile(
     r"^(hi|hello|hey|hiya|dear|greetings|good (morning|afternoon|evening|day)|hallo|servus|moin|"
@@ -56,6 +66,31 @@ _SIGN_OFF = re.compile(
     re.IGNORECASE)
 
 
+#: The JSON twin of each command word: the turn-file fields that become the words after the verb,
+#: in the order the text form takes them. "name" puts the field's value there (a list: its items;
+#: true: the field's name itself, as a flag); "name=" puts the word "name" and then the value, for
+#: text forms with keywords ("history from 2026-01-01"). ``new`` has its own JSON form (options as
+#: an object) and is not in this table. Every field must also be in the schema.
+JSON_FIELDS: dict[str, tuple[str, ...]] = {
+    "help": ("topic",), "games": (), "accept": ("game",), "decline": ("game",),
+    "board": ("game", "after"), "resign": ("game", "confirm="), "move": ("game", "move"),
+    # feature commands (pbem/community/*_commands.py)
+    "observe": ("game",), "unobserve": ("game",), "undo": ("game",), "accept undo": ("game",),
+    "decline undo": ("game",),
+    "vacation": ("from", "to", "cancel"), "timezone": ("name",),
+    "timecontrol": ("game", "days", "policy"),
+    "history": ("name", "from=", "to=", "player="), "standings": ("name",),
+    # the commands of the mail experience (pbem/processing/*.py)
+    "rules": ("topic",), "message": ("game", "all", "text"), "settings": (), "set": ("key", "value"),
+    "rematch": ("game",), "record": ("game",),
+    # the classic servers' commands (pbem/community: agreements, queued_moves, preview, challenges,
+    # addresses); the queue's lines are the text form's lines after "queue GAME" ("lines" below)
+    "propose": ("game", "what"), "reject": ("game",), "withdraw": ("game",), "join": ("game",),
+    "rekey": ("game",), "queue": ("game", "clear"), "preview": ("game", "move"),
+    "challenges": ("name",), "confirm address": ("code",),
+    "admin": ("op", "filters", "game", "seat", "address", "when", "n", "result", "why"),
+}
+
 # Extra command words registered by feature modules (observe, vacation, admin, history, ...):
 # verb -> parser of the words after the verb. A parser returns a Command or a CommandError.
 ExtraParser = Callable[[str, list[str], bool], "Command | CommandError"]
@@ -64,11 +99,23 @@ _EXTRA: dict[str, ExtraParser] = {}
 
 def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
     """Teach the reader a new command word (or two words, like "accept undo", which then take
-    precedence over the first word's own meaning); ``usage`` appears in help and in suggestions."""
+    precedence over the first word's own meaning); ``usage`` appears in help and in suggestions.
+    The word needs its JSON twin in ``JSON_FIELDS`` (and in the schema) first."""
+    if verb not in JSON_FIELDS:
+        raise ValueError(f"command {verb!r} has no JSON twin: add its fields to "
+                         "pbem.commands.parsing.JSON_FIELDS and schemas/command.schema.json")
     if verb not in VERBS:
         VERBS.append(verb)
+        _close_verbs.cache_clear()
     USAGE[verb] = usage
     _EXTRA[verb] = parser
+
+
+def game_verb_parser(verb: str) -> ExtraParser:
+    """The parser of a registered command that takes at most a game id (``reject GAME``)."""
+    def parse(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
+        return _game_command(line, verb, rest)
+    return parse
 
 
 @dataclass
@@ -95,10 +142,16 @@ class CommandError:
 
 
 def suggest_verbs(word: str) -> list[str]:
-    word = word.lower()
-    near = difflib.get_close_matches(word, VERBS, n=4, cutoff=0.5)
-    near = [v for v in near if difflib.SequenceMatcher(None, word, v).ratio() >= _CAUTIOUS.get(v, 0)]
+    word = word.lower()[:40]
+    near = [v for v in _close_verbs(word)
+            if difflib.SequenceMatcher(None, word, v).ratio() >= _CAUTIOUS.get(v, 0)]
     return sorted(near[:3], key=VERBS.index)
+
+
+@lru_cache(maxsize=2048)
+def _close_verbs(word: str, n: int = 4, cutoff: float = 0.5) -> tuple[str, ...]:
+    # difflib costs ~0.3 ms per word; junk mail repeats its words, and a mail may hold thousands
+    return tuple(difflib.get_close_matches(word, VERBS, n=n, cutoff=cutoff))
 
 
 def looks_like_command(line: str, *, near: bool = True) -> bool:
@@ -115,7 +168,7 @@ def looks_like_command(line: str, *, near: bool = True) -> bool:
         return True
     if not near or len(word) < 4 or len(words) > 3 or text[-1] in "!.,;":
         return False
-    return bool(difflib.get_close_matches(word, VERBS, n=1, cutoff=0.8))
+    return bool(_close_verbs(word[:40], 1, 0.8))
 
 
 def is_greeting(line: str) -> bool:
@@ -222,8 +275,11 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     if not rest:
         return CommandError(line, f"which game? {USAGE['new']}")
     lowered = [w.lower() for w in rest]
+    if "with" not in lowered and "open" in lowered[1:]:
+        return _parse_open(line, rest)
     if "with" not in lowered:
-        return CommandError(line, f"say whom you challenge: {USAGE['new']}")
+        return CommandError(line, f"say whom you challenge: {USAGE['new']} (or 'new GAME open' for "
+                                  "anyone)")
     at = lowered.index("with")
     option_words = rest[1:at]
     tail = rest[at + 1:]
@@ -238,6 +294,16 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
         return CommandError(line, f"'with' takes mail addresses: {USAGE['new']}")
     return Command("new", line, game=rest[0].lower(), opponents=opponents, seat=seat,
                    option_words=option_words)
+
+
+def _parse_open(line: str, rest: list[str]) -> Command:
+    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [as SEAT]``: a challenge anyone may
+    take (pbem.community.challenges reads ``players`` and ``rating`` from the option words)."""
+    words = [w for w in rest[1:] if w.lower() != "open"]
+    seat = None
+    if len(words) >= 2 and words[-2].lower() == "as":
+        seat, words = words[-1].lower(), words[:-2]
+    return Command("new", line, game=rest[0].lower(), seat=seat, option_words=words, args={"open": True})
 
 
 def parse_text(lines: list[str], *, in_game_reply: bool) -> list[Command | CommandError]:
@@ -281,18 +347,48 @@ def parse_json(document: Any) -> list[Command | CommandError]:
         items = [document]
     commands: list[Command | CommandError] = []
     for item in items:
-        merged = {**defaults, **item}
-        verb = merged["command"]
-        game = merged.get("game")
-        command = Command(verb, _describe_json(merged), game=game.lower() if game else None,
-                          move=merged.get("move"), ply=merged.get("ply"), token=merged.get("token"),
-                          topic=merged.get("topic"))
-        if verb == "new":
-            command.opponents = [a.lower() for a in merged["with"]]
-            command.seat = merged.get("as")
-            command.options = merged.get("options", {})
-        commands.append(command)
+        verb = item["command"]
+        takes_game = verb == "new" or "game" in JSON_FIELDS.get(verb, ())
+        merged = {**{k: v for k, v in defaults.items() if k != "game" or takes_game}, **item}
+        parsed = _parse_json_new(merged) if verb == "new" else _parse_json_command(verb, merged)
+        if isinstance(parsed, Command):
+            parsed.ply = merged.get("ply")
+            parsed.token = merged.get("token")
+        commands.append(parsed)
     return commands
+
+
+def _parse_json_new(item: dict[str, Any]) -> Command:
+    return Command("new", _describe_json(item), game=item["game"].lower(),
+                   opponents=[a.lower() for a in item["with"]], seat=item.get("as"),
+                   options=item.get("options"))
+
+
+def _parse_json_command(verb: str, item: dict[str, Any]) -> Command | CommandError:
+    """The text line the fields stand for, read by the text parser (see JSON_FIELDS)."""
+    words: list[str] = [verb]
+    for spec in JSON_FIELDS[verb]:
+        name = spec.rstrip("=")
+        value = item.get(name)
+        if value is None or value is False:
+            continue
+        if value is True:
+            words.append(name)
+            continue
+        text = " ".join(_json_word(v) for v in (value if isinstance(value, list) else [value]))
+        if text.strip():
+            words += [name, text] if spec.endswith("=") else [text]
+    line = " ".join(words)
+    parsed = parse_line(line, in_game_reply=True)  # a move without "game" names the reply's game
+    if isinstance(parsed, Command):  # the lines a text form takes after its command line
+        parsed.note += [" ".join(str(x).split()) for x in item.get("lines") or [] if str(x).strip()]
+    return parsed if parsed is not None else CommandError(line, f"{verb}: nothing to do")
+
+
+def _json_word(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return " ".join(str(value).split())
 
 
 def _deepest(errors: list[Any]) -> Any:
@@ -304,10 +400,9 @@ def _deepest(errors: list[Any]) -> Any:
 
 
 def _describe_json(item: dict[str, Any]) -> str:
-    parts = [item["command"]]
-    for key in ("game", "move", "topic"):
-        if item.get(key):
-            parts.append(str(item[key]))
+    parts = [item["command"], str(item.get("game", ""))]
     if item.get("with"):
         parts += ["with", *item["with"]]
-    return " ".join(parts)
+    if item.get("as"):
+        parts += ["as", str(item["as"])]
+    return " ".join(p for p in parts if p)

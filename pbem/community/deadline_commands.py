@@ -22,10 +22,9 @@ from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
 from pbem.processing.gamemail import game_names
-from pbem.processing.games import CommandFailed, authenticate
+from pbem.processing.games import CommandFailed, address_proven, authenticate, mail_tokens
 from pbem.processing.handlers import register_handler
 from pbem.store.base import GameRow, Seat
-from pbem.tokens import token_hash
 
 USAGE_VACATION = "vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)"
 USAGE_TIMEZONE = "timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)"
@@ -135,20 +134,9 @@ def _settings(ctx: MailContext) -> dict[str, Any]:
     return ctx.tx.get_player(ctx.mail.from_addr)
 
 
-def _proves_address(ctx: MailContext) -> bool:
-    """A token in the mail belongs to one of the sender's seats (in any game)."""
-    for token in [*ctx.mail.plus_tokens, ctx.mail.body_token]:
-        if not token:
-            continue
-        found = ctx.tx.seat_by_token_hash(token_hash(token))
-        if found and found[1].email == ctx.mail.from_addr:
-            return True
-    return False
-
-
 def _require_token(ctx: MailContext, what: str) -> None:
     games = [g for g in ctx.tx.games_for_email(ctx.mail.from_addr) if g.status in ("invited", "active")]
-    if games and not _proves_address(ctx):
+    if games and not address_proven(ctx):
         raise CommandFailed(
             f"{what} moves your deadlines, so it needs your token: reply to a mail of one of your games "
             "(its Reply-To carries the token), or add a line 'token YOURTOKEN'.")
@@ -161,8 +149,7 @@ def _is_moderator(ctx: MailContext, command: Command) -> bool:
         from pbem.community.moderation import is_moderator
     except ImportError:  # moderation not installed: nobody moderates
         return False
-    tokens = [*ctx.mail.plus_tokens, ctx.mail.body_token, command.token]
-    return is_moderator(ctx.config, ctx.secret, ctx.mail.from_addr, tokens)
+    return is_moderator(ctx.config, ctx.secret, ctx.mail.from_addr, mail_tokens(ctx, command))
 
 
 def _my_moves(ctx: MailContext, email: str) -> list[GameRow]:

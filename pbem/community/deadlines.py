@@ -108,7 +108,7 @@ def check_days(days: float) -> float:
         raise ClockError(f"days per move must be more than 0 and at most {MAX_DAYS_PER_MOVE}, "
                          f"not {days}")
     if value * 24 < 1:
-        raise ClockError("a move needs at least one hour (0.05 days)")
+        raise ClockError(f"a move needs at least one hour, 1/24 of a day ({1 / 24:.3f} days), not {days}")
     return _number(value)
 
 
@@ -204,8 +204,14 @@ def _retimed(row: GameRow) -> None:
     state.pop("expired", None)
 
 
-def set_deadline(row: GameRow, when: datetime, now: datetime) -> None:
-    """A moderator's deadline for the current move; also ends a pause or an expired 'notify' clock."""
+def set_deadline(row: GameRow, when: datetime, now: datetime,
+                 paused: Sequence[Interval] = ()) -> datetime:
+    """A moderator's deadline for the current move; also ends a pause or an expired 'notify' clock.
+
+    ``paused`` are the mover's vacations: the moderator gives the time until ``when``, and as with
+    every clock it does not run while the player is away, so the deadline moves past the vacation
+    by the time it covers (a moderator cannot forfeit a player who is on leave). Returns the
+    deadline that applies."""
     when, now = _aware(when, "the deadline"), _aware(now, "now")
     if row.status != "active":
         raise ClockError(f"game {row.id} is {row.status}; only running games have deadlines")
@@ -215,7 +221,8 @@ def set_deadline(row: GameRow, when: datetime, now: datetime) -> None:
     state = clock(row)
     state.pop("remaining_seconds", None)
     state.pop("paused_at", None)
-    row.deadline_at = when
+    row.deadline_at = deadline_after(now, when - now, paused)
+    return row.deadline_at
 
 
 def pause(row: GameRow, now: datetime) -> None:

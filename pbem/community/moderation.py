@@ -163,15 +163,17 @@ def _tell_players(ctx: MailContext, row: GameRow, headline: str, lines: list[str
                                        headline=headline, sections=[Section(lines=list(lines))]))
 
 
-def _announce(ctx: MailContext, row: GameRow, state: State, headline: str,
+def _announce(ctx: MailContext, row: GameRow, state: State, headline: str, why: str = "",
               exclude: str | None = None) -> None:
     """Everyone (players and observers) hears how the game now stands, whatever their notification
     level: a moderator's change is news to every player. A game that a moderator ended is over
-    although its position is not, so it gets the result, not "your move"."""
+    although its position is not, so it gets the result, not "your move". The reason goes into the
+    body: the headline stays one sentence, followed by what it means for the reader."""
+    note = [f"Reason: {why}"] if why else []
     if row.status == "active" and not state.is_over:
-        announce_position(ctx, row, state, headline, exclude=exclude, start=True)
+        announce_position(ctx, row, state, headline.rstrip("."), exclude=exclude, note=note, start=True)
     else:
-        announce_end(ctx, row, state, exclude=exclude, note=[headline])
+        announce_end(ctx, row, state, exclude=exclude, note=[headline, *note])
 
 
 def _invite(ctx: MailContext, row: GameRow, seat: Seat, first_line: str) -> None:
@@ -214,12 +216,17 @@ def list_games(ctx: MailContext, filters: Iterable[str] = ()) -> None:
     lines = []
     for row in rows:
         when = row.updated_at.strftime("%Y-%m-%d %H:%M") if row.updated_at else "-"
-        extra = f" deadline {row.deadline_at:%Y-%m-%d %H:%M}" if row.deadline_at else ""
+        lines.append(f"{row.id:<8} {row.status:<9} {_ply(row)} move(s), updated {when}")
+        turn = [f"{row.to_move} to move"] if row.to_move else []
+        if row.deadline_at:
+            turn.append(f"deadline {row.deadline_at:%Y-%m-%d %H:%M}")
         if row.record.get("undo_request"):
-            extra += " undo asked"
-        seats = " ".join(f"{s.seat}={s.email}" for s in row.seats)
-        lines.append(f"{row.id:<8} {row.status:<9} ply {_ply(row):<3} to move {row.to_move or '-':<6} "
-                     f"updated {when}{extra}\n         {seats}")
+            turn.append("undo asked")
+        if turn:
+            lines.append(f"{'':<8} " + ", ".join(turn))
+        lines += textwrap.wrap(" ".join(f"{s.seat}={s.email}" for s in row.seats), 78,
+                               initial_indent=" " * 9, subsequent_indent=" " * 9,
+                               break_long_words=False, break_on_hyphens=False)
     described = " ".join(x for x in (status, game, player) if x) or "all"
     ctx.reply(Section(pre="\n".join(lines) if lines else None,
                       lines=[] if lines else ["No game matches."]),
@@ -246,7 +253,7 @@ def show_game(ctx: MailContext, game_id: str) -> None:
     lines.append("Observers: " + (", ".join(observers) if observers else "none") + ".")
     if record.get("undo_request"):
         request = record["undo_request"]
-        lines.append(f"Undo asked by {request.get('seat')} at ply {request.get('ply')} "
+        lines.append(f"Undo asked by {request.get('seat')} after move {request.get('ply')} "
                      f"({request.get('moves')} move(s)); accepted by: "
                      + (", ".join(request.get("accepted") or []) or "nobody yet") + ".")
     if record.get("result"):
@@ -258,6 +265,11 @@ def show_game(ctx: MailContext, game_id: str) -> None:
     ctx.reply(Section(title="Hidden information (never shown to players or observers)",
                       pre=_wrap_json(hidden) if hidden else None,
                       lines=[] if hidden else ["This game has no hidden information."]))
+    queues = record.get("queue") or {}
+    if queues:
+        ctx.reply(Section(title="Queued moves (seen by nobody but their player)", lines=[
+            f"{seat}: if {line.get('if') or 'anything'} then {line.get('then')}"
+            for seat, entry in queues.items() for line in entry.get("lines", [])]))
     actions = record.get("actions") or []
     if actions:
         ctx.reply(Section(title="Moderator actions", lines=[describe_action(a) for a in actions]))
@@ -308,16 +320,20 @@ def set_deadline(ctx: MailContext, game_id: str, when: datetime | str, *, by: st
     row, state = load_game(ctx, game_id)
     if row.status != "active":
         raise ModerationError(f"game {row.id} is {row.status}; only running games have deadlines")
+    away = deadlines.seat_vacations(ctx.tx, row, row.to_move) if row.to_move else []
     try:
-        deadlines.set_deadline(row, when, ctx.now)
+        applies = deadlines.set_deadline(row, when, ctx.now, away)
     except ValueError as exc:
         raise ModerationError(f"game {row.id}: {exc}") from None
-    record_action(row, "deadline", by, why, ctx.now, state.ply, until=iso(when))
+    record_action(row, "deadline", by, why, ctx.now, state.ply, until=iso(applies),
+                  **({"asked": iso(when)} if applies != when else {}))
     ctx.tx.save_game(row)
-    text = f"{when:%Y-%m-%d %H:%M} UTC"
+    text = f"{applies:%Y-%m-%d %H:%M} UTC"
+    moved = (f" The moderator asked for {when:%Y-%m-%d %H:%M} UTC; the clock does not run during "
+             f"{row.to_move}'s vacation, so the deadline moves by that time." if applies != when else "")
     _tell_players(ctx, row, f"New deadline in {row.id}: {row.to_move} must move by {text}",
-                  [f"A moderator has set the deadline of game {row.id}." + _why(why)])
-    ctx.reply(Section(lines=[f"{row.to_move} must move by {text}."]), row.id,
+                  [f"A moderator has set the deadline of game {row.id}." + moved + _why(why)])
+    ctx.reply(Section(lines=[f"{row.to_move} must move by {text}." + moved]), row.id,
               headline=f"Deadline of {row.id} set")
 
 
@@ -392,7 +408,7 @@ def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = 
     if plies < 1:
         raise ModerationError("roll back at least one move")
     if plies > state.ply:
-        raise ModerationError(f"game {row.id} is at ply {state.ply}; cannot roll back {plies} moves")
+        raise ModerationError(f"game {row.id} has {state.ply} move(s); cannot roll back {plies}")
     before = state.ply
     removed = rewind(row.record, before - plies)
     details: dict[str, Any] = {"moves": plies, "to_ply": before - plies, "removed": removed}
@@ -404,9 +420,9 @@ def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = 
     record_action(row, "rollback", by, why, ctx.now, before, **details)
     state = replay_record(row.record, get_game(row.game))
     save_game(ctx, row, state)
-    headline = (f"A moderator has taken back the last {plies} move(s) of game {row.id}; it is at "
-                f"move {state.ply} again." + _why(why))
-    _announce(ctx, row, state, headline)
+    headline = (f"A moderator has taken back the last {plies} move(s) of game {row.id}: it is at "
+                f"move {state.ply} again.")
+    _announce(ctx, row, state, headline, why)
     ctx.reply(board_section(state, None, [f"{state.to_move} is to move." if state.to_move else ""],
                             with_legal=False), row.id,
               headline=f"Rolled back {row.id} to move {state.ply}")
@@ -458,8 +474,8 @@ def resend(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
                                     f"{get_game(row.game).title} (game {row.id}).")
         told = ", ".join(s.email for s in waiting)
     else:
-        _announce(ctx, row, state, f"The current board of game {row.id}, sent again by a moderator."
-                  + _why(why))
+        _announce(ctx, row, state, f"The current board of game {row.id}, sent again by a moderator.",
+                  why)
         told = ", ".join(s.email for s in row.seats)
     ctx.reply(Section(lines=[f"Sent to {told}."]), row.id, headline=f"Resent {row.id}")
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
-from pbem.community import moderation
+from pbem.community import addresses, moderation
 from pbem.processing import hooks
 from pbem.processing.context import MailContext
-from pbem.processing.games import AuthFailed, CommandFailed
+from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens
 from pbem.processing.handlers import register_handler
 from pbem.reading.incoming import IncomingMail
 from pbem.store.base import Tx
@@ -23,7 +23,8 @@ USAGE = "admin OPERATION ...   (moderators only: list, show, pause, rollback, ..
 DETAILS = ("admin list [STATUS] [GAME-NAME] [ADDRESS] | admin show GAME | admin resend GAME [WHY] | "
            "admin pause|resume GAME [WHY] | admin deadline GAME YYYY-MM-DD[THH:MM] [WHY] | "
            "admin replace GAME SEAT ADDRESS [WHY] | admin rollback GAME N [WHY] | "
-           "admin end GAME SEAT|draw [WHY] | admin block|unblock ADDRESS [WHY]; add the line "
+           "admin end GAME SEAT|draw [WHY] | admin block|unblock ADDRESS [WHY] | "
+           "admin address OLD NEW [WHY] | admin rekey GAME SEAT [WHY]; add the line "
            "'token YOURMODERATORTOKEN'")
 
 # operation -> the words it takes before the free-text reason ("GAME" is checked as a game id)
@@ -31,6 +32,7 @@ _SHAPES: dict[str, tuple[str, ...]] = {
     "show": ("GAME",), "pause": ("GAME",), "resume": ("GAME",), "resend": ("GAME",),
     "deadline": ("GAME", "WHEN"), "replace": ("GAME", "SEAT", "ADDRESS"), "rollback": ("GAME", "N"),
     "end": ("GAME", "RESULT"), "block": ("ADDRESS",), "unblock": ("ADDRESS",),
+    "address": ("OLD", "NEW"), "rekey": ("GAME", "SEAT"),
 }
 _NO_REASON = {"show"}
 
@@ -77,13 +79,14 @@ _OPERATIONS: dict[str, Callable[[MailContext, dict, str], None]] = {
     "resend": lambda ctx, a, by: moderation.resend(ctx, a["game"], by=by, why=a["why"]),
     "block": lambda ctx, a, by: moderation.block(ctx, a["address"], by=by, why=a["why"]),
     "unblock": lambda ctx, a, by: moderation.unblock(ctx, a["address"], by=by, why=a["why"]),
+    "address": lambda ctx, a, by: addresses.move_by_moderator(ctx, a["old"], a["new"], by=by, why=a["why"]),
+    "rekey": lambda ctx, a, by: addresses.rekey_by_moderator(ctx, a["game"], a["seat"], by=by, why=a["why"]),
 }
 
 
 def do_admin(ctx: MailContext, command: Command) -> None:
     mail = ctx.mail
-    tokens = [*mail.plus_tokens, mail.body_token, command.token]
-    if not moderation.is_moderator(ctx.config, ctx.secret, mail.from_addr, tokens):
+    if not moderation.is_moderator(ctx.config, ctx.secret, mail.from_addr, mail_tokens(ctx, command)):
         raise AuthFailed(command.game or "admin", None)
     try:
         _OPERATIONS[command.args["op"]](ctx, command.args, mail.from_addr)

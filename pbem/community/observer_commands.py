@@ -93,12 +93,14 @@ def boards_to_observers(ctx: MailContext, row: GameRow, state: State, headline: 
             sections=[board_section(state, None, [scores_line(state, None, names)], with_legal=False)]))
 
 
-def result_to_observers(ctx: MailContext, row: GameRow, state: State, headline: str) -> None:
-    """However the game ended (last move, resignation, forfeit, a moderator), observers hear it."""
+def result_to_observers(ctx: MailContext, row: GameRow, state: State, headline: str,
+                        note: list[str]) -> None:
+    """However the game ended (last move, resignation, forfeit, a moderator), observers hear it,
+    with what was said about it (a moderator's reason)."""
     for email in _observers(ctx, row):
         ctx.planned.append(PlannedMail(
             to=email, game_id=row.id, kind=EVENT, observer=True, headline=headline,
-            sections=[board_section(state, None, with_legal=False), result_section(row, state)]))
+            sections=[board_section(state, None, note, with_legal=False), result_section(row, state)]))
 
 
 def games_watched(ctx: MailContext) -> list[Section]:
@@ -149,10 +151,11 @@ def do_undo(ctx: MailContext, command: Command) -> None:
     asked = (f"{seat.seat} ({seat.email}) asks to take back their last move "
              f"({moves[mine[-1]]['move']})" + (f" and the {count - 1} move(s) after it" if count > 1 else "")
              + f" in game {row.id}, going back to move {state.ply - count}.")
+    names = game_names(ctx.tx, row)
     for other in others:
         ctx.planned.append(PlannedMail(
             to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-            headline=f"{seat.seat} asks to take back a move in {row.id}",
+            headline=f"{who(seat.seat, other.seat, names)} asks to take back a move in {row.id}",
             sections=[Section(lines=[
                 asked, f"To agree, reply: accept undo {row.id}",
                 f"To refuse, reply: decline undo {row.id}",
@@ -201,11 +204,11 @@ def do_accept_undo(ctx: MailContext, command: Command) -> None:
     state = replay_record(row.record, get_game(row.game))
     save_game(ctx, row, state)
     headline = (f"{request['moves']} move(s) taken back at {asker.seat}'s request, accepted by "
-                f"{', '.join(accepted)}; game {row.id} is at move {state.ply} again.")
+                f"{', '.join(accepted)}; game {row.id} is at move {state.ply} again")
     names = game_names(ctx.tx, row)
     ctx.reply(board_section(state, seat.seat, [scores_line(state, seat.seat, names)]), row.id,
-              headline=headline + (" Your move." if state.to_move == seat.seat
-                                   else f" {who(state.to_move, seat.seat, names)} is to move."))
+              headline=(f"Your move (move {state.ply + 1}). {headline}." if state.to_move == seat.seat
+                        else f"{headline}; {who(state.to_move, seat.seat, names)} is to move."))
     ctx.outcomes.append(f"undo {request['moves']}")
     announce_position(ctx, row, state, headline, exclude=seat.seat, start=True)
 

@@ -37,6 +37,7 @@ from zoneinfo import ZoneInfo
 
 from engine import EngineError, State, get_game
 from pbem.clock import Clock, SystemClock
+from pbem.community import challenges
 from pbem.community import deadlines as dl
 from pbem.config import Config
 from pbem.outbox.compose import Action, ActionGroup, Section
@@ -46,6 +47,7 @@ from pbem.processing.gamemail import (
     game_names,
     players_line,
     result_headline,
+    result_section,
     scores_line,
     who,
 )
@@ -74,6 +76,7 @@ class RunReport:
     digests: int = 0
     reminders: int = 0
     daily: int = 0  # daily digests of players who chose ``set notify digest``
+    expired: int = 0  # open challenges nobody filled in time
     mails: int = 0
     errors: int = 0
 
@@ -117,6 +120,10 @@ class Scheduler:
             due = [row.id for row in tx.games_due(now)]
         for game_id in due:
             self._guarded(report, f"deadline of {game_id}", self._deadline, game_id, now, report)
+        with self.store.transaction() as tx:
+            unfilled = challenges.expired(tx, now)
+        for game_id in unfilled:
+            self._guarded(report, f"expiry of {game_id}", self._expire, game_id, now, report)
         hours = [h for h in self.config.deadlines.reminders_hours if h > 0]
         if hours:
             with self.store.transaction() as tx:
@@ -214,6 +221,15 @@ class Scheduler:
             row.deadline_at = None
         tx.save_game(row)
 
+    def _expire(self, tx: Tx, game_id: str, now: datetime, report: RunReport) -> None:
+        """An open challenge nobody filled in time is cancelled, once, and its players told."""
+        row = tx.get_game(game_id, for_update=True)
+        if row is None or row.status != "open" or not tx.claim_once(f"expire:{game_id}", now):
+            return
+        for planned in challenges.close(tx, row, now, "expired"):
+            self._send(tx, planned, None, None, now)
+        report.expired += 1
+
     def _drop(self, tx: Tx, row: GameRow, state: State, seat: str, graced: bool, now: datetime) -> bool:
         """A forfeit in a game that goes on without the late player (Space Truckin' with more than two
         players left): the drop is written into the record and applied to ``state``, the clock starts
@@ -286,7 +302,7 @@ class Scheduler:
             lines = [f"{dropped} did not move by {late} and is dropped; the game goes on with "
                      f"{', '.join(playing)}.", *notes]
             if other.seat == mover:
-                headline = f"{dropped} is dropped from {row.id}. Your move (move {state.ply + 1})."
+                headline = f"Your move (move {state.ply + 1}). {dropped} is dropped from {row.id}."
                 lines.append(f"Deadline for your move: {dl.format_when(row.deadline_at, zone, now)}.")
                 kind = TURN
             elif other.seat == seat:
@@ -313,7 +329,7 @@ class Scheduler:
                           graced: bool, now: datetime) -> None:
         names = game_names(tx, row)
         late = "the deadline and the 24-hour grace period" if graced else "the deadline"
-        lines = [f"{names.get(seat, seat)} ({seat}) did not move by {late} and forfeits game {row.id}."]
+        lines = []
         if "ranking" in result:
             totals = result.get("totals") or {}
             earlier = [s for s in dl.dropped_seats(row.record) if s != seat]
@@ -325,16 +341,22 @@ class Scheduler:
             lines.append("Ranking: " + ", ".join(
                 f"{s} (forfeited)" if s == seat else f"{s} {totals.get(s, 0)} (dropped)" if s in earlier
                 else f"{s} {totals.get(s, 0)}" for s in result["ranking"]))
+        def why(reader: str | None) -> list[str]:
+            return [f"{who(seat, reader, names)} did not move by {late} and forfeits game {row.id}.",
+                    *lines]
+
         for other in row.seats:
             self._send(tx, PlannedMail(
                 to=other.email, seat=other.seat, game_id=row.id, kind=EVENT, attach_record=True,
                 headline=result_headline(row, state, other.seat, names),
-                sections=[board_section(state, other.seat, lines, with_legal=False)]), row, state, now)
+                sections=[board_section(state, other.seat, why(other.seat), with_legal=False),
+                          result_section(row, state)]), row, state, now)
         for email in self._observers(tx, row):
             self._send(tx, PlannedMail(
                 to=email, game_id=row.id, kind=EVENT, observer=True,
                 headline=result_headline(row, state, None, names),
-                sections=[board_section(state, None, lines, with_legal=False)]), row, state, now)
+                sections=[board_section(state, None, why(None), with_legal=False),
+                          result_section(row, state)]), row, state, now)
 
     def _notify_moderators(self, tx: Tx, row: GameRow, state: Any, seat: str, now: datetime) -> None:
         missed = row.deadline_at
@@ -392,7 +414,7 @@ class Scheduler:
                                     title=f"Your move: {row.id}")
             number = f"(move {state.ply + 1})"  # the digest's Reply-To serves every game
             section.actions = [ActionGroup(group.label, [Action(a.text, f"move {row.id} {a.line} {number}")
-                                                         for a in group.items])
+                                                         for a in group.items], moves=group.moves)
                                for group in section.actions]
             sections.append(section)
         headline = (f"Daily digest: your move in {', '.join(r.id for r in yours)}" if yours
@@ -455,8 +477,10 @@ class Scheduler:
         for row in games:
             when = (f"deadline {dl.format_when(row.deadline_at, zone, now)}" if row.deadline_at
                     else "clock paused" if dl.is_paused(row) else "no deadline")
-            lines.append(f"{row.id} ({get_game(row.game).title}, move "
-                         f"{dl.current_ply(row.record) + 1}): {when}.")
+            names = game_names(tx, row)
+            others = ", ".join(names.get(s.seat, s.seat) for s in row.seats if s.seat != row.to_move)
+            lines.append(f"{row.id} ({get_game(row.game).title}, you play {row.to_move} against "
+                         f"{others}), move {dl.current_ply(row.record) + 1}: {when}.")
         lines.append(f"Times are in your timezone, {zone.key} (change it with: timezone Area/City). "
                      "Away? 'vacation FROM..TO' stops your clocks.")
         if len(games) == 1:

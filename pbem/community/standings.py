@@ -13,7 +13,8 @@ win) or both not winners score 1/2 against each other. With two players this is 
 For the win/loss/draw columns a game is a draw for everyone when every player is a winner (a drawn
 two-player game, or an all-round tie); otherwise each winner has a win (shared or not) and everyone
 else a loss. A resignation or a forfeit is a loss for the seat that did not win. Only games with
-status "over" count; declined and cancelled games do not.
+status "over" count; declined and cancelled games do not, nor do games abandoned by agreement (a
+draw agreed by the players counts as a draw).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from engine import get_game
 from engine.registry import UnknownGameError
 from pbem.archive.search import finished_at
 from pbem.record import replay_record
-from pbem.store.base import GameRow
+from pbem.store.base import UNRATED_ENDINGS, GameRow
 
 K = 32.0
 INITIAL = 1500.0
@@ -82,6 +83,13 @@ class Outcome:
     winners: frozenset[str]
 
 
+def rated(row: GameRow) -> bool:
+    """A finished game that counts: not one the players abandoned by agreement."""
+    result = row.record.get("result")
+    return row.status == "over" and not (isinstance(result, Mapping)
+                                         and result.get("reason") in UNRATED_ENDINGS)
+
+
 def outcome(row: GameRow) -> Outcome:
     return Outcome(finish_key(row), row.game, tuple((s.seat, s.email) for s in row.seats),
                    frozenset(winners_of(row)))
@@ -122,7 +130,7 @@ def _play(table: dict[str, Standing], played: Outcome) -> None:
 
 def compute(rows: Iterable[GameRow], game: str | None = None) -> dict[str, list[Standing]]:
     """Standings by game name, best rating first (ties: more games, then address)."""
-    outcomes = [outcome(r) for r in rows if r.status == "over" and (game is None or r.game == game)]
+    outcomes = [outcome(r) for r in rows if rated(r) and (game is None or r.game == game)]
     tables: dict[str, dict[str, Standing]] = {}
     for played in sorted(outcomes, key=lambda o: o.key):
         _play(tables.setdefault(played.game, {}), played)

@@ -47,6 +47,7 @@ from pbem.daemon.roles import Role, RoleKeeper
 from pbem.doors.imap_watcher import ImapWatcher
 from pbem.doors.smtp_listener import SmtpListener
 from pbem.outbox.sender import OutboxSender
+from pbem.outbox.wake import WakeListener
 from pbem.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -117,6 +118,8 @@ class Daemon:
         if self.imap is not None:
             roles.append(Role("imap", self._start_imap, self._stop_imap))
         self.roles = RoleKeeper(store, self.clock, roles, self._stop, **(role_options or {}))
+        # Tools on this machine (``pbem admin``) that queued mail wake us instead of waiting for a poll.
+        self.waker = WakeListener(config.data_dir, self._woken)
 
     # --- control --------------------------------------------------------------------------
 
@@ -126,6 +129,11 @@ class Daemon:
         with self._pipe_lock:
             if self._wake_w is not None:
                 _poke(self._wake_w)
+
+    def _woken(self) -> None:
+        """Another process queued mail or stored a message: look at both queues now."""
+        self.wake()
+        self.sender.wake()
 
     @property
     def stopping(self) -> bool:
@@ -158,6 +166,7 @@ class Daemon:
             self._spawn(self._processor_loop, "pbem-processor")
         self._spawn(self._scheduler_loop, "pbem-scheduler")
         self._threads.append(self.sender.start())
+        self.waker.start()
         self._imap_stop.clear()
         self.roles.start()  # takes the IMAP and scheduler roles now if no other worker has them
         if self.smtp is not None:
@@ -179,6 +188,7 @@ class Daemon:
         self._scheduler_wake.set()
         self.sender.wake()
         self.roles.stop()
+        self.waker.stop()
         if self._child is not None:
             with self._pipe_lock:
                 wake_w, self._wake_w = self._wake_w, None

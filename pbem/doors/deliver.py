@@ -5,7 +5,12 @@ The exit status is the whole protocol with the MTA (sysexits.h): 0 means "stored
 75 (EX_TEMPFAIL) means "keep the message in your queue and try again later", which is what must
 happen when the database is locked, unavailable or the disk is full; 65 (EX_DATAERR) means "this
 message can never be accepted" and makes the MTA bounce it. A traceback would be worse than
-useless here (the MTA may put it in a bounce), so every failure becomes one line on stderr.
+useless here (the MTA may put it in a bounce), so every failure becomes one line on stderr, and
+the line for a message over the size limit says what the sender can do about it.
+
+The envelope sender is stored with the message (``-f SENDER``, as Postfix's pipe passes
+``${sender}``; else the Return-Path the MTA wrote): a null sender marks a bounce, which must never
+be answered.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from pbem.clock import Clock, SystemClock
+from pbem.reading.headers import return_path_of
+from pbem.reading.limits import describe_size
 
 if TYPE_CHECKING:  # kept out of the import path: the MTA starts this once per message
     from pbem.config import Config
@@ -44,26 +51,34 @@ def read_message(stream: BinaryIO, limit: int) -> bytes:
 
 def deliver(config: Config, raw: bytes, store_factory: Callable[[], Store], *,
             clock: Clock | None = None, source_ref: str | None = None,
-            stderr: TextIO | None = None) -> int:
+            stderr: TextIO | None = None, envelope_from: str | None = None) -> int:
     """Store one message piped in by an MTA; return the exit status for the MTA.
 
     ``store_factory`` opens the store (and may fail: that is a temporary failure too). The store
     is closed before returning. A duplicate (same bytes or Message-ID already stored) is a
-    success: the MTA delivered it twice, the server keeps it once.
+    success: the MTA delivered it twice, the server keeps it once. ``envelope_from`` is the
+    sender the MTA passed (``-f``; "" or ``<>`` for the null sender); without it the message's
+    Return-Path is used.
     """
     err = stderr if stderr is not None else sys.stderr
     if not raw.strip():
         print("pbem deliver: empty message, not stored", file=err)
         return EX_DATAERR
     if len(raw) > config.max_message_bytes:
-        print(f"pbem deliver: message larger than {config.max_message_bytes} bytes, not stored",
-              file=err)
+        print(f"pbem deliver: message too big for {config.address}: the limit is "
+              f"{describe_size(config.max_message_bytes)}; moves need no attachments, send the "
+              "move as plain text", file=err)
         return EX_DATAERR
+    if envelope_from is None:
+        envelope_from = return_path_of(raw)
+    else:
+        envelope_from = envelope_from.strip().strip("<>").strip()
     now = (clock or SystemClock()).now()
     store: Store | None = None
     try:
         store = store_factory()
-        store.accept_inbound(raw, "deliver", now, source_ref=source_ref)
+        store.accept_inbound(raw, "deliver", now, source_ref=source_ref,
+                             envelope_from=envelope_from)
     except Exception as exc:
         print(f"pbem deliver: cannot store the message now, try again later: "
               f"{type(exc).__name__}: {exc}", file=err)

@@ -18,6 +18,15 @@ IDLE is left briefly (``idle_done``) whenever there is something to do: new mail
 processed messages to move, or the IDLE renewal that servers require within 30 minutes. A BYE or
 EOF during IDLE, or any other network or protocol error, ends the session; the watcher reconnects
 with exponential back-off.
+
+A message over the size limit is never fetched whole: its header (the first 64 KB at most) is
+stored with its real size, so that the processor can tell its sender once what the limit is, and
+the message is then moved to ``imap.rejected_folder`` instead of the processed folder. The
+envelope sender (the Return-Path the delivering server wrote) is stored with every message.
+
+With TLS configured (``ssl`` or ``starttls``) the watcher never logs in without it: a certificate
+that does not verify, or a server without STARTTLS, fails the session with one log line and is
+retried with back-off.
 """
 
 from __future__ import annotations
@@ -25,21 +34,25 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import re
 import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from imapclient import IMAPClient
+from imapclient import IMAPClient, exceptions
 
 from pbem.clock import Clock, SystemClock, wait_either
-from pbem.config import ImapConfig
+from pbem.config import ImapConfig, tls_problem
+from pbem.reading.headers import return_path_of
 from pbem.store.base import Store
 
 log = logging.getLogger(__name__)
 
 DELETED = b"\\Deleted"
+#: What is fetched of a message over the size limit: its header, for the notice to its sender.
+HEADER_BYTES = 65_536
 
 #: Dovecot delays every IDLE notice by a fixed 500 ms (to batch changes), which alone would use up
 #: the whole latency budget "mail arrives -> reply leaves" of 0.5 s. For a server on the same
@@ -62,6 +75,20 @@ def _is_loopback(host: str | None) -> bool:
 
 class ImapDisconnected(ConnectionError):
     """The server ended the session (BYE or EOF)."""
+
+
+def _describe(exc: BaseException) -> str:
+    """The reason a session failed, in words that say what to check."""
+    tls = tls_problem(exc, "imap")
+    if tls:
+        return tls
+    if isinstance(exc, exceptions.LoginError):
+        text = str(exc)
+        quoted = re.fullmatch(r"b(['\"])(.*)\1", text)  # imapclient gives the reply's repr
+        return f"login refused ({quoted.group(2) if quoted else text}); check [imap] username and password"
+    if isinstance(exc, exceptions.CapabilityError) and "STARTTLS" in str(exc):
+        return "the server does not offer STARTTLS; nothing is sent without it"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _batches(items: list[int], size: int) -> Iterator[list[int]]:
@@ -87,8 +114,8 @@ class ImapWatcher:
     * ``sync_interval_seconds``: while idling, also look for new mail this often. 0 relies on the
       server's IDLE notices alone; None (default) means ``LOOPBACK_SYNC_SECONDS`` for a server on
       this machine and 0 for a remote one;
-    * ``max_message_bytes``: larger messages are left alone in the mailbox (logged once); None
-      fetches everything;
+    * ``max_message_bytes``: of larger messages only the header is stored (with the real size),
+      and they go to ``imap.rejected_folder``; None fetches everything;
     * ``timeout_seconds``: socket timeout for connecting and for commands;
     * ``use_move``: None uses UID MOVE when the server offers it, False forces the
       COPY + \\Deleted + (UID) EXPUNGE fallback (tests of that path run against a server with MOVE).
@@ -127,7 +154,7 @@ class ImapWatcher:
         self._uidvalidity = 0
         self._last_uid = 0
         self._awaiting: dict[int, int] = {}  # uid -> inbound id, stored but not moved yet
-        self._too_large: set[tuple[int, int]] = set()  # (uidvalidity, uid) already logged
+        self._rejected: set[int] = set()  # awaiting UIDs over the size limit: moved aside
 
         # Observable state, for the daemon's status output and for tests.
         self.connected = threading.Event()  # set while a session is established
@@ -167,7 +194,7 @@ class ImapWatcher:
             try:
                 self._session()
             except Exception as exc:
-                self.last_error = f"{type(exc).__name__}: {exc}"
+                self.last_error = _describe(exc)
                 if self.connections > established:
                     backoff = self.initial_backoff_seconds  # the session had been healthy
                 if not self.stop_event.is_set():
@@ -184,7 +211,8 @@ class ImapWatcher:
         cfg = self.imap
         assert cfg.host
         if cfg.security in ("ssl", "starttls") and self.ssl_context is None:
-            self.ssl_context = ssl.create_default_context()  # once: loading CAs takes ~20 ms
+            # once: loading CAs takes ~20 ms
+            self.ssl_context = ssl.create_default_context(cafile=cfg.ca_file or None)
         if cfg.security == "ssl":
             return IMAPClient(cfg.host, cfg.effective_port, ssl=True,
                               ssl_context=self.ssl_context, timeout=self.timeout_seconds)
@@ -202,6 +230,7 @@ class ImapWatcher:
         try:
             client.login(self.imap.username, self.imap.password)
             self._ensure_folder(client, self.imap.processed_folder)
+            self._ensure_folder(client, self.imap.rejected_folder)
             self._select_and_rescan(client)
             self.connections += 1
             self.using_idle = self.imap.idle and client.has_capability("IDLE")
@@ -249,6 +278,7 @@ class ImapWatcher:
             self.store.set_imap_state(self.imap.mailbox, uidvalidity, 0)
         self._uidvalidity = uidvalidity
         self._awaiting.clear()
+        self._rejected.clear()
         if int(info.get(b"EXISTS", 1)):
             self._fetch(client, 1)
         self._move_finished(client)
@@ -261,22 +291,44 @@ class ImapWatcher:
         ``a`` (``*`` is "the largest UID"), hence the explicit filter."""
         uids = sorted(uid for uid in client.search(["UID", f"{low}:*"])
                       if uid >= low and uid not in self._awaiting)
+        too_large: dict[int, int] = {}
         if uids and self.max_message_bytes is not None:
             sizes = client.fetch(uids, ["RFC822.SIZE"])
-            wanted = []
             for uid in uids:
                 size = int(sizes.get(uid, {}).get(b"RFC822.SIZE", 0))
                 if size > self.max_message_bytes:
-                    if (self._uidvalidity, uid) not in self._too_large:
-                        self._too_large.add((self._uidvalidity, uid))
-                        log.warning("imap: UID %d in %s has %d bytes, more than %d; left alone",
-                                    uid, self.imap.mailbox, size, self.max_message_bytes)
-                    continue
-                wanted.append(uid)
-            uids = wanted
+                    too_large[uid] = size
+            uids = [uid for uid in uids if uid not in too_large]
         pending = 0
         for batch in _batches(uids, self.fetch_batch):
             pending += self._store_batch(client, batch)
+        if too_large:
+            pending += self._store_headers(client, too_large)
+        return pending
+
+    def _store_headers(self, client: IMAPClient, sizes: dict[int, int]) -> int:
+        """Messages over the size limit: store the header and the size; move them aside later."""
+        part = f"BODY.PEEK[HEADER]<0.{HEADER_BYTES}>"
+        response = client.fetch(sorted(sizes), [part])
+        pending = 0
+        for uid, size in sorted(sizes.items()):
+            data = response.get(uid) or {}
+            raw = next((v for k, v in data.items() if k.startswith(b"BODY[HEADER]")), None)
+            if raw is None:
+                continue  # expunged meanwhile
+            log.warning("imap: UID %d in %s has %d bytes, more than %d; its sender gets one notice "
+                        "and it goes to %s", uid, self.imap.mailbox, size, self.max_message_bytes,
+                        self.imap.rejected_folder)
+            result = self.store.accept_inbound(
+                bytes(raw), "imap", self.clock.now(),
+                source_ref=f"{self.imap.mailbox}:{self._uidvalidity}:{uid}",
+                envelope_from=return_path_of(bytes(raw)), original_size=size)
+            self._awaiting[uid] = result.inbound_id
+            self._rejected.add(uid)
+            if result.status == "pending":
+                pending += 1
+        if pending:
+            self.wake()
         return pending
 
     def _store_batch(self, client: IMAPClient, uids: list[int]) -> int:
@@ -290,7 +342,8 @@ class ImapWatcher:
                 continue  # expunged by someone else between the two fetches
             result = self.store.accept_inbound(
                 bytes(raw), "imap", self.clock.now(),
-                source_ref=f"{self.imap.mailbox}:{self._uidvalidity}:{uid}")
+                source_ref=f"{self.imap.mailbox}:{self._uidvalidity}:{uid}",
+                envelope_from=return_path_of(bytes(raw)))
             self._awaiting[uid] = result.inbound_id
             if result.new:
                 self.stored += 1
@@ -320,21 +373,31 @@ class ImapWatcher:
         finished = sorted(self._finished_uids() if uids is None else uids)
         if not finished:
             return 0
-        folder = self.imap.processed_folder
-        if self.use_move is not False and client.has_capability("MOVE"):
-            client.move(finished, folder)
-        else:
-            client.copy(finished, folder)
-            client.add_flags(finished, [DELETED], silent=True)
-            if client.has_capability("UIDPLUS"):
-                client.uid_expunge(finished)
-            else:
-                client.expunge()
+        rejected = [uid for uid in finished if uid in self._rejected]
+        processed = [uid for uid in finished if uid not in self._rejected]
+        for folder, group in ((self.imap.processed_folder, processed),
+                              (self.imap.rejected_folder, rejected)):
+            if group:
+                self._move(client, group, folder)
         for uid in finished:
             self._awaiting.pop(uid, None)
+            self._rejected.discard(uid)
         self.moved += len(finished)
-        log.info("imap: moved %d processed message(s) to %s", len(finished), folder)
+        log.info("imap: moved %d processed message(s) to %s%s", len(processed),
+                 self.imap.processed_folder,
+                 f", {len(rejected)} to {self.imap.rejected_folder}" if rejected else "")
         return len(finished)
+
+    def _move(self, client: IMAPClient, uids: list[int], folder: str) -> None:
+        if self.use_move is not False and client.has_capability("MOVE"):
+            client.move(uids, folder)
+        else:
+            client.copy(uids, folder)
+            client.add_flags(uids, [DELETED], silent=True)
+            if client.has_capability("UIDPLUS"):
+                client.uid_expunge(uids)
+            else:
+                client.expunge()
 
     # --- waiting --------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ threading and loop prevention need is set here, in one place.
 from __future__ import annotations
 
 import email.policy
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from pbem.resources import data_dir
 
@@ -44,6 +46,7 @@ class Action:
 class ActionGroup:
     label: str
     items: list[Action]
+    moves: bool = False  # the legal moves: shown as links only to those who chose them
 
 
 @dataclass
@@ -129,8 +132,18 @@ def _boundary() -> str:
     return f"=_pbem_{secrets.token_hex(12)}"
 
 
+# Line breaks of every kind (CR, LF, VT, FF, NEL, U+2028/9) and other control characters: a header
+# value made from a player's words (a subject quoting a line they wrote) must stay one header.
+_CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]+")
+
+
+def one_line(value: str) -> str:
+    return " ".join(_CONTROL.sub(" ", value).split())
+
+
 def _header(value: str) -> str | Header:
-    """ASCII stays as is; anything else is RFC 2047-encoded."""
+    """One line; ASCII stays as is, anything else is RFC 2047-encoded."""
+    value = one_line(value)
     try:
         value.encode("ascii")
     except UnicodeEncodeError:
@@ -143,21 +156,25 @@ def build_message(*, from_addr: str, from_name: str, to: str, subject: str, mess
                   in_reply_to: str | None = None, references: list[str] | None = None,
                   auto_submitted: str = "auto-generated", sections: list[Section] | None = None,
                   footer: list[str] | None = None, attachments: list[Attachment] | None = None,
-                  mailto: Callable[[str], str] | None = None, html: bool = True,
+                  mailto: Callable[[str], str] | None = None, html: bool = True, taps: bool = True,
                   extra_headers: dict[str, str] | None = None) -> Message:
     """The mail as a stdlib ``email.mime`` tree (compat32 policy): building it this way costs a
     fraction of the header parsing the modern EmailMessage API does on every assignment, which
     dominated the time per move. ``as_bytes(policy=SMTP_POLICY)`` gives the wire form.
 
     ``mailto`` turns an action's command line into the link its tap opens; ``html=False`` sends
-    the text part alone (a player's choice)."""
+    the text part alone, ``taps=False`` leaves out the legal moves' links (the players' choices)."""
+    headline = one_line(headline)
     context = {"subject": subject, "headline": headline, "sections": sections or [],
-               "footer": footer or [], "mailto": mailto}
+               "footer": footer or [], "mailto": mailto, "taps": taps}
     text = _text_part(render("mail.txt.j2", **context), "plain")
     if html:
         body: Message = MIMEMultipart("alternative", boundary=_boundary(), policy=_SMTP_POLICY)
         body.attach(text)
-        body.attach(_text_part(_fold_html(render("mail.html.j2", **context)), "html"))
+        html_text = render("mail.html.j2", **context)
+        # Symbols (★ ▲ box drawing) as character references keep the part ASCII, hence 7bit
+        html_text = html_text.encode("ascii", "xmlcharrefreplace").decode("ascii")
+        body.attach(_text_part(_fold_html(html_text), "html"))
     else:
         body = text
     if attachments:
@@ -196,4 +213,7 @@ def mailto_link(address: str, subject: str, line: str) -> str:
     """A ``mailto:`` URL (RFC 6068) that opens a reply with the subject and the command filled in;
     spaces are %20, never "+", which RFC 6068 reads as a plus sign."""
     safe = "!$'()*,;:@/"  # RFC 6068 lets these stand; spaces must be %20, never "+"
-    return f"mailto:{quote(address, safe='@+')}?subject={quote(subject, safe)}&body={quote(line, safe)}"
+    # Markup: nothing here needs HTML escaping (quote() left no quote, < or >), and "&body" is
+    # no character reference, so the "&amp;" autoescaping would write is a waste of every link.
+    return Markup(f"mailto:{quote(address, safe='@+')}?subject={quote(subject, safe)}"
+                  f"&body={quote(line, safe)}")

@@ -11,6 +11,15 @@ Message-ID lets the recipient's mail system (or the Maildir file name) recognise
 With ``config.relay.host`` mail goes to that SMTP relay (one connection, kept open while mail keeps
 coming); without it, each mail becomes one file in the Maildir ``config.outbox_maildir`` for a
 local MTA or a human.
+
+A mail the relay refuses for good (a 5xx reply to its recipient or its data) is marked given up and
+never tried again; ``pbem admin status`` lists it. A relay that cannot be reached, or refuses our
+TLS or our login, fails the whole batch with one log line that says which; while mail waits, the
+relay is tried again every ``relay.probe_seconds``, and the first connection that works makes
+every waiting mail due at once (the per-mail back-off would otherwise keep mails queued for up to
+an hour after the relay came back). With ``security`` ``ssl`` or ``starttls`` nothing is ever sent
+without TLS: a relay that does not offer STARTTLS, or whose certificate does not verify, is a
+failed connection like any other.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ import time
 from datetime import datetime, timedelta
 
 from pbem.clock import Clock, SystemClock, wait_either
-from pbem.config import Config
+from pbem.config import Config, tls_problem
 from pbem.outbox.maildir import Maildir
 from pbem.store.base import Outbound, OutboxBatch, Store
 
@@ -65,6 +74,10 @@ class OutboxSender:
         self._maildir: Maildir | None = None
         self._thread: threading.Thread | None = None
         self._batch: OutboxBatch | None = None  # the claim being sent
+        self._reset_due = False  # the relay came back during a batch: reset the back-off after it
+        self._relay_failing = False  # the last connection attempt failed
+        self._last_probe = 0.0  # time.monotonic() of the last connection attempt while failing
+        self.last_relay_error: str | None = None
 
     # --- thread control -------------------------------------------------------------------
 
@@ -128,6 +141,9 @@ class OutboxSender:
         if self._retry_at:
             until = (min(self._retry_at.values()) - self.clock.now()).total_seconds()
             timeout = min(timeout, max(until, 0.0))
+        if self._relay_failing:
+            probe = self._last_probe + self.config.relay.probe_seconds - time.monotonic()
+            timeout = min(timeout, max(probe, 0.0))
         return timeout
 
     # --- one pass ---------------------------------------------------------------------------
@@ -144,6 +160,12 @@ class OutboxSender:
         now = self.clock.now()
         for row_id in [i for i, when in self._retry_at.items() if when <= now]:
             del self._retry_at[row_id]
+        sent, total = self._send_due(now)
+        if not total and self._probe_due():
+            sent, total = self._send_due(self.clock.now())
+        return sent, total
+
+    def _send_due(self, now: datetime) -> tuple[int, int]:
         with self.store.claim_outbound(now, limit=self.batch_size) as batch:
             rows = batch.rows
             if not rows:
@@ -158,6 +180,10 @@ class OutboxSender:
                     sent = self._send_to_maildir(rows)
             finally:
                 self._batch = None
+        if self._reset_due:  # not inside the batch: a row claim may hold a transaction open
+            self._reset_due = False
+            count = self.store.reset_backoff(self.clock.now())
+            log.info("sender: %d waiting mail(s) due now", count)
         return sent, len(rows)
 
     def _backoff(self, row: Outbound) -> timedelta:
@@ -165,14 +191,67 @@ class OutboxSender:
         exponent = min(max(row.attempts, 0), 32)  # 2**32 * 5 s is far beyond any sane cap
         return timedelta(seconds=min(self.base_backoff_seconds * (2 ** exponent), cap))
 
-    def _failed(self, row: Outbound, error: str) -> None:
+    def _failed(self, row: Outbound, error: str, quiet: bool = False) -> None:
         when = self.clock.now() + self._backoff(row)
         assert self._batch is not None
         self._batch.failed(row.id, error[:1000], when)
         self._retry_at[row.id] = when
-        log.warning("sender: outbound %d (%s) not sent, attempt %d, next at %s: %s",
-                    row.id, row.message_id, row.attempts + 1, when.isoformat(timespec="seconds"),
-                    error)
+        (log.debug if quiet else log.warning)(
+            "sender: outbound %d (%s) not sent, attempt %d, next at %s: %s", row.id,
+            row.message_id, row.attempts + 1, when.isoformat(timespec="seconds"), error)
+
+    def _given_up(self, row: Outbound, error: str) -> None:
+        assert self._batch is not None
+        self._batch.given_up(row.id, error[:1000])
+        self._retry_at.pop(row.id, None)
+        log.error("sender: outbound %d (%s) to %s given up, the relay refused it for good: %s",
+                  row.id, row.message_id, ", ".join(row.recipients), error)
+
+    # --- the relay's health ---------------------------------------------------------------
+
+    def _probe_due(self) -> bool:
+        """While the relay fails and mail waits, connect every ``probe_seconds``; when that works,
+        every waiting mail is due now (True)."""
+        if not self._relay_failing or not self.config.relay.host:
+            return False
+        if time.monotonic() - self._last_probe < self.config.relay.probe_seconds:
+            return False
+        if not self.store.outbound_counts().get("pending"):
+            return False
+        try:
+            self._smtp = self._connect()
+        except (OSError, smtplib.SMTPException) as exc:
+            self._connection_failed(exc, waiting=None)
+            return False
+        self._smtp_used = time.monotonic()
+        self._relay_back()
+        return True
+
+    def _connection_failed(self, exc: BaseException, waiting: int | None) -> str:
+        """One log line per failed connection, saying why (not one per waiting mail)."""
+        relay = self.config.relay
+        error = f"relay {relay.host}:{relay.effective_port}: {_describe(exc)}"
+        self._relay_failing = True
+        self._last_probe = time.monotonic()
+        self.last_relay_error = error
+        log.warning("sender: %s; %s, trying again within %g s", error,
+                    f"{waiting} mail(s) wait" if waiting is not None else "mail waits",
+                    self.config.relay.probe_seconds)
+        return error
+
+    def _relay_back(self) -> None:
+        if not self._relay_failing:
+            return
+        self._relay_failing = False
+        self.last_relay_error = None
+        self._retry_at.clear()
+        if self._batch is not None:
+            self._reset_due = True
+            log.info("sender: relay %s reachable again", self.config.relay.host)
+            return
+        count = self.store.reset_backoff(self.clock.now())
+        log.info("sender: relay %s reachable again; %d waiting mail(s) due now",
+                 self.config.relay.host, count)
 
     def _take(self, row: Outbound) -> bool:
         assert self._batch is not None
@@ -210,7 +289,7 @@ class OutboxSender:
     def _context(self) -> ssl.SSLContext:
         # Built once: loading the CA bundle takes ~20 ms, far more than a local SMTP exchange.
         if self._ssl_context is None:
-            self._ssl_context = ssl.create_default_context()
+            self._ssl_context = ssl.create_default_context(cafile=self.config.relay.ca_file or None)
         return self._ssl_context
 
     def _connect(self) -> smtplib.SMTP:
@@ -259,23 +338,30 @@ class OutboxSender:
                     try:
                         self._smtp = self._connect()
                     except (OSError, smtplib.SMTPException) as exc:
-                        # The relay is unreachable: every row of this batch waits for the
-                        # next attempt rather than each trying (and timing out) on its own.
-                        error = f"relay {self.config.relay.host}: {_describe(exc)}"
+                        # The relay is unreachable (or refuses our TLS or login): every row of
+                        # this batch waits for the next attempt rather than each trying (and
+                        # timing out) on its own.
+                        error = self._connection_failed(exc, len(rows) - index)
                         for waiting in rows[index:]:
-                            self._failed(waiting, error)
+                            self._failed(waiting, error, quiet=True)
                         return sent
+                    self._relay_back()
                 try:
                     refused = self._smtp.sendmail(row.sender, row.recipients, row.raw,
                                                   mail_options=options)
-                except (smtplib.SMTPServerDisconnected, OSError) as exc:
+                except (smtplib.SMTPResponseException, smtplib.SMTPRecipientsRefused) as exc:
+                    # The relay answered and refused this mail. (Checked before OSError, which
+                    # every smtplib exception is a subclass of.)
+                    self._smtp_used = time.monotonic()
+                    if _permanent(exc):
+                        self._given_up(row, f"relay refused: {_describe(exc)}")
+                    else:
+                        self._failed(row, f"relay refused: {_describe(exc)}")
+                except OSError as exc:  # disconnected, timed out, or a protocol error
                     self.close()
                     if reused and retry_on_fresh:
                         continue  # the relay closed the idle connection: retry on a new one
                     self._failed(row, f"relay: {_describe(exc)}")
-                except smtplib.SMTPException as exc:
-                    self._smtp_used = time.monotonic()
-                    self._failed(row, f"relay refused: {_describe(exc)}")
                 else:
                     self._smtp_used = time.monotonic()
                     if refused:
@@ -287,11 +373,31 @@ class OutboxSender:
         return sent
 
 
-def _describe(exc: BaseException) -> str:
+#: 5xx replies that are about our own login, not about the mail: retried, never given up.
+_AUTH_CODES = (530, 534, 535, 538)
+
+
+def _permanent(exc: smtplib.SMTPException) -> bool:
+    """A 5xx reply about this mail (its recipients, its sender, its content): retrying cannot help."""
+    if isinstance(exc, smtplib.SMTPRecipientsRefused):
+        codes = [code for code, _message in exc.recipients.values()]
+        return bool(codes) and all(500 <= code < 600 for code in codes)
     if isinstance(exc, smtplib.SMTPResponseException):
-        message = exc.smtp_error
-        text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
-        return f"{exc.smtp_code} {text}"
+        return 500 <= exc.smtp_code < 600 and exc.smtp_code not in _AUTH_CODES
+    return False
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, smtplib.SMTPAuthenticationError):
+        return (f"login refused ({exc.smtp_code} {_text(exc.smtp_error)}); check [relay] username "
+                "and password")
+    tls = tls_problem(exc, "relay")
+    if tls:
+        return tls
+    if isinstance(exc, smtplib.SMTPNotSupportedError):
+        return f"{exc}; nothing is sent without it"
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return f"{exc.smtp_code} {_text(exc.smtp_error)}"
     if isinstance(exc, smtplib.SMTPRecipientsRefused):
         parts = []
         for rcpt, (code, message) in exc.recipients.items():
@@ -299,6 +405,10 @@ def _describe(exc: BaseException) -> str:
             parts.append(f"<{rcpt}>: {code} {text}")
         return "; ".join(parts)
     return f"{type(exc).__name__}: {exc}"
+
+
+def _text(message: bytes | str) -> str:
+    return message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
 
 
 def _needs_smtputf8(row: Outbound) -> bool:

@@ -16,6 +16,12 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.community.observer_commands",
     "pbem.community.archive_commands",
     "pbem.community.deadline_commands",
+    "pbem.community.bounces",  # after deadline_commands: its GAME_SAVED hook stops a started clock
+    "pbem.community.agreements",
+    "pbem.community.queued_moves",
+    "pbem.community.preview",
+    "pbem.community.challenges",
+    "pbem.community.addresses",
 )
 
 for _name in FEATURE_MODULES:

@@ -11,12 +11,14 @@ Game-neutral: everything shown comes from the engine's State interface and the r
 from __future__ import annotations
 
 import json
+import textwrap
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from engine import State, get_game
 from pbem.outbox.compose import Action, ActionGroup, Attachment, Section
+from pbem.record import PRIVATE_KEYS
 from pbem.store.base import GameRow, Tx
 
 SUBJECT_NAMES_MAX = 48
@@ -103,7 +105,7 @@ def legal_actions(state: State, viewer: str) -> list[ActionGroup]:
     """The legal moves as taps. A tap on an old mail is refused, not played in a later position:
     the link's address carries the move number (see ``games.reply_key``)."""
     def make() -> list[ActionGroup]:
-        return [ActionGroup(label, [Action(text, line) for text, line in items])
+        return [ActionGroup(label, [Action(text, line) for text, line in items], moves=True)
                 for label, items in state.game.renderer.legal_groups(state, viewer)]
     return _memo(state, "actions", viewer, make)
 
@@ -154,6 +156,10 @@ def result_headline(row: GameRow, state: State, reader: str | None, names: dict[
         cause = "you forfeited" if late == reader else f"{names.get(late, late)} forfeited"
     elif reason in ("adjudicated", "ended", "moderator"):
         cause = "ended by a moderator"
+    elif reason == "agreed draw":
+        return f"Game over: drawn by agreement {_totals(state)}"
+    elif reason == "abandoned by agreement":
+        return "Game over: abandoned by agreement (not rated)"
     else:
         cause = ""
     if len(winners) > 1:
@@ -169,15 +175,20 @@ def result_headline(row: GameRow, state: State, reader: str | None, names: dict[
 
 
 def result_section(row: GameRow, state: State) -> Section:
-    """The final scoring as the engine tabulates it; the headline already named the winner."""
-    return Section(title="Final scores", pre=score_of(state).text)
+    """The final scoring as the engine tabulates it; the headline already named the winner. A prose
+    line of it that would pass the mail width (the "if the game ended now" note of a game ended
+    before its last move, with many players) is wrapped."""
+    lines = []
+    for line in score_of(state).text.split("\n"):
+        lines += textwrap.wrap(line, 76, subsequent_indent="  ") if len(line) > 76 else [line]
+    return Section(title="Final scores", pre="\n".join(lines))
 
 
 def record_attachment(row: GameRow) -> Attachment:
     """The player-facing record (hidden setup removed), ready for ``pbem replay``."""
     # A shallow view: serialised at once and never mutated, so the deep copy player_view makes for
     # callers that edit their copy is not needed; compact JSON uses the C encoder (indent does not).
-    view = {k: v for k, v in row.record.items() if k != "subject"}
+    view = {k: v for k, v in row.record.items() if k != "subject" and k not in PRIVATE_KEYS}
     view.update(setup=get_game(row.game).redact_setup(row.record["setup"]), id=row.id)
     content = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     return Attachment(filename=f"{row.id}.json", content=content)
@@ -186,8 +197,10 @@ def record_attachment(row: GameRow) -> Attachment:
 # --- footers -----------------------------------------------------------------------------------------
 
 def footer(row: GameRow | None, state: State | None, reader: str | None, server_address: str, *,
-           observer: bool = False, attached: bool = False) -> list[str]:
-    """What the reader can do next, in two or three lines, right for this game and this moment."""
+           observer: bool = False, attached: bool = False, moves_shown: bool = True) -> list[str]:
+    """What the reader can do next, in two or three lines, right for this game and this moment.
+    How to move is said only in a mail that lists the legal moves (``moves_shown``): the example
+    must be one of them."""
     if row is None:
         return [f"Write commands to {server_address}, one per line. Send 'help' for the list."]
     gid = row.id
@@ -200,19 +213,21 @@ def footer(row: GameRow | None, state: State | None, reader: str | None, server_
         lines.append(f"The game starts when every player has accepted. Commands: games, "
                      f"rules {row.game}, help.")
     elif row.status == "active" and state is not None and not observer and reader is not None:
-        example = example_move(state, reader)
+        example = example_move(state, reader) if moves_shown else None
         if example:
-            lines.append(f"To move, press Reply and write your move on the first line, for example: "
-                         f"{example}")
+            lines.append("To move, press Reply and write your move on the first line, for example:")
+            lines.append(f"  {example}")
         lines.append(f"Commands: board {gid}, history {gid}, message {gid} TEXT, games, help, "
                      f"resign {gid}.")
     elif observer:
         lines.append(f"You are observing {gid}. To stop, send: unobserve {gid}")
+    elif row.status == "active":  # a moderator, or someone who asked about a game they do not play
+        lines.append(f"Commands: board {gid}, history {gid}, games, help.")
     else:
         lines.append(f"This game is over. Commands: history {gid}, board {gid} N, rematch {gid}, "
                      f"record {gid}.")
     if attached:
         lines.append(f"The attached {gid}.json is the game record: replay it with `pbem replay`.")
-    if reader is not None and not observer and row.status in ("invited", "active"):
+    if reader is not None and not observer and row.status == "invited":
         lines.append("Keep the Reply-To address: it carries your secret token for this seat.")
     return lines

@@ -21,7 +21,7 @@ from pbem.processing.gamemail import (
 )
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat
-from pbem.tokens import address_token, split_reply_tag, token_hash
+from pbem.tokens import address_token, seat_token, split_reply_tag, token_hash
 
 
 class CommandFailed(Exception):
@@ -101,7 +101,35 @@ def authenticate(ctx: MailContext, row: GameRow, command: Command) -> Seat:
     mine = sender_seat(row)(ctx.mail.from_addr)
     if mine is not None and address_token(ctx.secret, mine.email) in {t.strip().lower() for t in tokens}:
         return mine
+    retired = retired_seat(ctx, row, tokens)
+    if retired is not None:
+        raise CommandFailed(
+            f"the address you replied to carries an old token of {retired.seat} in game {row.id}: that "
+            "seat has a new token since (its player moved to another address, or asked for a new "
+            "one). Nothing was applied. Reply to the newest mail of the game, which went to the "
+            "seat's address.", headline=f"Not done: an old token of {row.id}")
     raise AuthFailed(row.id, (named or mine).seat if (named or mine) else None)
+
+
+def retired_seat(ctx: MailContext, row: GameRow, tokens: list[str]) -> Seat | None:
+    """The seat whose earlier token (a generation before the current one) the mail carries: such a
+    mail is refused with a notice that says so, rather than ignored like a forgery."""
+    wanted = {t.strip().lower() for t in tokens}
+    for seat in row.seats:
+        generation = int((row.record.get("players") or {}).get(seat.seat, {}).get("token_generation", 0))
+        if any(seat_token(ctx.secret, row.id, seat.seat, g) in wanted for g in range(generation)):
+            return seat
+    return None
+
+
+def rekey_seat(ctx: MailContext, row: GameRow, seat: Seat) -> int:
+    """A new token for ``seat``: the generation in the record goes up, so every earlier token of the
+    seat stops working at once (and is recognised as old). Returns the new generation."""
+    info = row.record.setdefault("players", {}).setdefault(seat.seat, {})
+    generation = int(info.get("token_generation", 0)) + 1
+    info["token_generation"] = generation
+    seat.token_hash = token_hash(seat_token(ctx.secret, row.id, seat.seat, generation))
+    return generation
 
 
 def save_game(ctx: MailContext, row: GameRow, state: State) -> None:
@@ -127,36 +155,49 @@ def save_game(ctx: MailContext, row: GameRow, state: State) -> None:
 
 def announce_position(ctx: MailContext, row: GameRow, state: State, event: str, *,
                       exclude: str | None = None, note: list[str] | None = None,
-                      notes: list[str] | None = None, start: bool = False) -> None:
+                      notes: list[str] | None = None, start: bool = False,
+                      after: hooks.AfterMove | None = None, number: int | None = None) -> None:
     """After a change of position, each player but ``exclude`` (who gets the reply to their own mail)
     hears what they need: the seat to move its board and legal moves ("your move"), a waiting seat
     the board (sent only to those who asked for every move), everyone the result at the end.
 
-    ``event`` is what happened, in a few words ("Bo played dome blue D5"); the headline puts "Your
-    move" first, so the inbox preview shows it. ``notes`` are the engine's announcements (skipped
+    ``event`` is what happened, in a few words ("Bo played dome blue D5"), with the move's
+    ``number`` for those who wait; the headline puts "Your move" first, so the inbox preview
+    shows it. ``notes`` are the engine's announcements (skipped
     turns, the tile drawn); ``note`` is what the mover wrote to the others. At the ``start`` every
     player hears of it. Players dropped from the game hear only the end. Observers follow through
-    the BOARD_SENT hook."""
-    if state.is_over:
-        announce_end(ctx, row, state, exclude=exclude, note=[*(notes or []), *(note or [])])
-        return
+    the BOARD_SENT hook. ``after`` is what the move's hooks added (a queued reply played after it, a
+    proposal that lapsed)."""
+    after = after or hooks.AfterMove()
     names = game_names(ctx.tx, row)
+    if state.is_over:
+        done = event + "".join(f"; {names.get(s, s)} {what}" for s, what in after.followed)
+        before = [f"{done[:1].upper()}{done[1:]}."] if after.followed else []
+        announce_end(ctx, row, state, exclude=exclude,
+                     note=[*before, *(notes or []), *after.lines, *(note or [])])
+        return
     for seat in row.seats:
         if seat.seat == exclude or seat.seat in state.dropped_seats:
             continue
-        lines = [*(note or []), *(notes or [])]
+        lines = [*(note or []), *(notes or []), *after.lines, *after.private.get(seat.seat, [])]
+        happened = event + "".join(f"; {'you' if s == seat.seat else names.get(s, s)} {what}"
+                                   for s, what in after.followed)
         if state.to_move == seat.seat:
-            first = f"Your move (move {state.ply + 1}): {event}."
+            first = f"Your move (move {state.ply + 1}). {happened}."
             kind = TURN
         else:
-            first = f"{event}; {who(state.to_move, seat.seat, names)} is to move."
-            kind = EVENT if start else BOARD
+            told_here = f"{event} (move {number})" + happened[len(event):] if number else happened
+            first = f"{told_here}; {who(state.to_move, seat.seat, names)} is to move."
+            told = start or seat.seat in after.tell or bool(after.private.get(seat.seat))
+            kind = EVENT if told else BOARD
         lines.append(scores_line(state, seat.seat, names))
         ctx.planned.append(PlannedMail(
             to=seat.email, seat=seat.seat, game_id=row.id, kind=kind, headline=first,
             sections=[board_section(state, seat.seat, lines)]))
+    public = (f"{event} (move {number})" if number else event) + "".join(
+        f"; {names.get(s, s)} {what}" for s, what in after.followed)
     for hook in hooks.BOARD_SENT:
-        hook(ctx, row, state, event)
+        hook(ctx, row, state, public)
 
 
 def announce_end(ctx: MailContext, row: GameRow, state: State, *, exclude: str | None = None,
@@ -170,6 +211,6 @@ def announce_end(ctx: MailContext, row: GameRow, state: State, *, exclude: str |
         ctx.planned.append(PlannedMail(
             to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT, attach_record=True,
             headline=result_headline(row, state, seat.seat, names),
-            sections=[board_section(state, seat.seat, note), result_section(row, state)]))
+            sections=[board_section(state, seat.seat, note, with_legal=False), result_section(row, state)]))
     for hook in hooks.GAME_ENDED:
-        hook(ctx, row, state, result_headline(row, state, None, names))
+        hook(ctx, row, state, result_headline(row, state, None, names), list(note or []))

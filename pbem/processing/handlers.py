@@ -109,7 +109,8 @@ def do_history(ctx: MailContext, command: Command) -> None:
         elif is_move_entry(entry):
             number += 1
             seat = who(entry.get("seat"), mine.seat if mine else None, names)
-            lines.append(f"{number:>4}. {seat:<20} {entry.get('move')}")
+            queued = " (queued)" if entry.get("queued") else ""
+            lines.append(f"{number:>4}. {seat:<20} {entry.get('move')}{queued}")
     text = "\n".join(lines) if lines else "No moves yet."
     ctx.reply(Section(pre=text), row.id, headline=f"History of {row.id}: {number} move(s)")
 
@@ -123,14 +124,16 @@ def do_games(ctx: MailContext, command: Command) -> None:
         mine = sender_seat(row)(email)
         reader = mine.seat if mine else None
         others = [names.get(s.seat, s.seat) for s in row.seats if s.seat != reader]
-        title = f"{row.id}  {get_game(row.game).title} vs {', '.join(others)}"
+        title = f"{row.id}  {get_game(row.game).title} vs {', '.join(others) or 'anyone'}"
         if row.status == "active":
             turn = ("your move" if row.to_move == reader
                     else f"{who(row.to_move, reader, names)} to move")
             if row.deadline_at:
-                turn += f", deadline {row.deadline_at.strftime('%Y-%m-%d %H:%M UTC')}"
+                turn += f"\n      deadline {row.deadline_at.strftime('%Y-%m-%d %H:%M UTC')}"
         elif row.status == "invited":
             turn = "waiting for " + ", ".join(s.seat for s in row.seats if not s.accepted)
+        elif row.status == "open":
+            turn = f"an open challenge, waiting for players (withdraw {row.id})"
         elif row.status == "over":
             loaded = ctx.load(row.id)
             turn = result_headline(row, loaded[1], reader, names) if loaded else "over"
@@ -174,17 +177,24 @@ def do_move(ctx: MailContext, command: Command) -> None:
     try:
         canonical, notes = append_move(game, state, row.record, command.move or "", ctx.now, seat.seat)
     except MoveError as exc:
+        reason = exc.message.split(": ")[0] if len(exc.message) > 60 else exc.message
         raise CommandFailed(f"{command.move!r} was not applied: {exc}", current,
-                            headline=f"Not applied: {command.move}: {exc.message}") from None
+                            headline=f"Not applied: {command.move}: {reason}") from None
+    number = state.ply
+    # in the same step: a queued reply of the next seat, a proposal that lapses (pbem.community)
+    after = hooks.after_move(ctx, row, state, seat.seat)
     ctx.expected_ply[game_id] = state.ply  # a second move in the same mail continues from here
     save_game(ctx, row, state)
     ctx.outcomes.append(f"applied {canonical}")
-    number = state.ply
     mover = names.get(seat.seat, seat.seat)
     note = [f"{mover}: {line}" for line in command.note]
     announce_position(ctx, row, state, f"{mover} played {canonical}", exclude=seat.seat, note=note,
-                      notes=notes)
+                      notes=notes, after=after, number=number)
+    followed = "".join(f" {names.get(s, s)} {what[:1]}{what[1:]}." for s, what in after.followed)
+    notes = [*notes, *after.lines, *after.private.get(seat.seat, [])]
     if state.is_over:
+        if followed:
+            notes.insert(0, followed.strip())
         ctx.reply(board_section(state, seat.seat, notes), row.id,
                   headline=result_headline(row, state, seat.seat, names))
         ctx.reply(result_section(row, state))
@@ -195,11 +205,12 @@ def do_move(ctx: MailContext, command: Command) -> None:
         lines.insert(0, "Your note went to " + ", ".join(
             who(s.seat, None, names) for s in row.seats if s.seat != seat.seat) + ".")
     if state.to_move == seat.seat:
+        again = "Your move" if after.followed else "Your move again"
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
-                  headline=f"Applied: {canonical} (move {number}). Your move again (move {number + 1}).")
+                  headline=f"Applied: {canonical} (move {number}).{followed} {again} (move {state.ply + 1}).")
     else:
-        ctx.reply(Section(lines=lines), row.id, kind=REPLY if command.note else CONFIRM,
-                  headline=f"Applied: {canonical} (move {number}). "
+        ctx.reply(Section(lines=lines), row.id, kind=REPLY if command.note or after.lines else CONFIRM,
+                  headline=f"Applied: {canonical} (move {number}).{followed} "
                            f"{who(state.to_move, seat.seat, names)} is next.")
 
 

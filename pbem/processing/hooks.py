@@ -7,6 +7,7 @@ Each list holds callbacks run by the core at one point; a module appends to them
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,17 +20,62 @@ if TYPE_CHECKING:
 # e.g. restart the move clock. Called as hook(ctx, row, state).
 GAME_SAVED: list[Callable[[MailContext, GameRow, State], None]] = []
 
+@dataclass
+class AfterMove:
+    """What a MOVE_APPLIED hook adds to the mails of a move: ``followed`` are further moves made in
+    the same step, as (seat, what it did), e.g. ("white", "replied dome blue D5 (a queued move)");
+    ``lines`` are told to every player with the move; ``private`` lines only to one seat (a queue is
+    nobody else's business); ``tell`` are seats that must hear of the move even when it is not their
+    turn (the one whose queued reply was played)."""
+
+    followed: list[tuple[str, str]] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    private: dict[str, list[str]] = field(default_factory=dict)
+    tell: list[str] = field(default_factory=list)
+
+    def add(self, other: AfterMove) -> None:
+        self.followed += other.followed
+        self.lines += other.lines
+        for seat, lines in other.private.items():
+            self.private.setdefault(seat, []).extend(lines)
+        self.tell += [seat for seat in other.tell if seat not in self.tell]
+
+
+# A player's move has just been applied to the state and the record, before the game is saved: e.g.
+# a pending proposal lapses, or the next seat's queued reply is played in this same step (and so
+# in the same transaction). Called as hook(ctx, row, state, seat) -> AfterMove | None.
+MOVE_APPLIED: list[Callable[[MailContext, GameRow, State, str], AfterMove | None]] = []
+
+
+def after_move(ctx: MailContext, row: GameRow, state: State, seat: str) -> AfterMove:
+    merged = AfterMove()
+    for hook in MOVE_APPLIED:
+        found = hook(ctx, row, state, seat)
+        if found is not None:
+            merged.add(found)
+    return merged
+
+
 # The players have been sent the board after a move; e.g. observers get it too.
 # Called as hook(ctx, row, state, headline).
 BOARD_SENT: list[Callable[[MailContext, GameRow, State, str], None]] = []
 
 # A game has ended (last move, resignation, forfeit, a moderator); the players have been told.
-# Called as hook(ctx, row, state, headline) with the result as nobody's seat sees it.
-GAME_ENDED: list[Callable[[MailContext, GameRow, State, str], None]] = []
+# Called as hook(ctx, row, state, headline, note): the result as nobody's seat sees it, and what was
+# said about it (a moderator's reason).
+GAME_ENDED: list[Callable[[MailContext, GameRow, State, str, list[str]], None]] = []
 
 # Before any command of a mail runs: return a reason to ignore the mail (e.g. a blocked address),
 # or None. Called as hook(tx, mail).
 SENDER_CHECK: list[Callable[[Tx, IncomingMail], str | None]] = []
+
+# A delivery report says our mail to these addresses failed: hook(ctx, addresses). Bounces are never
+# answered; e.g. mark the address bouncing, tell the other players once, stop that player's clock.
+BOUNCED: list[Callable[[MailContext, list[str]], None]] = []
+
+# A mail a person wrote passed the sender checks and its game context is known: hook(ctx). E.g.
+# mail with the sender's own token shows that our mail reaches them again.
+MAIL_READ: list[Callable[[MailContext], None]] = []
 
 # Extra sections for the reply to the "games" command: hook(ctx) -> list of Section.
 GAMES_LISTING: list[Callable[[MailContext], list[Any]]] = []

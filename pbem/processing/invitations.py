@@ -10,7 +10,7 @@ import random
 import secrets
 from typing import Any
 
-from engine import EngineError, get_game
+from engine import EngineError, State, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
 from pbem.commands.parsing import Command
@@ -38,6 +38,8 @@ from pbem.record import draw_chances, iso, new_record
 from pbem.store.base import GameRow, Seat
 from pbem.tokens import token_hash
 
+TAP_TIP = "On a phone? Reply 'set mail tap': every legal move becomes a link to tap."
+
 
 def describe_options(options: dict[str, Any]) -> str:
     parts = []
@@ -57,9 +59,11 @@ def describe_options(options: dict[str, Any]) -> str:
 def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None,
                 option_words: list[str], people: list[str], first_seat: str | None,
                 server_keys: dict[str, Any], names: dict[str, str],
-                assignment: dict[str, str] | None = None) -> GameRow:
+                assignment: dict[str, str] | None = None, open_seats: int = 0) -> GameRow:
     """The game row, record and seats of a new challenge by ``people[0]`` (who has accepted).
-    ``assignment`` (seat -> address) fixes every seat, as a rematch does."""
+    ``assignment`` (seat -> address) fixes every seat, as a rematch does. ``open_seats`` more seats
+    are left for anyone to take (an open challenge): they get no row until someone joins, and the
+    game's subject is fixed only then."""
     try:
         game = get_game(game_name)
     except UnknownGameError as exc:
@@ -67,7 +71,7 @@ def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None
     try:
         raw = options if options is not None else parse_option_words(game, option_words)
         options = game.normalize_options(raw)
-        seats = game.seat_names(len(people))
+        seats = game.seat_names(len(people) + open_seats)
     except EngineError as exc:
         raise CommandFailed(str(exc)) from None
     if len(set(people)) != len(people):
@@ -83,16 +87,18 @@ def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None
     game_id = ctx.tx.next_game_id(game.id_prefix)
     rng = random.Random(secrets.randbits(64))
     setup = game.create_setup(options, rng, len(seats))
-    assigned = assignment or dict(zip(order, people, strict=True))
-    players = {seat: {"name": names.get(assigned[seat], ""), "email": assigned[seat]} for seat in seats}
+    assigned = assignment or dict(zip(order, people, strict=False))
+    players = {seat: {"name": names.get(assigned[seat], ""), "email": assigned[seat]}
+               for seat in seats if seat in assigned}
     record = new_record(game, options, setup, players)
     record.update(id=game_id, created_at=iso(ctx.now), **server_keys)
     seat_rows = [Seat(seat=s, email=assigned[s], name=names.get(assigned[s], ""),
                       token_hash=token_hash(ctx.token_for(game_id, s)),
-                      accepted=assigned[s] == people[0]) for s in seats]
-    row = GameRow(id=game_id, game=game.name, status="invited", record=record, seats=seat_rows,
-                  created_at=ctx.now, updated_at=ctx.now)
-    thread_subject(row, game_names(ctx.tx, row))  # fixed now: the thread's one subject
+                      accepted=assigned[s] == people[0]) for s in seats if s in assigned]
+    row = GameRow(id=game_id, game=game.name, status="open" if open_seats else "invited", record=record,
+                  seats=seat_rows, created_at=ctx.now, updated_at=ctx.now)
+    if not open_seats:
+        thread_subject(row, game_names(ctx.tx, row))  # fixed now: the thread's one subject
     ctx.tx.insert_game(row)
     ctx.touched[game_id] = (row, game.start(options, setup))
     return row
@@ -117,7 +123,7 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
                      + ".")
         lines += [*(f"{names.get(challenger, challenger)}: {line}" for line in note),
                   f"To play, reply: accept {row.id}. To refuse: decline {row.id}.",
-                  f"The rules and every ruling: reply 'rules {row.game}'."]
+                  f"The rules and every ruling: reply 'rules {row.game}'.", TAP_TIP]
         ctx.planned.append(PlannedMail(
             to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
             headline=f"{names.get(challenger, challenger)} invites you to {game.title}",
@@ -148,7 +154,7 @@ def start_or_wait(ctx: MailContext, row: GameRow, challenger: str, note: list[st
     mine = next(s for s in row.seats if s.email == challenger)
     waiting = [s for s in row.seats if not s.accepted]
     lines = [f"{game.title}, {describe_options(row.record.get('options') or {})}. "
-             f"You play {mine.seat}.", players_line(row, mine.seat, names)]
+             f"You play {mine.seat}.", players_line(row, mine.seat, names), TAP_TIP]
     ctx.reply(Section(lines=lines), row.id, headline=(
         f"Game {row.id} created: waiting for " + ", ".join(names.get(s.seat, s.email) for s in waiting)
         + " to accept" if created else f"Rematch {row.id} created"))
@@ -164,13 +170,20 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     if seat.accepted:
         raise CommandFailed(f"you have already accepted game {row.id}.")
     seat.accepted = True
-    game = get_game(row.game)
     if not all(s.accepted for s in row.seats):
         waiting = ", ".join(names.get(s.seat, s.email) for s in row.seats if not s.accepted)
         ctx.tx.save_game(row)
         ctx.reply(Section(lines=[players_line(row, seat.seat, names)]), row.id,
                   headline=f"You accepted {row.id}; waiting for {waiting}")
         return
+    start_game(ctx, row, state, seat)
+
+
+def start_game(ctx: MailContext, row: GameRow, state: State, seat: Seat) -> None:
+    """Every seat has accepted (the last one is ``seat``, who gets the reply): the game starts and
+    every player hears of it."""
+    game = get_game(row.game)
+    names = game_names(ctx.tx, row)
     row.status = "active"
     row.record["started_at"] = iso(ctx.now)
     notes = draw_chances(game, state, row.record, ctx.now)
@@ -179,12 +192,12 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     lines = [*notes, players_line(row, seat.seat, names), scores_line(state, seat.seat, names)]
     if state.to_move == seat.seat:
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
-                  headline=f"Your move (move 1): game {row.id} has started.")
+                  headline=f"Your move (move 1). Game {row.id} has started.")
     else:
         ctx.reply(board_section(state, seat.seat, lines), row.id,
                   headline=f"Game {row.id} has started; {who(state.to_move, seat.seat, names)} moves "
                            "first.")
-    announce_position(ctx, row, state, f"game {row.id} has started", exclude=seat.seat, notes=notes,
+    announce_position(ctx, row, state, f"Game {row.id} has started", exclude=seat.seat, notes=notes,
                       start=True)
 
 

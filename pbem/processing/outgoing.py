@@ -84,7 +84,7 @@ class Outgoing:
         in_reply_to, references = self._thread(tx, planned, row, message_id)
         attachments = [record_attachment(row)] if row is not None and planned.attach_record else []
         lines = footer(row, state, planned.seat, self.config.address, observer=planned.observer,
-                       attached=bool(attachments))
+                       attached=bool(attachments), moves_shown=any(s.legal for s in planned.sections))
         return build_message(
             from_addr=self.config.address, from_name=self.config.name, to=planned.to,
             subject=subject, message_id=message_id, date=now, headline=planned.headline,
@@ -92,7 +92,7 @@ class Outgoing:
             in_reply_to=in_reply_to, references=references,
             auto_submitted="auto-replied" if planned.kind == REPLY else planned.auto_submitted,
             sections=planned.sections, footer=lines, attachments=attachments,
-            mailto=partial(mailto_link, reply_to, subject), html=prefs.html,
+            mailto=partial(mailto_link, reply_to, subject), html=prefs.html, taps=prefs.taps,
             extra_headers={"X-Pbem-Game": row.id, "X-Pbem-Ply": str(ply)} if row else None)
 
     def _thread(self, tx: Tx, planned: PlannedMail, row: GameRow | None, message_id: str

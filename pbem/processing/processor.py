@@ -7,6 +7,12 @@ to break a deadlock, leaves the message pending for the next pass rather than ma
 Auto-generated mail, bounces and our own mail are logged and never answered. A mail that fails
 authentication changes nothing and gets no reply; the seat it named gets at most one notice per
 interval at its registered address.
+
+Hostile mail must not stall everybody else: pending mail is taken round-robin by sender (each
+sender's oldest first) with a cap per sender and minute, and a mail over one of the limits of
+``pbem.reading.limits`` is never parsed in full (a registered player gets one short reply naming
+the limit). A mail from an address that plays no game, in which no line starts with a command word, is
+not answered: it is spam or carries a forged sender, and an answer would be backscatter.
 """
 
 from __future__ import annotations
@@ -18,16 +24,17 @@ from datetime import datetime
 
 from pbem import failpoints
 from pbem.clock import Clock, SystemClock
-from pbem.commands.parsing import CommandError, looks_like_command, parse_json, parse_text
+from pbem.commands.parsing import VERBS, Command, CommandError, looks_like_command, parse_json, parse_text
 from pbem.config import Config
 from pbem.outbox.compose import Section
 from pbem.processing import features, hooks
 from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
 from pbem.processing.gamemail import board_section
-from pbem.processing.games import AuthFailed, CommandFailed, reply_key
+from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens, reply_key, retired_seat
 from pbem.processing.handlers import HANDLERS
 from pbem.processing.outgoing import Outgoing
-from pbem.reading.incoming import IncomingMail, read_mail
+from pbem.reading.incoming import IncomingMail, read_headers, read_mail
+from pbem.reading.limits import LimitExceeded, check_limits
 from pbem.store.base import Inbound, Store, Tx
 from pbem.store.common import StoreUnavailableError
 from pbem.store.secret import server_secret
@@ -35,9 +42,12 @@ from pbem.tokens import token_hash
 
 log = logging.getLogger("pbem.processor")
 # Commands whose free text after them is meant for someone (relayed); after others it is reported.
-NOTE_VERBS = ("move", "message", "new")
+NOTE_VERBS = ("move", "message", "new", "propose", "queue")
 assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
+#: Pending mail is fetched this many at a time, so that mail arriving meanwhile from other senders
+#: gets its turn after at most this many others.
+FAIR_CHUNK = 10
 
 
 class _AuthAbort(Exception):
@@ -45,6 +55,19 @@ class _AuthAbort(Exception):
         super().__init__(failure.game_id)
         self.failure = failure
         self.sender = sender
+
+
+def _looks_meant(results: list) -> bool:
+    """A line of the mail starts with a command word (misspelt or not). Only exact words count:
+    mutated junk came close to a command word far too often ("Delive" is near "decline", a
+    bounce's "Action:" near "vacation") for a nearness test to tell a newcomer from backscatter."""
+    for item in results:
+        if isinstance(item, Command):
+            return True
+        words = item.line.lower().split()
+        if words and (words[0].rstrip(":") in VERBS or " ".join(words[:2]) in VERBS):
+            return True
+    return False
 
 
 class Processor:
@@ -61,44 +84,61 @@ class Processor:
         return self.outgoing.token_for(game_id, seat, record)
 
     # --- the runner --------------------------------------------------------------------------------
-    #: How pending mail is taken: a name of ``pbem.store.sql.PENDING_ORDERS``.
-    pending_order = "arrival"
-
     def process_pending(self, limit: int = 100) -> int:
-        """Take and process pending mail until none is free (or ``limit``); the number processed here
-        (not counting what other workers took meanwhile)."""
+        """Process up to ``limit`` pending messages, round-robin by sender, one at a time in memory;
+        the number processed here (not counting what other workers took meanwhile). Each round's
+        candidates are claimed one by one: one another worker holds, or that waits behind an earlier
+        message of its game, is left for a later round."""
         done = 0
-        while done < limit and self._process(None) is not None:
-            done += 1
+        cap = self.config.limits.sender_messages_per_minute
+        while done < limit:
+            ids = self.store.pending_fair(self.clock.now(), cap, min(FAIR_CHUNK, limit - done))
+            taken = sum(self._process(inbound_id) is not None for inbound_id in ids)
+            if not taken:
+                break
+            done += taken
         return done
+
+    def read(self, inbound: Inbound) -> tuple[IncomingMail, LimitExceeded | None]:
+        """The mail, and the first limit it exceeds (then only its header block is read)."""
+        own = [self.config.address]
+        if inbound.original_size is not None:  # only the header of an oversized mail was kept
+            exceeded: LimitExceeded | None = LimitExceeded(
+                "max_message_bytes", inbound.original_size, self.config.max_message_bytes)
+        else:
+            exceeded = check_limits(inbound.raw, self.config.limits, self.config.max_message_bytes)
+        if exceeded is not None:
+            return read_headers(inbound.raw, own_addresses=own,
+                                envelope_from=inbound.envelope_from), exceeded
+        return read_mail(inbound.raw, own_addresses=own, envelope_from=inbound.envelope_from), None
 
     def process_one(self, inbound: Inbound) -> str | None:
         """Process this message; None when it could not be claimed (see ``Tx.claim_inbound``)."""
-        return self._process(inbound)
+        return self._process(inbound.id)
 
-    def _process(self, wanted: Inbound | None) -> str | None:
-        """One message in one transaction: ``wanted``, or the next free one. The outcome, or None
-        when there was nothing to claim."""
+    def _process(self, inbound_id: int) -> str | None:
+        """One message in one transaction that claims it, then reads it (a message another worker
+        holds is not read twice). The outcome, or None when it could not be claimed."""
         started = time.perf_counter()
         now = self.clock.now()
-        mail = IncomingMail()  # read once claimed: a message another worker holds is not read twice
-        inbound = wanted
+        mail = IncomingMail()
+        inbound: Inbound | None = None
+        read_ms = 0.0
         touched: dict = {}
         try:
             with self.store.transaction(durable=False) as tx:
-                if wanted is None:
-                    inbound = tx.claim_next_inbound(self.pending_order)
-                    if inbound is None:
-                        return None
-                elif not tx.claim_inbound(wanted.id):
+                inbound = tx.claim_inbound(inbound_id)
+                if inbound is None:
                     return None
-                assert inbound is not None
-                mail = read_mail(inbound.raw, own_addresses=[self.config.address])
-                outcome, game_id, touched = self._handle(tx, inbound, mail, now)
+                read_started = time.thread_time()
+                mail, exceeded = self.read(inbound)
+                read_ms = (time.thread_time() - read_started) * 1000
+                outcome, game_id, touched = self._handle(tx, inbound, mail, now, exceeded)
                 status = "ignored" if outcome.startswith("ignored") else "done"
-                tx.mark_inbound(inbound.id, status, outcome, sender=mail.from_addr or None,
+                tx.mark_inbound(inbound.id, status, outcome[:500], sender=mail.from_addr or None,
                                 game_id=game_id, now=now)
         except _AuthAbort as abort:
+            assert inbound is not None  # raised only once the message was claimed and read
             outcome, game_id = self._auth_failed(inbound, mail, abort, now), abort.failure.game_id
             if outcome is None:
                 return None
@@ -118,8 +158,9 @@ class Processor:
             self.cache.put(gid, row.record, state)
         failpoints.hit("after-commit")
         elapsed = (time.perf_counter() - started) * 1000
-        log.info("message id=%s msgid=%s from=%s game=%s outcome=%s ms=%.1f", inbound.id,
-                 mail.message_id or "-", mail.from_addr or "-", game_id or "-", outcome, elapsed)
+        log.info("message id=%s msgid=%s from=%s game=%s outcome=%s read_ms=%.1f ms=%.1f", inbound.id,
+                 mail.message_id or "-", mail.from_addr or "-", game_id or "-", outcome, read_ms,
+                 elapsed)
         return outcome
 
     def _auth_failed(self, inbound: Inbound, mail: IncomingMail, abort: _AuthAbort,
@@ -148,11 +189,11 @@ class Processor:
         return f"ignored: authentication failed for {failure.game_id}"
 
     # --- one mail ----------------------------------------------------------------------------------
-    def _handle(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime):
+    def _handle(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime,
+                exceeded: LimitExceeded | None = None):
         if mail.auto:
             if mail.auto == "bounce":
-                for address in mail.bounce_for:
-                    tx.record_bounce(address, now, f"bounce in inbound {inbound.id}")
+                return self._bounce(tx, inbound, mail, now)
             return f"ignored: {mail.auto}", None, {}
         if not mail.from_addr:
             return "ignored: no From address", None, {}
@@ -160,21 +201,45 @@ class Processor:
             reason = check(tx, mail)
             if reason:
                 return f"ignored: {reason}", None, {}
-        ctx = MailContext(config=self.config, tx=tx, now=now, mail=mail, secret=self.secret,
-                          cache=self.cache, token_for=self.token_for)
-        self._find_context(ctx)
+        ctx = self._context(tx, mail, now)
+        if exceeded is not None:
+            return self._over_limit(ctx, inbound, exceeded)
         turn = mail.json_turn
         if isinstance(turn, dict) and str(turn.get("format", "")).startswith("pbem-record/"):
             turn = None  # our own game record, re-attached by the client's reply: not a turn file
+        # Lines past the most a mail may hold are not even parsed (thousands of junk lines would
+        # each cost a search for similar command words); the reply says how many were left.
+        most = self.config.limits.max_commands
+        lines = mail.command_lines[:most]
+        if mail.subject_is_command and lines and not looks_like_command(lines[0], near=False):
+            lines = lines[1:]  # a subject like "Fancy a game?" is not a command
         if mail.json_error:
             results = [CommandError("(JSON turn file)", mail.json_error)]
         elif turn is not None:
             results = parse_json(turn)
         else:
-            lines = mail.command_lines
-            if mail.subject_is_command and lines and not looks_like_command(lines[0], near=False):
-                lines = lines[1:]  # a subject like "Fancy a game?" is not a command
             results = parse_text(lines, in_game_reply=ctx.context_game is not None)
+        # Read again without the game context: there any bare line passes for a move.
+        plain = results if turn is not None else parse_text(lines, in_game_reply=False)
+        if mail.dsn_subject and turn is None and not any(isinstance(r, Command) for r in plain):
+            # A report's subject and no command word anywhere: a plain-text bounce.
+            return self._bounce(tx, inbound, mail, now)
+        if not _looks_meant(plain) and self._stranger(ctx) and not self._old_token(ctx):
+            # Junk from an address that plays no game is not answered: it is spam or carries a
+            # forged sender. (Its bare lines are not taken for moves, whatever game a token or
+            # subject names.) If it carried a seat's token, that seat is told as for any failed
+            # authentication, at its own address.
+            if ctx.context_game and ctx.context_seat:
+                raise _AuthAbort(AuthFailed(ctx.context_game, ctx.context_seat), mail.from_addr)
+            return "ignored: nothing understood, from an address that plays no game", None, {}
+        for hook in hooks.MAIL_READ:
+            hook(ctx)
+        unread = max(len(mail.command_lines) - most, 0) if turn is None else len(results) - most
+        if unread > 0:
+            ctx.reply(Section(title="Too many commands", lines=[
+                f"Your mail has {most + unread} command lines; the first {most} were read, the "
+                f"other {unread} were not. Send the rest in another mail."]))
+            results = results[:most]
         if not results:
             self._nothing_found(ctx)
         outcomes = []
@@ -206,6 +271,57 @@ class Processor:
         game_id = ctx.reply_games[0] if ctx.reply_games else ctx.context_game
         outcome = "; ".join(ctx.outcomes) or ", ".join(outcomes) or "nothing"
         return outcome, game_id, ctx.touched
+
+    def _context(self, tx: Tx, mail: IncomingMail, now: datetime) -> MailContext:
+        ctx = MailContext(config=self.config, tx=tx, now=now, mail=mail, secret=self.secret,
+                          cache=self.cache, token_for=self.token_for)
+        self._find_context(ctx)
+        return ctx
+
+    def _stranger(self, ctx: MailContext) -> bool:
+        """The sender plays no game, watches none and moderates nothing. (A token proves nothing
+        about the sender: it may be someone else's, copied into a forged mail.)"""
+        email = ctx.mail.from_addr
+        return (email not in self.config.moderators and not ctx.tx.games_for_email(email)
+                and not ctx.tx.games_observed(email))
+
+    def _old_token(self, ctx: MailContext) -> bool:
+        """The mail carries an earlier token of a seat of the game its subject names, from the
+        address that seat's player moved away from (``set address``): the same person, who is told
+        why nothing happened rather than ignored. (A player a moderator replaced is not answered.)"""
+        loaded = ctx.load(ctx.context_game) if ctx.context_game else None
+        if loaded is None or retired_seat(ctx, loaded[0], mail_tokens(ctx)) is None:
+            return False
+        return any(action.get("action") == "address" and action.get("old") == ctx.mail.from_addr
+                   for action in loaded[0].record.get("actions") or [])
+
+    def _bounce(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime):
+        """Never answered; the addresses it reports failed are recorded, and the features decide
+        what our mail bouncing means for the games (``hooks.BOUNCED``)."""
+        for address in mail.bounce_for:
+            tx.record_bounce(address, now, f"bounce in inbound {inbound.id}")
+        ctx = self._context(tx, mail, now)
+        if mail.bounce_for:
+            for hook in hooks.BOUNCED:
+                hook(ctx, mail.bounce_for)
+        self.outgoing.queue_planned(ctx)
+        return "ignored: bounce", None, ctx.touched
+
+    def _over_limit(self, ctx: MailContext, inbound: Inbound, exceeded: LimitExceeded):
+        """Stored as ignored with the reason; a player (an address with a game) gets one short reply
+        naming the limit (at most one per address and notice interval, so a loop cannot feed on it)."""
+        reason = f"ignored: over the limit {exceeded.name} ({exceeded.value} > {exceeded.limit})"
+        email = ctx.mail.from_addr
+        if self._stranger(ctx) or not ctx.tx.claim_notice(f"limit:{email}", ctx.now,
+                                                      self.config.auth_notice_interval_seconds):
+            return reason, None, {}
+        loaded = ctx.load(ctx.context_game) if ctx.context_game else None
+        plays = loaded is not None and any(seat.email == email for seat in loaded[0].seats)
+        sentence = exceeded.sentence()
+        ctx.reply(Section(title="Your mail was not read", lines=[sentence[0].upper() + sentence[1:]]),
+                  ctx.context_game if plays else None)  # in that game's thread if it is theirs
+        self._send_all(ctx, inbound)
+        return reason + "; sender told", ctx.context_game, ctx.touched
 
     def _find_context(self, ctx: MailContext) -> None:
         """The game a reply is about: from a valid token, else from the subject tag; and the move

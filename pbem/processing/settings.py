@@ -22,7 +22,13 @@ from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing.context import MailContext
 from pbem.processing.games import CommandFailed, address_proven
 from pbem.processing.handlers import register_handler
-from pbem.processing.preferences import DEFAULT_NOTIFY, NICKNAME_MAX, NOTIFY_LEVELS
+from pbem.processing.preferences import (
+    DEFAULT_MAIL,
+    DEFAULT_NOTIFY,
+    MAIL_FORMATS,
+    NICKNAME_MAX,
+    NOTIFY_LEVELS,
+)
 
 _NICKNAME = re.compile(rf"^[\w][\w .'-]{{0,{NICKNAME_MAX - 1}}}$")
 
@@ -36,6 +42,9 @@ class Setting:
     apply: Callable[[MailContext, str], Any]
     show: Callable[[Any], str] = str
     default: str = "-"
+    # For a setting that is an action rather than a stored value (``set address``): called with the
+    # checked value once the address is proven, instead of storing it.
+    act: Callable[[MailContext, Any], None] | None = None
 
 
 SETTINGS: dict[str, Setting] = {}
@@ -54,8 +63,8 @@ def _notify(ctx: MailContext, value: str) -> str:
 
 def _mail(ctx: MailContext, value: str) -> str:
     kind = value.lower()
-    if kind not in ("html", "text"):
-        raise CommandFailed(f"mail takes html or text, not {value!r}.")
+    if kind not in MAIL_FORMATS:
+        raise CommandFailed(f"mail takes {', '.join(MAIL_FORMATS)}, not {value!r}.")
     return kind
 
 
@@ -74,8 +83,8 @@ def _nickname(ctx: MailContext, value: str) -> str | None:
 
 register_setting(Setting("notify", "set notify every|turn|digest", "which mails you get. " + " ".join(
     f"{k}: {v}." for k, v in NOTIFY_LEVELS.items()), _notify, default=DEFAULT_NOTIFY))
-register_setting(Setting("mail", "set mail html|text", "html: text with a drawn board and one-tap "
-                         "moves (default); text: plain text only", _mail, default="html"))
+register_setting(Setting("mail", "set mail text|html|tap", "how mails look. " + " ".join(
+    f"{k}: {v}." for k, v in MAIL_FORMATS.items()), _mail, default=DEFAULT_MAIL))
 register_setting(Setting("nickname", "set nickname NAME|none", "your public name: shown to other "
                          "players and on the archive site instead of your address", _nickname,
                          default="none (your address is never shown in public)"))
@@ -104,6 +113,9 @@ def do_set(ctx: MailContext, command: Command) -> None:
             actions=[ActionGroup("", [Action("Confirm", line)])]),
             headline=f"Confirm: {line}")
         return
+    if setting.act is not None:
+        setting.act(ctx, stored)
+        return
     settings = dict(ctx.tx.get_player(ctx.mail.from_addr))
     if stored is None:
         settings.pop(key, None)
@@ -123,7 +135,8 @@ def _listing(settings: dict[str, Any]) -> str:
     width = max(map(len, SETTINGS))
     return "\n".join(
         f"{key:<{width}}  {SETTINGS[key].show(settings[key]) if key in settings else SETTINGS[key].default}"
-        for key in SETTINGS) + "\n\nChange one with: set KEY VALUE   (help settings explains each)"
+        for key in SETTINGS if SETTINGS[key].act is None) + (
+        "\n\nChange one with: set KEY VALUE   (help settings explains each)")
 
 
 HELP_TOPICS["settings"] = settings_help

@@ -12,6 +12,11 @@ from email.message import Message
 from pbem.reading.html_text import html_to_text
 
 _MAX_DEPTH = 30  # MIME nesting beyond this is an attack, not a mail
+#: The text read at most: a player's commands come first (or below a quote of our mail, a few
+#: hundred lines), and quote detection costs 3-25 microseconds per line, so a mail of 60,000
+#: lines would otherwise cost a quarter of a second or more.
+MAX_TEXT_LINES = 3_000
+MAX_TEXT_CHARS = 100_000
 
 
 def walk_parts(msg: Message) -> Iterator[Message]:
@@ -169,8 +174,22 @@ def _strip_inline_pgp(text: str) -> str:
     return "\n".join(lines[:start] + body + after)
 
 
+def _capped(text: str) -> str:
+    """The first ``MAX_TEXT_LINES`` lines (and ``MAX_TEXT_CHARS`` characters) at most."""
+    if len(text) > MAX_TEXT_CHARS:
+        text = text[:MAX_TEXT_CHARS]
+    if text.count("\n") >= MAX_TEXT_LINES:
+        text = "\n".join(text.split("\n", MAX_TEXT_LINES)[:MAX_TEXT_LINES])
+    return text
+
+
 def body_text(msg: Message) -> str:
-    """The mail's text: text/plain when it says anything, else its HTML rendered as text."""
+    """The mail's text, at most ``MAX_TEXT_LINES`` lines of it: text/plain when it says anything,
+    else its HTML rendered as text."""
+    return _capped(_full_body_text(msg))
+
+
+def _full_body_text(msg: Message) -> str:
     plain = html = None
     try:
         plain = msg.get_body(preferencelist=("plain",))  # type: ignore[attr-defined]
@@ -187,7 +206,7 @@ def body_text(msg: Message) -> str:
         except Exception:
             plain = None
     if plain is not None:
-        text = _part_text(plain)
+        text = _capped(_part_text(plain))  # before unflowing, which costs per line too
         if content_param(plain, "format") == "flowed":
             text = unflow(text, delsp=content_param(plain, "delsp") == "yes")
         text = _strip_inline_pgp(text)

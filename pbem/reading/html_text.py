@@ -48,6 +48,11 @@ _CELL_TAGS = frozenset({"td", "th"})
 _COLLAPSE = re.compile(r"[ \t\n\r\f\v]+")  # HTML whitespace; deliberately not \xa0
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
 _TAG = re.compile(r"<[^>]*>")
+#: Markup read at most: the parser costs about 3 microseconds per tag, and a player's words come
+#: first, above the quoted mail, so 10,000 tags (a long quoted thread from Outlook has a few
+#: thousand) hold them with room to spare while a tag bomb cannot cost more than ~30 ms.
+MAX_TAGS = 10_000
+_CHUNK = 16_384
 
 
 class _Converter(HTMLParser):
@@ -61,6 +66,7 @@ class _Converter(HTMLParser):
         self._quoted_rest = False
         self._skip = 0
         self._pre = 0
+        self.tags = 0
 
     # --- line assembly -----------------------------------------------------------------------
 
@@ -89,6 +95,7 @@ class _Converter(HTMLParser):
     # --- parser callbacks ----------------------------------------------------------------------
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags += 1
         if tag in _SKIP_TAGS:
             self._skip += 1
             return
@@ -113,6 +120,7 @@ class _Converter(HTMLParser):
             self._write(" ")
 
     def handle_endtag(self, tag: str) -> None:
+        self.tags += 1
         if tag in _SKIP_TAGS:
             self._skip = max(0, self._skip - 1)
             return
@@ -173,7 +181,11 @@ def html_to_text(markup: str) -> str:
     """
     converter = _Converter()
     try:
-        converter.feed(markup)
+        for start in range(0, len(markup), _CHUNK):
+            converter.feed(markup[start : start + _CHUNK])
+            if converter.tags > MAX_TAGS:
+                markup = markup[: start + _CHUNK]  # for the fallback below, too
+                break
         converter.close()
         return converter.result()
     except Exception:

@@ -18,9 +18,30 @@ BODY_TOKEN = re.compile(r"(?i)^token\s*[:=]?\s*([A-Za-z0-9][A-Za-z0-9_-]{2,127})
 _LOOKS_LIKE_JSON = re.compile(r'(?:\{\s*["}]|\[\s*(?:[\[\]{"\d-]|true|false|null))')
 
 
+#: A turn file holds a few commands; validating a huge document against the schema would take
+#: seconds, so larger ones are refused before they are even decoded.
+MAX_TURN_FILE_CHARS = 100_000
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def _parse_json(text: str, name: str) -> tuple[Any, str | None]:
+    if len(text) > MAX_TURN_FILE_CHARS:
+        return None, (f"line 1 column 1: the turn file has {len(text)} characters; at most "
+                      f"{MAX_TURN_FILE_CHARS} are read (in {name})")
     try:
-        return json.loads(text), None
+        value = json.loads(text)
+        if "\\u" in text:  # an escaped lone surrogate would break every reply that quotes it
+            value = _without_surrogates(value)
+        return value, None
     except json.JSONDecodeError as exc:
         return None, f"line {exc.lineno} column {exc.colno}: {exc.msg} (in {name})"
     except RecursionError:
@@ -53,12 +74,20 @@ def _json_text(part: Message) -> str:
     return text.lstrip("\ufeff")
 
 
+#: JSON parts tried at most: a turn file is one attachment; a mail with dozens of broken ones is not
+#: worth decoding each of them.
+MAX_JSON_PARTS = 5
+
+
 def find_json_turn(
     msg: Message, text: str, command_text: str
 ) -> tuple[Any, str | None, str | None]:
     """(turn, error, source): a turn file attached as JSON, else the body when it is JSON."""
     error: str | None = None
+    tried = 0
     for part in walk_parts(msg):
+        if tried >= MAX_JSON_PARTS:
+            break
         try:
             if part.get_content_maintype() in ("multipart", "message"):
                 continue
@@ -67,6 +96,7 @@ def find_json_turn(
         is_json, name = _is_json_part(part)
         if not is_json:
             continue
+        tried += 1
         value, err = _parse_json(_json_text(part), name)
         if err is None:
             return value, None, name

@@ -23,8 +23,16 @@ from typing import Any, Protocol
 
 # Inbound statuses: pending -> done | ignored | failed (failed = processing raised; kept for inspection)
 INBOUND_STATUSES = ("pending", "done", "ignored", "failed")
-# Game statuses: invited (waiting for accepts) -> active -> over; or declined / cancelled
-GAME_STATUSES = ("invited", "active", "over", "declined", "cancelled")
+# Game statuses: invited (waiting for accepts) -> active -> over; or declined / cancelled. An open
+# challenge (``new GAME open``) is a game whose free seats anyone may take: open -> active when the
+# last seat is taken, or cancelled when it expires or its author withdraws it.
+GAME_STATUSES = ("invited", "active", "over", "declined", "cancelled", "open")
+# Endings after which a game counts for nobody: no seat won, lost or drew it (not rated).
+UNRATED_ENDINGS = ("abandoned by agreement",)
+# How a game can be searched by result (``search_games(result=...)``): a draw for every seat, or the
+# way it ended (the result's reason).
+RESULT_FILTERS = {"draw": None, "resigned": "resigned", "forfeit": "forfeit",
+                  "abandoned": "abandoned by agreement"}
 
 
 @dataclass
@@ -37,6 +45,9 @@ class Inbound:
     sha256: str
     status: str = "pending"
     outcome: str | None = None
+    envelope_from: str | None = None  # SMTP envelope sender: "" for <> (a bounce), None unknown
+    original_size: int | None = None  # set when only the header of an oversized mail was kept
+    sender: str | None = None  # From address (lower case), set at intake; fairness is by sender
 
 
 @dataclass
@@ -51,6 +62,7 @@ class Outbound:
     next_attempt_at: datetime | None = None
     sent_at: datetime | None = None
     last_error: str | None = None
+    given_up_at: datetime | None = None  # refused for good (5xx): never retried
 
 
 @dataclass
@@ -99,6 +111,18 @@ class OutboxBatch(Protocol):
     def take(self, row: Outbound) -> bool: ...
     def sent(self, outbound_id: int) -> None: ...
     def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
+    def given_up(self, outbound_id: int, error: str) -> None: ...  # refused for good: never retried
+
+
+@dataclass(frozen=True)
+class AddressChange:
+    """A pending (or done) move of a player to a new address, waiting for the new address's code."""
+
+    old_email: str
+    new_email: str
+    created_at: datetime
+    expires_at: datetime
+    used_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -112,15 +136,11 @@ class Tx(Protocol):
     """Operations inside one transaction; all commit together or not at all."""
 
     # intake
-    def claim_next_inbound(self, order: str = "arrival") -> Inbound | None:
-        """Take the first pending message in ``order`` (a name of ``pbem.store.sql.PENDING_ORDERS``)
-        that no other worker holds and that no earlier message of its game waits before; None when
-        there is none. The claim ends with the transaction."""
-        ...
-    def claim_inbound(self, inbound_id: int) -> bool:
-        """Take a pending message for processing in this transaction: True when it is still pending,
-        no other worker holds it, and no earlier message about the same game is still pending (so one
-        game's mail is applied in arrival order). The claim ends with the transaction."""
+    def claim_inbound(self, inbound_id: int) -> Inbound | None:
+        """Take a pending message for processing in this transaction, and read it: None unless it is
+        still pending, no other worker holds it, and no earlier message about the same game is still
+        pending (so one game's mail is applied in arrival order). The claim ends with the
+        transaction."""
         ...
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
                      sender: str | None = None, game_id: str | None = None,
@@ -140,6 +160,11 @@ class Tx(Protocol):
 
     # bounces and rate-limited notices
     def record_bounce(self, email: str, now: datetime, detail: str) -> None: ...
+    def mark_bouncing(self, email: str, now: datetime, detail: str) -> bool:
+        """Our mail to ``email`` bounces; True when it was not marked yet (tell people once)."""
+        ...
+    def clear_bouncing(self, email: str) -> bool: ...  # True when it was marked
+    def is_bouncing(self, email: str) -> bool: ...
     def claim_notice(self, key: str, now: datetime, interval_seconds: int) -> bool:
         """True (and remembers now) when no notice with this key went out within the interval."""
         ...
@@ -179,7 +204,18 @@ class Tx(Protocol):
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]: ...  # as Store's
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]: ...  # as Store's
+
+    # changes of address: pending until the new address answers with the code
+    def add_address_change(self, old_email: str, new_email: str, code_hash: str, now: datetime,
+                           expires_at: datetime) -> None: ...
+    def address_change(self, code_hash: str) -> AddressChange | None: ...
+    def use_address_change(self, code_hash: str, now: datetime) -> None: ...
+    def move_player(self, old_email: str, new_email: str) -> None:
+        """Settings, observed games and held digest lines of ``old_email`` go to ``new_email`` (the
+        seats are moved by the caller, game by game, since each game's record changes too)."""
+        ...
 
 
 class Store(Protocol):
@@ -194,27 +230,46 @@ class Store(Protocol):
 
     # intake: durable before returning (the SMTP listener answers 250 only after this returns)
     def accept_inbound(self, raw: bytes, source: str, now: datetime,
-                       source_ref: str | None = None) -> AcceptResult: ...
-    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None]]
+                       source_ref: str | None = None, *, envelope_from: str | None = None,
+                       original_size: int | None = None) -> AcceptResult:
+        """``envelope_from``: the SMTP envelope sender ("" for ``<>``); ``original_size``: the
+        full size when ``raw`` is only the header of a message over the size limit."""
+        ...
+    def accept_inbound_many(self, items: list[tuple[bytes, str, datetime, str | None, str | None]]
                             ) -> list[AcceptResult]:
-        """accept_inbound for (raw, source, now, source_ref) items in one transaction: one disk
-        flush for all of them (group commit), results in order."""
+        """accept_inbound for (raw, source, now, source_ref, envelope_from) items in one
+        transaction: one disk flush for all of them (group commit), results in order."""
         ...
-    def pending_inbound(self, limit: int = 100) -> list[Inbound]:
-        """Candidates for processing, in the order they should be taken; each is then claimed with
-        ``Tx.claim_inbound`` (another worker may have taken it meanwhile)."""
+    def pending_inbound(self, limit: int = 100) -> list[Inbound]: ...  # oldest first
+    def pending_fair(self, now: datetime, per_sender_per_minute: int, limit: int) -> list[int]:
+        """Ids of the next pending messages, one per sender (each sender's oldest), oldest first;
+        calling again gives the next round, so one sender's flood waits behind everybody's next
+        message. A sender who had ``per_sender_per_minute`` messages processed within the minute
+        before ``now`` is left out (0: no cap): their mail waits in the store, never dropped. Each
+        is then claimed with ``Tx.claim_inbound`` (another worker may have taken it meanwhile)."""
         ...
+    def get_inbound(self, inbound_id: int) -> Inbound | None: ...  # one message, raw included
     def inbound_status(self, inbound_id: int) -> str | None: ...
+    def inbound_counts(self) -> dict[str, int]: ...  # by status
 
     # outbox sender
-    def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]: ...
+    def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]:
+        """Round-robin by recipient list, each recipient's mails in queue order."""
+        ...
     def mark_sent(self, outbound_id: int, now: datetime) -> None: ...
     def mark_sent_many(self, outbound_ids: list[int], now: datetime) -> None: ...  # one commit
     def mark_send_failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
-    def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m}
+    def mark_given_up(self, outbound_id: int, error: str, now: datetime) -> None:
+        """The relay refused the mail for good (5xx): it is never tried again."""
+        ...
+    def reset_backoff(self, now: datetime) -> int:
+        """The relay is back: every waiting mail is due now (returns how many were waiting)."""
+        ...
+    def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m, "given_up": k}
+    def given_up_outbound(self, limit: int = 50) -> list[Outbound]: ...  # newest first
     def claim_outbound(self, now: datetime, limit: int = 100) -> AbstractContextManager[OutboxBatch]:
-        """Due rows, oldest first, for one pass of the sender; every mark given to the batch is
-        written by the time the block ends, also when it raised."""
+        """Due rows, in ``due_outbound``'s order, for one pass of the sender; every mark given to the
+        batch is written by the time the block ends, also when it raised."""
         ...
 
     # workers sharing the database: roles, heartbeats, queue figures
@@ -241,8 +296,10 @@ class Store(Protocol):
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,
-                     offset: int = 0) -> list[GameRow]:
-        """Games by player address, game name, and finish date (creation date while unfinished),
-        newest first."""
+                     offset: int = 0, result: str | None = None, winner: str | None = None,
+                     loser: str | None = None) -> list[GameRow]:
+        """Games by player address, game name, finish date (creation date while unfinished) and
+        result (a key of RESULT_FILTERS; the address that won or lost), newest first."""
         ...
     def iter_inbound(self, status: str | None = None) -> Iterator[Inbound]: ...
+    def bouncing_addresses(self) -> list[tuple[str, datetime, str]]: ...  # (email, since, detail)

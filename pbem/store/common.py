@@ -15,6 +15,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from pbem.store.base import UNRATED_ENDINGS
 from pbem.tokens import looks_like_token, split_reply_tag, token_hash
 
 
@@ -85,51 +86,69 @@ def normalise_message_id(value: str | None) -> str | None:
     return f"<{compact}>" if compact else None
 
 
-def _header_block(raw: bytes) -> Any:
-    """Only the header block is parsed: intake runs before the SMTP 250 and must stay cheap even
-    for a large message, and a body can never hold the headers read here anyway."""
-    match = _BLANK_LINE.search(raw)
-    head = raw[: match.end()] if match else raw
+#: Intake parses at most this much of the header block (before the SMTP 250, so it must stay
+#: cheap and small whatever the message holds; a Message-ID further down is not looked for).
+_HEAD_BYTES = 64_000
+
+
+_ADDRESS_HEADERS = frozenset(("to", "cc", "delivered-to", "x-original-to"))
+
+
+def intake_keys(raw: bytes) -> tuple[str | None, str | None, str | None]:
+    """(Message-ID, From address in lower case, route) from the header block alone.
+
+    Only the start of the header block is parsed: intake runs before the SMTP 250 and must stay
+    cheap even for a large or hostile message, and a body can never hold these fields. The From
+    address is what fair processing groups by; the reader decides later what it really is. The
+    route is the hash of the first seat token in a recipient's plus-address (``pbem+TOKEN-12@host``,
+    the Reply-To of every game mail): the store looks it up among the seats, so that the game a move
+    is about is known before the move is read, and one game's mail is processed in arrival order
+    (``Tx.claim_inbound``).
+    """
+    match = _BLANK_LINE.search(raw, 0, _HEAD_BYTES)
+    head = raw[: match.end()] if match else raw[:_HEAD_BYTES]
+    text: str | None = None
+    sender: str | None = None
+    route: str | None = None
     try:
-        msg = email.parser.BytesHeaderParser(policy=email.policy.default).parsebytes(head)
-        str(msg.get("Message-ID", ""))  # the modern parser raises on use, not on parsing
-        return msg
+        msg = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
+        value = msg.get("Message-ID")
+        text = None if value is None else str(value)
+        from_value = msg.get("From")
+        if from_value is not None:
+            address = email.utils.parseaddr(str(from_value)[:2000])[1].strip().lower()
+            sender = address if "@" in address and address.isprintable() else None
+        values = [str(v)[:2000] for name, v in msg.raw_items() if name.lower() in _ADDRESS_HEADERS]
+        for _name, address in email.utils.getaddresses(values):
+            local = address.rpartition("@")[0]
+            token = split_reply_tag(local.partition("+")[2])[0] if "+" in local else ""
+            if looks_like_token(token):
+                route = token_hash(token)
+                break
     except Exception:
-        # The modern header parser has raised on odd input before; the legacy parser never
-        # interprets the values, which is all that is needed here. Should even that fail, the
-        # message is still accepted, de-duplicated by its bytes alone.
-        try:
-            return email.parser.BytesHeaderParser().parsebytes(head)
-        except Exception:
-            return None
-
-
-_ADDRESS_HEADERS = ("To", "Cc", "Delivered-To", "X-Original-To")
-
-
-def intake_keys(raw: bytes) -> tuple[str | None, str | None]:
-    """(Message-ID, route) of a message about to be stored. The route is the hash of the first seat
-    token in a recipient's plus-address (``pbem+TOKEN-12@host``, the Reply-To of every game mail):
-    the store looks it up among the seats, so that the game a move is about is known before the
-    move is read, and one game's mail is processed in arrival order (``Tx.claim_inbound``)."""
-    msg = _header_block(raw)
-    if msg is None:
-        return None, None
-    value = msg.get("Message-ID")
-    message_id = normalise_message_id(None if value is None else str(value))
-    route = None
-    # The raw values: only the addresses are wanted, and parsing them into header objects costs
-    # more than the rest of the intake.
-    wanted = {name.lower() for name in _ADDRESS_HEADERS}
-    values = [str(v) for name, v in msg.raw_items() if name.lower() in wanted]
-    for _name, address in email.utils.getaddresses(values):
-        local = address.rpartition("@")[0]
-        token = split_reply_tag(local.partition("+")[2])[0] if "+" in local else ""
-        if looks_like_token(token):
-            route = token_hash(token)
-            break
-    return message_id, route
+        # Should the parser raise on odd input, the message is still accepted, de-duplicated by
+        # its bytes alone.
+        return None, None, None
+    return normalise_message_id(text), sender, route
 
 
 def message_id_of(raw: bytes) -> str | None:
     return intake_keys(raw)[0]
+
+
+def result_columns(status: str, record: dict[str, Any], seats: list[str]
+                   ) -> tuple[str | None, dict[str, str | None]]:
+    """The searchable copy of a game's result: how it ended (the result's reason) and, per seat,
+    "win", "loss" or "draw" (None while it runs or when it counts for nobody). A game in which every
+    seat is a winner, or none is, is a draw for all, as the standings count it."""
+    result = record.get("result")
+    if not isinstance(result, dict):
+        return None, {}
+    reason = result.get("reason")
+    ending = str(reason) if isinstance(reason, str) and reason else None
+    if status != "over" or ending in UNRATED_ENDINGS:
+        return ending, {}
+    winners = {str(w) for w in result.get("winners") or []}
+    if not winners or winners >= set(seats):
+        return ending, dict.fromkeys(seats, "draw")
+    return ending, {seat: "win" if seat in winners else "loss" for seat in seats}

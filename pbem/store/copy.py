@@ -33,13 +33,15 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("notices", ("key",)),
     ("imap_state", ("mailbox",)),
     ("bounces", ("id",)),
+    ("bouncing", ("email",)),
+    ("address_changes", ("id",)),
     ("digest_items", ("id",)),
     ("inbound", ("id",)),
     ("outbound", ("id",)),
 )
 
 #: Tables whose integer ids come from a counter of the database.
-NUMBERED = ("bounces", "digest_items", "inbound", "outbound")
+NUMBERED = ("bounces", "address_changes", "digest_items", "inbound", "outbound")
 PAGE = 500
 
 

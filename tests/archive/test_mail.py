@@ -12,7 +12,7 @@ import pytest
 from pbem.archive.importer import row_from_record
 from pbem.archive.sample import random_record
 from pbem.record import replay_record
-from tests.server.harness import Server, text_of, to
+from tests.server.harness import Server, headline, text_of, to
 from tests.server.players import Player
 
 ALICE, BOB, CAROL, DAVE = "alice@example.org", "bob@example.org", "carol@example.org", "dave@example.org"
@@ -40,7 +40,7 @@ def play_by_mail(server: Server) -> None:
         if not pending:
             break
         rcpt, message = pending.pop(0)
-        if rcpt in players and "Game over" not in str(message["Subject"]):
+        if rcpt in players and not headline(message).startswith("Game over"):
             reply = players[rcpt].respond(message)
             if reply is not None:
                 pending += server.submit(reply)

@@ -5,7 +5,7 @@ every structure, the scores, and another ply when the page is opened on that ply
 from __future__ import annotations
 
 import random
-import shutil
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,7 +22,7 @@ from pbem.archive.site import write_site
 from pbem.record import positions, replay_record
 from pbem.store.base import GameRow, Store
 from tests.archive.conftest import Cli, fill
-from tests.services.requirements import missing
+from tests.services.browser import Browser, chromium_path
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -78,16 +78,9 @@ class Tree(HTMLParser):
         self.stack[-1].children.append(Node("#text", {}, text=data))
 
 
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not found:
-        missing("headless Chromium is not installed (Debian package: chromium)")
-    return found
-
-
 def browse(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        [chromium_path(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          f"--user-data-dir={tmp_path / 'chromium-profile'}", *extra, url],
         capture_output=True, text=True, timeout=120, check=True)
@@ -97,16 +90,26 @@ def dom(tmp_path: Path, url: str) -> Node:
     return Tree(browse(tmp_path, url, "--dump-dom").stdout).root
 
 
+# Black of ac-7 chose a nickname (with markup, to check the escaping); nobody else did.
+NICKNAME = '<b>Stardust & "co"</b>'
+AC_PLAYERS = ["annabel.q@example.org", "mallory.k@example.org"]
+ST_PLAYERS = ["cyprian.x@example.org", "bortholomew@example.org", "dorothea.z@example.org"]
+# What the site must never show: addresses, their local parts, names from the mail client.
+PRIVATE = [*AC_PLAYERS, *ST_PLAYERS, *(e.split("@")[0] for e in AC_PLAYERS + ST_PLAYERS), "Quist"]
+ADDRESS = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+
+
 @pytest.fixture
 def site(tmp_path: Path, store: Store) -> tuple[Path, list[GameRow]]:
-    ac = random_record("alien-city", random.Random(21), "ac-7", ["eve@example.org", "mallory@example.org"],
+    ac = random_record("alien-city", random.Random(21), "ac-7", AC_PLAYERS,
                        datetime(2026, 5, 1, tzinfo=UTC), resign_chance=0)
-    ac["players"]["black"]["name"] = "<b>Eve & \"co\"</b>"
-    st = random_record("space-truckin", random.Random(22), "st-3",
-                       ["red@example.org", "blue@example.org", "green@example.org"],
+    ac["players"]["black"]["name"] = "Annabel Quist"  # from her mail client: not for the public
+    st = random_record("space-truckin", random.Random(22), "st-3", ST_PLAYERS,
                        datetime(2026, 5, 2, tzinfo=UTC), resign_chance=0)
     rows = [row_from_record(r, replay_record(r)) for r in (ac, st)]
     fill(store, rows)
+    with store.transaction() as tx:
+        tx.set_player(AC_PLAYERS[0], {"nickname": NICKNAME})
     out = tmp_path / "site"
     report = write_site(store, out, make_filters())
     assert report.pages == 2
@@ -124,10 +127,13 @@ def test_site_files_never_show_hidden_information(site: tuple[Path, list[GameRow
         assert '"pile"' not in text
         assert ", ".join(f'"{t}"' for t in pile[40:43]) not in text
         if path.suffix == ".html":
-            assert "<b>Eve" not in text  # escaped everywhere
+            assert "<b>Stardust" not in text  # escaped everywhere
+        # nicknames or seats, never an address, nor its local part, nor the mail client's name
+        assert not ADDRESS.search(text), (path, ADDRESS.search(text))
+        assert not [p for p in PRIVATE if p.lower() in text.lower()], path
         assert path.stat().st_mode & 0o044 == 0o044  # readable by a web server
     page = (out / "games/ac-7.html").read_text()
-    assert "&lt;b&gt;Eve &amp; &quot;co&quot;&lt;/b&gt;" in page or "&lt;b&gt;Eve &amp; \"co\"" in page
+    assert "&lt;b&gt;Stardust &amp; &quot;co&quot;&lt;/b&gt; (black)" in page
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # no CDN, no network
     final = replay_record(rows[0].record)
     assert page.count('<figure class="ply') == final.ply + 1
@@ -141,8 +147,12 @@ def test_index_in_chromium(tmp_path: Path, site: tuple[Path, list[GameRow]]) -> 
     links = [a.attrs["href"] for r in listed for a in r.find(tag="a")]
     assert links == ["games/st-3.html", "games/ac-7.html"]
     text = root.all_text()
-    assert "<b>Eve & \"co\"</b>" in text and not root.find(tag="b")
+    assert NICKNAME in text and not root.find(tag="b")
     assert "Space Truckin'" in text and "Alien City" in text
+    # one line per player, and no stray comma between them (they used to start with ", ")
+    players = {r.attrs["data-id"]: [li.all_text() for li in r.find(tag="li", cls="player")] for r in listed}
+    assert players == {"ac-7": [f"{NICKNAME} (black)", "White"], "st-3": ["Red", "Blue", "Green"]}
+    assert not [r for r in listed if "," in r.find(tag="ul", cls="players")[0].all_text()]
 
 
 def test_game_page_in_chromium(tmp_path: Path, site: tuple[Path, list[GameRow]]) -> None:
@@ -229,5 +239,76 @@ def test_game_page_shows_moderator_actions_at_their_ply(site: tuple[Path, list[G
     assert len(moves) > 2
     page = game_page(replace(row, record=record))
     figure = page[page.index('id="ply-2"'):page.index('id="ply-3"')]
-    assert "referee@example.org" in figure and "a &lt;holiday&gt; break" in figure
+    # the moderator's address is not for the public
+    assert "by (address hidden): a &lt;holiday&gt; break" in figure and "referee" not in page
     assert "holiday" not in page[:page.index('id="ply-2"')]
+
+
+# --- on a phone ------------------------------------------------------------------------------------
+
+def moved_at(record: dict, ply: int) -> tuple[str, set[str]]:
+    """The move of ``ply`` and where it is on the board: Alien City's lot built on, or the
+    cells a Space Truckin' move names."""
+    text = [e for e in record["moves"] if "move" in e][ply - 1]["move"]
+    if record["game"] == "alien-city":
+        return text, {text.split()[2]}
+    return text, set(re.findall(r"\b[A-I][1-9]\b", text))
+
+
+# The board shown, where its last-move frames are and what lot or cell each frames.
+SHOWN = """(() => {
+  const fig = [...document.querySelectorAll('#boards .ply')].find(f => !f.hidden);
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const board = fig.querySelector('svg.board');
+  return {id: fig.id, board: box(board),
+          marks: [...fig.querySelectorAll('.last-move')].map(e => {
+            const where = e.dataset.lot || e.dataset.cell;
+            const under = fig.querySelector(
+              `.structure[data-lot="${where}"], .tile[data-cell="${where}"]`);
+            return {where, box: box(e), under: under ? box(under) : null};
+          }),
+          legend: [...document.querySelectorAll('section.legend ul.legend li')].map(
+            li => [li.querySelectorAll('svg').length, li.textContent.trim()])};
+})()"""
+
+
+def test_pages_at_360_px_wide(tmp_path: Path, site: tuple[Path, list[GameRow]]) -> None:
+    """A phone's width: no sideways scrolling, the board scaled to fit, the legend, and the last
+    move framed on the right lot or cell. Screenshots are kept under the test's tmp directory."""
+    out, rows = site
+    shots = []
+    with Browser(tmp_path / "cdp-profile") as browser:
+        browser.open((out / "index.html").as_uri())
+        assert browser.evaluate("[innerWidth, document.documentElement.scrollWidth]") == [360, 360]
+        shots.append(browser.screenshot(tmp_path / "360px-index.png"))
+        for row in rows:
+            ply = 5
+            move, where = moved_at(row.record, ply)
+            while not where:  # a pass frames nothing: take the next move that does
+                ply += 1
+                move, where = moved_at(row.record, ply)
+            browser.open((out / f"games/{row.id}.html").as_uri() + f"#ply-{ply}")
+            width, scroll = browser.evaluate("[innerWidth, document.documentElement.scrollWidth]")
+            assert (width, scroll) == (360, 360), row.id
+            shown = browser.evaluate(SHOWN)
+            assert shown["id"] == f"ply-{ply}"
+            left, _top, right, _bottom = shown["board"]
+            assert left >= 0 and 300 < right - left <= 360  # scaled down to the width, not cut
+            assert {m["where"] for m in shown["marks"]} == where, (row.id, move)
+            for mark in shown["marks"]:  # the frame is drawn over that lot or cell
+                x0, y0, x1, y1 = mark["under"]
+                cx, cy = (mark["box"][0] + mark["box"][2]) / 2, (mark["box"][1] + mark["box"][3]) / 2
+                assert x0 <= cx <= x1 and y0 <= cy <= y1, (row.id, move, mark)
+            assert len(shown["legend"]) >= 6 and all(n == 1 and text for n, text in shown["legend"])
+            assert any("last" in text for _, text in shown["legend"])
+            names = browser.evaluate(
+                "[...document.querySelectorAll('ul.players li')].map(li => li.textContent)")
+            assert names == ([f"{NICKNAME} (black)", "White"] if row.game == "alien-city"
+                             else ["Red", "Blue", "Green"])
+            page = browser.evaluate("document.documentElement.outerHTML")
+            assert not ADDRESS.search(page) and not [p for p in PRIVATE if p.lower() in page.lower()]
+            shots.append(browser.screenshot(tmp_path / f"360px-{row.id}.png"))
+    for shot in shots:
+        png = shot.read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == 360
+        print(f"screenshot at 360 px: {shot}")

@@ -5,6 +5,7 @@ sent before the move."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -53,9 +54,16 @@ def played(tmp_path: Path) -> tuple[Server, dict[str, EmailMessage]]:
     latest = play(server, players, out, rounds=6)
     server.submit(server.mail(DAN, "set nickname Danny"))
     server.submit(server.mail("eve@example.org", "observe ac-1"))
+    now = server.clock.now()
     with server.store.transaction() as tx:
-        tx.block("spam@example.net", server.clock.now(), "test", "spam")
-    server.store.accept_inbound(server.mail(ALICE, "games").as_bytes(), "test", server.clock.now())
+        tx.block("spam@example.net", now, "test", "spam")
+        tx.mark_bouncing("gone@example.net", now, "550 5.1.1 no such user")
+        tx.add_address_change(ALICE, "alice@new.example.org", "c" * 64, now, now + timedelta(days=1))
+        refused = tx.queue_outbound(message_id="<refused@pbem>", sender="pbem@localhost",
+                                    recipients=["gone@example.net"], raw=b"Subject: x\r\n\r\nx\r\n", now=now)
+    server.store.mark_given_up(refused, "550 5.1.1 no such user", now)
+    server.store.accept_inbound(server.mail(ALICE, "games").as_bytes(), "test", server.clock.now(),
+                                envelope_from=ALICE)
     server.store.accept_inbound(server.mail(BOB, "help").as_bytes(), "test", server.clock.now())
     server.processor.process_pending(1)  # one processed, its reply left in the outbox
     yield server, latest

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import email.policy
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -13,6 +15,27 @@ from pbem.config import Config, config_from_dict
 from pbem.daemon.runner import Daemon
 from pbem.processing.processor import Processor
 from pbem.store import open_store
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def serve(config_path: Path, failpoint: str | None) -> subprocess.Popen:
+    """``pbem serve`` in a process of its own, optionally with a failpoint (pbem/failpoints.py)."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    if failpoint:
+        env["PBEM_FAILPOINT"] = failpoint
+    return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def relay(sink) -> dict:

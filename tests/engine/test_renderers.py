@@ -116,6 +116,9 @@ def test_the_renderer_is_what_state_render_uses(monkeypatch: pytest.MonkeyPatch)
         def svg_board(self, state: State, prefix: str, label: str) -> str:
             return ""
 
+        def svg_legend(self, state: State, prefix: str) -> str:
+            return ""
+
     for game in games():
         state = next(positions(game, game.min_players, seed=1))
         monkeypatch.setattr(type(game), "renderer", Marked())

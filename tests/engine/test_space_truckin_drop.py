@@ -78,7 +78,9 @@ def test_dropping_the_seat_to_move_passes_the_turn_with_the_drawn_tile() -> None
     assert notes[0].startswith(f"{late} is dropped from the game")
     assert notes[1] == f"{after} plays the tile {late} drew, {tile} (clock quadrant {quadrant})."
     assert f"{late} " in state.render() and "DROPPED" in state.render()
-    assert late in state.score().totals and "(dropped)" in state.score().text
+    assert late in state.score().totals
+    assert f" {late}*" in state.score().text.splitlines()[0]  # the dropped seat's column is marked
+    assert "* dropped from the game" in state.score().text
     table.move()
     assert [e["seat"] for e in table.entries if "seat" in e][-1] == after
     assert state.to_move not in (late, after)
@@ -181,13 +183,14 @@ def test_dropping_down_to_one_seat_ends_the_game_and_the_dropped_cannot_win() ->
     assert notes[1] == f"Only {other} is left: the game is over. Final scoring of incomplete features:"
     score = state.score()
     assert score.totals[leader] > score.totals[other] and all(score.totals[s] >= banked[s] for s in banked)
-    assert score.winners == [other] and score.text.startswith("Final scores: ")
-    assert f"Winner: {other}." in notes[-1]
+    assert score.winners == [other] and score.text.startswith("Final scores ")
+    # the totals, but no winner: the server names the winner once, in its mail
+    assert notes[-1].startswith("Final totals: ") and "Winner" not in notes[-1]
     finals = [e for e in score.details["events"] if e["final"]]
     assert finals  # the usual final scoring of incomplete features, dropped seat included
     for seat in state.seats:
         assert score.totals[seat] == banked[seat] + sum(e["points"] for e in finals if seat in e["seats"])
-    assert "The game is over. Winner(s): " + other in state.render()
+    assert "The game is over: see the final scores." in state.render()
     with pytest.raises(EngineError, match="the game is over"):
         state.drop_seat(other)
     same(table.replayed(), state)

@@ -233,8 +233,11 @@ def test_render_html_is_escaped_table():
     html = state.render_html()
     assert html.startswith("<table") and "</table>" in html
     assert "<script" not in html
-    body = html.split("<pre", 1)[1]
-    assert "\n" in body
+    # the seats' points and ships are a table of their own, a row per seat (no <pre> any more:
+    # its long lines were wider than a phone)
+    pools = html.split("<th>on board</th>", 1)[1]
+    assert all(f"<th align=left>{seat}</th>" in pools for seat in state.seats)
+    assert "Tiles left in the pile:" in html
 
 
 def test_help_topics():
@@ -247,7 +250,8 @@ def test_help_topics():
 def test_score_text_and_details():
     _setup, state = random_game(21, 2)
     sc = state.score()
-    assert state.is_over and sc.text.startswith("Final scores:")
+    assert state.is_over and sc.text.startswith("Final scores ")
+    assert sc.text.splitlines()[-1].split() == ["Total", *(str(v) for v in sc.totals.values())]
     assert set(sc.totals) == {"red", "blue"}
     assert sum(e["points"] * len(e["seats"]) for e in sc.details["events"]) == sum(sc.totals.values())
     assert sc.winners

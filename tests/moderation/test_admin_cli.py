@@ -12,7 +12,7 @@ import pytest
 from pbem.community.moderation import moderator_token
 from pbem.record import replay_json, replay_record
 from tests.moderation.helpers import ALICE, BOB, CAROL, MALLORY, MOD, SECRET, ModServer, Table, start
-from tests.server.harness import text_of, to
+from tests.server.harness import headline, text_of, to
 
 CONFIG = f"""\
 [server]
@@ -62,9 +62,10 @@ def test_rollback_block_and_end_from_the_command_line(server: ModServer, tmp_pat
     played = table.play(3)
     result = admin(tmp_path, "rollback", "ac-1", "2", "--why", "server bug", "--by", "operator")
     assert result.returncode == 0, result.stderr
-    assert "Rolled back ac-1 to ply 1" in result.stdout and "mail(s) queued" in result.stdout
+    assert "Rolled back ac-1 to move 1" in result.stdout and "mail(s) queued" in result.stdout
     out = table.take(server.take_outbox())
-    assert "Your move (ply 1)" in str(to(out, BOB)[0]["Subject"])
+    bob = headline(to(out, BOB)[0])
+    assert bob.startswith("Your move (move 2). A moderator has taken back the last 2 move(s)")
     assert "server bug" in text_of(to(out, ALICE)[0]) and to(out, CAROL)
     row = server.game("ac-1")
     assert [m["move"] for m in row.record["moves"]] == played[:1]
@@ -90,7 +91,7 @@ def test_rollback_block_and_end_from_the_command_line(server: ModServer, tmp_pat
     ended = admin(tmp_path, "end", "ac-1", "draw", "--why", "both agreed")
     assert ended.returncode == 0, ended.stderr
     out = server.take_outbox()
-    assert {rcpt for rcpt, m in out if "Game over" in str(m["Subject"])} == {ALICE, BOB, CAROL}
+    assert {rcpt for rcpt, m in out if headline(m).startswith("Game over")} == {ALICE, BOB, CAROL}
     row = server.game("ac-1")
     assert row.status == "over" and row.record["result"]["winners"] == ["black", "white"]
     assert [a["action"] for a in row.record["actions"]] == ["rollback", "block", "end"]

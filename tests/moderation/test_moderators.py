@@ -13,8 +13,21 @@ import pytest
 from pbem.cli.mailbox import reply_to
 from pbem.record import replay_json, replay_record, write_record
 from pbem.tokens import seat_token
-from tests.moderation.helpers import ALICE, BOB, CAROL, DAVE, MALLORY, MOD, SECRET, ModServer, Table, start
-from tests.server.harness import text_of, to
+from tests.moderation.helpers import (
+    ALICE,
+    BOB,
+    CAROL,
+    DAVE,
+    MALLORY,
+    MOD,
+    SECRET,
+    ModServer,
+    Table,
+    canonical,
+    seat_token_in,
+    start,
+)
+from tests.server.harness import headline, html_of, text_of, to
 from tests.server.players import attached_record
 
 
@@ -56,12 +69,14 @@ def test_rollback_by_mail_then_play_on_and_replay_matches_the_live_game(server: 
     server.submit(server.mail(CAROL, "observe ac-1"))
     played = table.play(4)
     out = table.take(server.admin("admin rollback ac-1 2 a misclick, both agreed"))
-    report = text_of(to(out, MOD)[0])
-    assert "Rolled back ac-1 to ply 2" in report
-    assert "Your move (ply 2)" in str(to(out, ALICE)[0]["Subject"])
-    assert "taken back the last 2 move(s)" in text_of(to(out, BOB)[0])
-    assert "a misclick, both agreed" in text_of(to(out, BOB)[0])
-    assert to(out, CAROL), "observers see the rollback too"
+    assert headline(to(out, MOD)[0]) == "Rolled back ac-1 to move 2"
+    alice = headline(to(out, ALICE)[0])
+    assert alice == ("Your move (move 3). A moderator has taken back the last 2 move(s) of game ac-1: it "
+                     "is at move 2 again.")
+    assert "taken back the last 2 move(s)" in headline(to(out, BOB)[0])
+    assert "black (alice@example.org) is to move." in headline(to(out, BOB)[0])
+    assert "Reason: a misclick, both agreed" in text_of(to(out, BOB)[0])
+    assert "taken back the last 2 move(s)" in headline(to(out, CAROL)[0]), "observers see the rollback too"
     row = server.game("ac-1")
     assert [m["move"] for m in row.record["moves"]] == played[:2]
     action = row.record["actions"][0]
@@ -73,7 +88,8 @@ def test_rollback_by_mail_then_play_on_and_replay_matches_the_live_game(server: 
     row = server.game("ac-1")
     assert [m["move"] for m in row.record["moves"]] == played[:2] + more
     live = replay_json(replay_record(row.record))
-    mailed = attached_record(table.newest[ALICE])
+    asked = to(server.submit(reply_to(table.newest[ALICE], ALICE, "record ac-1")), ALICE)
+    mailed = attached_record(asked[0])
     assert replay_json(replay_record(mailed)) == live
     lines = replay_cli(row.record, tmp_path, "--json").splitlines()
     assert json.loads(lines[-1]) == live
@@ -109,16 +125,17 @@ def test_replace_player_old_token_refused_new_token_works(server: ModServer) -> 
     table = Table(server)
     table.take(start(server))
     table.play(1)
-    bob_board = table.newest[BOB]  # "Your move (ply 1)" with bob's token
-    assert "Your move" in str(bob_board["Subject"])
+    bob_board = table.newest[BOB]  # "Your move (move 2)" with bob's token
+    assert "Your move (move 2)." in headline(bob_board)
     out = server.admin(f"admin replace ac-1 white {DAVE} bob has left")
-    assert "Replaced white" in text_of(to(out, MOD)[0])
+    assert "Replaced white" in headline(to(out, MOD)[0])
     old = to(out, BOB)[0]
-    assert "no longer" in str(old["Subject"]) and "bob has left" in text_of(old)
-    assert not old.get("Reply-To")
+    assert headline(old) == "You no longer play white in ac-1" and "bob has left" in text_of(old)
+    assert seat_token_in(server, old) is None, "the old player's mail carries no seat token"
     new = to(out, DAVE)[0]
-    assert "Your move (ply 1)" in str(new["Subject"]) and "taking over from" in text_of(new)
-    assert new["Reply-To"] != bob_board["Reply-To"]
+    assert headline(new) == "You now play white in ac-1: your move (move 2)"
+    assert "taking over from" in text_of(new)
+    assert new["Reply-To"] != bob_board["Reply-To"] and seat_token_in(server, new) == ("ac-1", "white")
     assert to(out, ALICE), "the other player is told"
     row = server.game("ac-1")
     assert row.seats[1].email == DAVE and row.record["players"]["white"]["token_generation"] == 1
@@ -126,14 +143,16 @@ def test_replace_player_old_token_refused_new_token_works(server: ModServer) -> 
     player = table.players[BOB]
     # bob with his old token: refused without a reply to him
     assert to(server.submit(reply_to(bob_board, BOB, player.choose_move(bob_board))), BOB) == []
-    # dave with bob's old token: refused too (dave only gets the seat's "not accepted" notice)
+    # dave with bob's old token: refused too, and told that the token is an old one
     out = server.submit(reply_to(bob_board, DAVE, player.choose_move(bob_board)))
-    assert [str(m["Subject"]) for m in to(out, DAVE)] == [
-        "[pbem ac-1] A mail for your seat was not accepted"]
+    assert [headline(m) for m in to(out, DAVE)] == ["Not done: an old token of ac-1"]
+    assert [str(m["Subject"]) for m in to(out, DAVE)] == [str(new["Subject"])]
     assert len(server.game("ac-1").record["moves"]) == 1
-    # dave with his new token: applied
-    out = server.submit(reply_to(new, DAVE, player.choose_move(new)))
-    assert "Move applied" in str(to(out, DAVE)[0]["Subject"])
+    # dave with his new token: applied (no confirmation by default; alice is told it is her move)
+    move = canonical(player.choose_move(new))
+    out = server.submit(reply_to(new, DAVE, move))
+    assert to(out, DAVE) == []
+    assert headline(to(out, ALICE)[0]) == f"Your move (move 3). {DAVE} played {move}."
     assert len(server.game("ac-1").record["moves"]) == 2
     refused = text_of(to(server.admin(f"admin replace ac-1 black {DAVE}"), MOD)[0])
     assert "already plays" in refused
@@ -169,7 +188,11 @@ def test_end_show_list_and_resend(server: ModServer, tmp_path: Path) -> None:
     out = server.admin("admin end ac-1 white abandoned by black")
     for address in (ALICE, BOB, CAROL):
         mail = to(out, address)[0]
-        assert "Game over" in str(mail["Subject"]) and "white" in text_of(mail)
+        assert headline(mail) == "Game over: ended by a moderator; " + (
+            "you win" if address == BOB else f"{BOB} wins")
+        assert "Final scores" in text_of(mail)
+        if address != CAROL:
+            assert "Reason: abandoned by black" in text_of(mail)
     row = server.game("ac-1")
     assert row.status == "over" and row.to_move is None
     assert row.record["result"]["reason"] == "moderator" and row.record["result"]["winners"] == ["white"]
@@ -193,7 +216,10 @@ def test_show_reveals_hidden_information_only_to_the_moderator(server: ModServer
     shown = to(server.admin(f"admin show {game_id}"), MOD)[0]
     pile = server.game(game_id).record["setup"]["pile"]
     assert "Hidden information" in text_of(shown) and pile[0] in text_of(shown)
-    assert "pile" not in attached_record(shown)["setup"]
+    assert attached_record(shown) is None  # records go with game-over mails and 'record' only
+    asked = to(server.submit(reply_to(table.newest[ALICE], ALICE, f"record {game_id}")), ALICE)[0]
+    assert "pile" not in attached_record(asked)["setup"]
+    assert all(json.dumps(pile[-3:]) not in text_of(m) + html_of(m) for _, m in table.everything)
 
 
 def test_pause_resume_and_deadline(server: ModServer, tmp_path: Path) -> None:
@@ -223,7 +249,8 @@ def test_replace_an_invited_player_sends_the_new_one_an_invitation(server: ModSe
     out = server.submit(server.mail(ALICE, f"new alien-city with {BOB} as black"))
     out = server.admin(f"admin replace ac-1 white {DAVE} wrong address")
     invitation = to(out, DAVE)[0]
-    assert "Invitation" in str(invitation["Subject"]) and "+" in str(invitation["Reply-To"])
+    assert headline(invitation) == "Invitation to Alien City (ac-1)"
+    assert seat_token_in(server, invitation) == ("ac-1", "white")
     out = server.submit(reply_to(invitation, DAVE, "accept"))
-    assert "Your move (ply 0)" in str(to(out, ALICE)[0]["Subject"])
+    assert headline(to(out, ALICE)[0]) == "Your move (move 1). Game ac-1 has started."
     assert server.game("ac-1").status == "active"

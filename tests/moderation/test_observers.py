@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.moderation.helpers import ALICE, BOB, CAROL, ModServer, Table, start
-from tests.server.harness import text_of, to
+from pbem.cli.mailbox import reply_to
+from tests.moderation.helpers import ALICE, BOB, CAROL, ModServer, Table, seat_token_in, start
+from tests.server.harness import headline, text_of, to
 from tests.server.players import attached_record
 
 
@@ -34,8 +35,6 @@ def test_observers_of_space_truckin_never_see_the_pile(server: ModServer) -> Non
     watched = to(server.submit(server.mail(CAROL, f"observe {game_id}")), CAROL)
     assert "observing" in text_of(watched[0]).lower() and "not started" in text_of(watched[0])
     invitation = to(out, BOB)[0]
-    from pbem.cli.mailbox import reply_to
-
     table = Table(server)
     started = table.take(server.submit(reply_to(invitation, BOB, "accept")))
     observer_mails = to(started, CAROL)
@@ -43,18 +42,24 @@ def test_observers_of_space_truckin_never_see_the_pile(server: ModServer) -> Non
     observer_mails += [m for rcpt, m in table.everything if rcpt == CAROL and m not in observer_mails]
     # one board at the start and one after every move
     assert len(observer_mails) == 1 + 8
+    assert headline(observer_mails[0]).startswith(f"Game {game_id} has started;")
+    for number, message in enumerate(observer_mails[1:], 1):
+        assert f"(move {number}); " in headline(message) and headline(message).endswith("is to move.")
+    # the record an observer may ask for is the players' view too
+    asked = to(server.submit(reply_to(observer_mails[-1], CAROL, f"record {game_id}")), CAROL)
+    observer_mails += asked
+    assert attached_record(asked[0])["id"] == game_id
     pile = server.game(game_id).record["setup"]["pile"]
     for message in observer_mails:
         raw = message.as_bytes()
-        assert not message.get("Reply-To") or "+" not in str(message["Reply-To"])
+        assert seat_token_in(server, message) is None, "an observer never gets a seat's token"
         for part in json_parts(message):
             assert '"pile"' not in part
         record = attached_record(message)
-        assert record is not None and "pile" not in record["setup"]
+        assert record is None or "pile" not in record["setup"]
         # no run of the hidden draw order appears anywhere in the mail
         assert json.dumps(pile[-3:]).encode() not in raw
-        assert "Tiles left" in text_of(message) or "Game over" in str(message["Subject"])
-    assert "Board after ply 8" in str(observer_mails[-1]["Subject"])
+        assert "Tiles left" in text_of(message) or message in asked
 
 
 def test_observe_games_listing_and_unobserve(server: ModServer) -> None:
@@ -62,17 +67,16 @@ def test_observe_games_listing_and_unobserve(server: ModServer) -> None:
     table.take(start(server))
     reply = to(server.submit(server.mail(CAROL, "observe ac-1")), CAROL)[0]
     text = text_of(reply)
-    assert "You are now observing game ac-1" in text and "Legal builds" not in text
-    assert attached_record(reply)["id"] == "ac-1"
-    again = text_of(to(server.submit(server.mail(CAROL, "observe ac-1")), CAROL)[0])
-    assert "already observing" in again
+    assert headline(reply) == "You are now observing ac-1" and "Legal builds" not in text
+    assert str(reply["Subject"]) == "[pbem ac-1] alice vs bob" and reply["X-Pbem-Game"] == "ac-1"
+    again = to(server.submit(server.mail(CAROL, "observe ac-1")), CAROL)[0]
+    assert headline(again) == "You were already observing ac-1"
     listing = text_of(to(server.submit(server.mail(CAROL, "games")), CAROL)[0])
     assert "Games you watch" in listing and "ac-1" in listing
     table.play(1)
     assert len([m for rcpt, m in table.everything if rcpt == CAROL]) == 1
     out = server.submit(server.mail(CAROL, "unobserve ac-1"))
-    assert "No longer observing" in str(to(out, CAROL)[0]["Subject"]) or "no more mail" in text_of(
-        to(out, CAROL)[0])
+    assert headline(to(out, CAROL)[0]) == "You no longer observe ac-1; no more mail about it"
     table.play(1)
     assert len([m for rcpt, m in table.everything if rcpt == CAROL]) == 1
     listing = text_of(to(server.submit(server.mail(CAROL, "games")), CAROL)[0])

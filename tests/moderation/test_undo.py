@@ -10,8 +10,8 @@ import pytest
 
 from pbem.cli.mailbox import reply_to
 from pbem.record import replay_record, write_record
-from tests.moderation.helpers import ALICE, BOB, ModServer, Table, start
-from tests.server.harness import text_of, to
+from tests.moderation.helpers import ALICE, BOB, ModServer, Table, is_your_move, start
+from tests.server.harness import headline, text_of, to
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def server(tmp_path: Path):
 
 def ask_undo(server: ModServer, table: Table, address: str) -> None:
     out = table.take(server.submit(reply_to(table.newest[address], address, "undo")))
-    assert "Undo asked" in str(to(out, address)[0]["Subject"]), text_of(to(out, address)[0])
+    assert headline(to(out, address)[0]).startswith("Undo asked in "), text_of(to(out, address)[0])
 
 
 def test_undo_accepted_takes_the_move_back(server: ModServer, tmp_path: Path) -> None:
@@ -36,14 +36,15 @@ def test_undo_accepted_takes_the_move_back(server: ModServer, tmp_path: Path) ->
     request = server.game("ac-1").record["undo_request"]
     assert request["seat"] == "white" and request["moves"] == 1 and request["ply"] == 2
     asked = table.newest[ALICE]
-    assert "asks to take back" in str(asked["Subject"])
+    assert headline(asked) == f"white ({BOB}) asks to take back a move in ac-1"
     assert "accept undo ac-1" in text_of(asked)
     # the asker cannot accept for the others
     own = text_of(to(server.submit(reply_to(table.newest[BOB], BOB, "accept undo ac-1")), BOB)[0])
     assert "your opponents must accept" in own
     out = table.take(server.submit(reply_to(asked, ALICE, "accept undo")))
-    assert "Move taken back" in str(to(out, ALICE)[0]["Subject"])
-    assert "Your move (ply 1)" in str(to(out, BOB)[0]["Subject"])
+    taken = "1 move(s) taken back at white's request, accepted by black; game ac-1 is at move 1 again"
+    assert headline(to(out, ALICE)[0]) == f"{taken}; white (bob@example.org) is to move."
+    assert headline(to(out, BOB)[0]) == f"Your move (move 2). {taken}."
     row = server.game("ac-1")
     assert [m["move"] for m in row.record["moves"]] == first[:1]
     assert "undo_request" not in row.record
@@ -74,7 +75,7 @@ def test_declined_undo_and_a_move_that_makes_it_moot(server: ModServer) -> None:
     # asked again; alice moves instead: the request lapses
     ask_undo(server, table, BOB)
     alice_board = next(m for rcpt, m in reversed(table.everything)
-                       if rcpt == ALICE and "Your move" in str(m["Subject"]))
+                       if rcpt == ALICE and is_your_move(m))
     table.newest[ALICE] = alice_board
     table.play(1)
     assert "undo_request" not in server.game("ac-1").record

@@ -11,7 +11,7 @@ import pytest
 
 from pbem.cli.mailbox import reply_to
 from pbem.community.scheduler import Scheduler
-from tests.server.harness import Server, to
+from tests.server.harness import Server, headline, to
 
 ALICE, BOB, CAROL = "alice@example.org", "bob@example.org", "carol@example.org"
 MODERATOR = "mod@example.org"
@@ -38,7 +38,7 @@ class Clocked(Server):
         invitation = to(out, second)[0]
         out = self.submit(reply_to(invitation, second, "accept"))
         your_move = to(out, first)[0]
-        assert "Your move" in str(your_move["Subject"])
+        assert headline(your_move) == f"Your move (move 1). Game {game_id} has started."
         return game_id, your_move
 
 

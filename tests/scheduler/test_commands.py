@@ -12,7 +12,7 @@ from pbem.community.deadline_commands import take_time_option
 from pbem.processing.games import CommandFailed
 from pbem.record import replay_record
 from tests.scheduler.conftest import ALICE, BOB, WEEK, Clocked
-from tests.server.harness import text_of, to
+from tests.server.harness import headline, text_of, to
 
 
 def flat(message) -> str:
@@ -164,11 +164,13 @@ def test_timecontrol_later_by_the_challenger_only_before_anyone_accepts(server: 
     text = _reply(server, invitation, BOB, "timecontrol ac-1 1")
     assert "only the player who proposed game ac-1" in text
     out = server.submit(reply_to(created, ALICE, "timecontrol 2 notify"))
-    assert "Time control changed" in str(to(out, BOB)[0]["Subject"])
+    assert headline(to(out, BOB)[0]) == f"{ALICE} changed the time control of ac-1"
+    assert "Time control: 2 days per move" in flat(to(out, BOB)[0])
     assert server.game("ac-1").record["time_control"] == {"days_per_move": 2, "policy": "notify"}
     # without the token: no effect and no reply, only the seat's notice (as for any game command)
     out = server.submit(server.mail(ALICE, "timecontrol ac-1 5"))
-    assert [str(m["Subject"]) for _, m in out] == ["[pbem ac-1] A mail for your seat was not accepted"]
+    notice = f"A mail about ac-1 from {ALICE} was not accepted"
+    assert [(rcpt, headline(m)) for rcpt, m in out] == [(ALICE, notice)]
     assert server.game("ac-1").record["time_control"]["days_per_move"] == 2
     server.submit(reply_to(invitation, BOB, "accept"))
     text = _reply(server, created, ALICE, "timecontrol 9")

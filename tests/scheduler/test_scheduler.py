@@ -15,9 +15,10 @@ from pbem.cli.mailbox import reply_to
 from pbem.community import deadlines as dl
 from pbem.community.scheduler import HEARTBEAT, Scheduler
 from pbem.record import positions, replay_json, replay_record
+from tests.moderation.helpers import seat_token_in
 from tests.scheduler.conftest import ALICE, BOB, CAROL, MODERATOR, WEEK, Clocked
-from tests.server.harness import text_of, to
-from tests.server.players import Player
+from tests.server.harness import headline, text_of, to
+from tests.server.players import Player, attached_record
 
 
 def flat(message) -> str:
@@ -53,7 +54,7 @@ def test_the_clock_starts_with_the_game_and_follows_the_moves(server: Clocked) -
 
 
 def test_reminders_48_and_12_hours_before(server: Clocked) -> None:
-    game_id, _ = server.start_alien_city()
+    game_id, your_move = server.start_alien_city()
     deadline = server.game(game_id).deadline_at
     assert server.run() == []
     _advance_to(server, deadline - timedelta(hours=48, minutes=1))
@@ -62,7 +63,8 @@ def test_reminders_48_and_12_hours_before(server: Clocked) -> None:
     out = server.run()
     assert [rcpt for rcpt, _ in out] == [ALICE]
     reminder = out[0][1]
-    assert str(reminder["Subject"]) == f"[pbem {game_id}] Reminder: your move (ply 0)"
+    assert headline(reminder) == f"Reminder: your move in {game_id} (move 1)"
+    assert reminder["Subject"] == your_move["Subject"]  # in the game's thread
     assert "deadline Fri 27 Nov 2026, 10:00 UTC, in 2 days" in flat(reminder)
     _nothing_more(server)
     _advance_to(server, deadline - timedelta(hours=12))
@@ -97,8 +99,9 @@ def test_one_digest_for_two_games(server: Clocked) -> None:
     assert [rcpt for rcpt, _ in out] == [ALICE]
     digest = out[0][1]
     assert str(digest["Subject"]) == "[pbem] Reminder: your move in 2 games"
-    text = text_of(digest)
-    assert f"{first} (Alien City, you play black against {BOB}), ply 0" in text
+    assert headline(digest) == "Reminder: your move in 2 games"
+    text = flat(digest)
+    assert f"{first} (Alien City, you play black against {BOB}), move 1" in text
     assert f"{second} (Alien City" in text
     # the second game's own 48-hour reminder falls on the same day: the digest already named it
     _advance_to(server, d2 - timedelta(hours=48))
@@ -108,7 +111,7 @@ def test_one_digest_for_two_games(server: Clocked) -> None:
     # 12 hours before: both due within the same day (22:00 and 23:00 UTC), still one mail
     _advance_to(server, d1 - timedelta(hours=12))
     out = server.run()
-    assert len(out) == 1 and "2 games" in str(out[0][1]["Subject"])
+    assert len(out) == 1 and headline(out[0][1]) == "Reminder: your move in 2 games"
     _advance_to(server, d2 - timedelta(hours=12))
     assert server.run() == []
     _nothing_more(server)
@@ -126,7 +129,7 @@ def test_a_reminder_on_an_already_reminded_day_waits_for_the_next(server: Clocke
     assert server.run() == []
     server.clock.advance(hours=10)  # the next day in UTC
     out = server.run()
-    assert len(out) == 1 and "2 games" in str(out[0][1]["Subject"])
+    assert len(out) == 1 and headline(out[0][1]) == "Reminder: your move in 2 games"
     _nothing_more(server)
 
 
@@ -137,10 +140,12 @@ def test_forfeit_after_one_grace_reminder(server: Clocked) -> None:
     out = server.run()
     assert sorted(rcpt for rcpt, _ in out) == [ALICE, BOB]
     final = to(out, ALICE)[0]
-    assert str(final["Subject"]) == f"[pbem {game_id}] Final reminder: your move (ply 0)"
-    assert "you have 24 more hours" in flat(final)
-    assert "+" in str(final["Reply-To"])
-    assert "did not move by the deadline" in flat(to(out, BOB)[0])
+    until = "Sat 28 Nov 2026, 10:00 UTC, in 1 day"
+    assert headline(final) == f"Final reminder: your move in {game_id} (move 1) by {until}"
+    assert f"This is your final reminder: move by {until}, or you forfeit the game." in flat(final)
+    assert seat_token_in(server, final) == (game_id, "black")
+    assert headline(to(out, BOB)[0]) == f"black ({ALICE}) missed the deadline in {game_id}"
+    assert f"They have 24 more hours, until {until}; then they forfeit." in flat(to(out, BOB)[0])
     row = server.game(game_id)
     assert row.status == "active" and row.deadline_at == deadline + timedelta(hours=24)
     _nothing_more(server)
@@ -149,11 +154,12 @@ def test_forfeit_after_one_grace_reminder(server: Clocked) -> None:
     server.clock.advance(minutes=1)
     out = server.run()
     assert sorted(rcpt for rcpt, _ in out) == [ALICE, BOB]
-    for _rcpt, message in out:
-        assert str(message["Subject"]) == f"[pbem {game_id}] Game over: forfeit"
-        text = flat(message)
-        assert "black (alice@example.org) did not move by the deadline and the 24-hour grace" in text
-        assert "white (bob@example.org) wins by forfeit." in text
+    assert headline(to(out, ALICE)[0]) == f"Game over: you forfeited; {BOB} wins"
+    assert headline(to(out, BOB)[0]) == f"Game over: {ALICE} forfeited; you win"
+    late = {ALICE: "black (you)", BOB: f"black ({ALICE})"}
+    for rcpt, message in out:
+        assert f"{late[rcpt]} did not move by the deadline and the 24-hour grace" in flat(message)
+        assert attached_record(message)["result"]["winners"] == ["white"]  # the game-over record
     row = server.game(game_id)
     assert row.status == "over" and row.to_move is None and row.deadline_at is None
     assert row.finished_at == server.clock.now()
@@ -170,7 +176,9 @@ def test_forfeit_at_once_without_grace(server: Clocked) -> None:
     game_id, _ = server.start_alien_city()
     _advance_to(server, server.game(game_id).deadline_at)
     out = server.run()
-    assert {str(m["Subject"]) for _, m in out} == {f"[pbem {game_id}] Game over: forfeit"}
+    assert {rcpt: headline(m) for rcpt, m in out} == {ALICE: f"Game over: you forfeited; {BOB} wins",
+                                                      BOB: f"Game over: {ALICE} forfeited; you win"}
+    assert "did not move by the deadline and forfeits" in flat(out[0][1])
     assert server.game(game_id).status == "over"
     _nothing_more(server)
 
@@ -241,13 +249,16 @@ def test_space_truckin_forfeit_drops_the_late_player_and_the_game_goes_on(server
     out = _forfeit_now(server)
     assert sorted(rcpt for rcpt, _ in out) == [ALICE, BOB, CAROL]
     your_move = to(out, _email_of(row, after))[0]
-    assert str(your_move["Subject"]) == "[pbem st-1] Your move (ply 0)"
+    assert headline(your_move) == f"Your move (move 1). {late} ({_email_of(row, late)}) is dropped from st-1."
     text = flat(your_move)
     assert f"{late} ({_email_of(row, late)}) did not move by the deadline and the 24-hour grace" in text
     assert f"{after} plays the tile {late} drew, {before.drawn_tile}" in text
     assert "Deadline for your move: Sat 05 Dec 2026, 10:00 UTC" in text and "DROPPED" in text
-    assert "+" in str(your_move["Reply-To"])
+    assert seat_token_in(server, your_move) == ("st-1", after)
     assert "You take no more turns" in flat(to(out, _email_of(row, late))[0])
+    third = next(s for s in seats if s not in (late, after))
+    assert headline(to(out, _email_of(row, third))[0]) == (
+        f"{late} ({_email_of(row, late)}) is dropped from st-1; {after} ({_email_of(row, after)}) is to move")
     row = server.game("st-1")
     assert row.status == "active" and row.to_move == after
     assert row.deadline_at == server.clock.now() + WEEK
@@ -261,10 +272,14 @@ def test_space_truckin_forfeit_drops_the_late_player_and_the_game_goes_on(server
     dropped_mail = to(out, _email_of(row, late))[0]
     reply = server.submit(reply_to(dropped_mail, _email_of(row, late), "resign st-1"))
     assert "you were dropped from game st-1" in flat(to(reply, _email_of(row, late))[0])
-    out = server.submit(reply_to(your_move, _email_of(row, after), Player(ALICE).choose_move(your_move)))
-    assert sorted(rcpt for rcpt, _ in out) == sorted(s.email for s in row.seats if s.seat != late)
+    move = Player(ALICE).choose_move(your_move)
+    out = server.submit(reply_to(your_move, _email_of(row, after), move))
+    # the seat to move next hears of it; the mover needs no confirmation (default notification level)
+    assert [rcpt for rcpt, _ in out] == [_email_of(row, third)]
+    told = headline(out[0][1])
+    assert told == f"Your move (move 2). {_email_of(row, after)} played {move}."
     row = server.game("st-1")
-    assert row.status == "active" and row.to_move not in (late, after)
+    assert row.status == "active" and row.to_move == third
     assert row.deadline_at == server.clock.now() + WEEK
 
 
@@ -281,7 +296,7 @@ def test_space_truckin_plays_on_after_a_drop_until_the_last_forfeit(server: Cloc
         row = server.game("st-1")
         mover = _email_of(row, row.to_move)
         mail = latest[mover]
-        assert "Your move" in str(mail["Subject"])
+        assert "Your move (move " in headline(mail), headline(mail)
         out = server.submit(reply_to(mail, mover, players[mover].choose_move(mail)))
         assert dropped_address not in [rcpt for rcpt, _ in out]  # no boards for a dropped player
         for rcpt, message in out:
@@ -298,10 +313,14 @@ def test_space_truckin_plays_on_after_a_drop_until_the_last_forfeit(server: Cloc
     totals = replay_record(row.record).score().totals
     out = _forfeit_now(server)
     assert sorted(rcpt for rcpt, _ in out) == [ALICE, BOB, CAROL]
-    text = flat(out[0][1])
-    assert f"The game ends here: only {winner} is left." in text
-    assert f"{second_late} (forfeited)" in text and f"{first_late} {totals[first_late]} (dropped)" in text
-    assert f"{winner} ({_email_of(row, winner)}) wins by forfeit." in text
+    for rcpt, message in out:
+        text = flat(message)
+        assert f"The game ends here: only {winner} is left." in text
+        assert f"{second_late} (forfeited)" in text and f"{first_late} {totals[first_late]} (dropped)" in text
+        wins = "you win" if rcpt == _email_of(row, winner) else f"{_email_of(row, winner)} wins"
+        late = "you forfeited" if rcpt == _email_of(row, second_late) else \
+            f"{_email_of(row, second_late)} forfeited"
+        assert headline(message) == f"Game over: {late}; {wins}"
     row = server.game("st-1")
     result = row.record["result"]
     assert row.status == "over" and row.deadline_at is None
@@ -369,7 +388,7 @@ def test_a_crash_before_commit_repeats_the_action_once(server: Clocked,
     def crash(*args: object, **kwargs: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(broken.outgoing, "queue", crash)
+    monkeypatch.setattr(broken.outgoing, "deliver", crash)
     report = broken.run_once()
     assert report.errors == 1 and report.graces == 0
     assert server.take_outbox() == []
@@ -406,7 +425,7 @@ def test_a_ply_that_comes_back_after_an_undo_gets_its_grace_again(server: Clocke
     assert dl.turn_key(server.game(game_id)) == "0.3"
     _advance_to(server, server.game(game_id).deadline_at)
     out = server.run()
-    assert "Final reminder" in str(to(out, ALICE)[0]["Subject"])
+    assert headline(to(out, ALICE)[0]).startswith(f"Final reminder: your move in {game_id} (move 1) by ")
     assert server.game(game_id).status == "active"
 
 
@@ -418,6 +437,6 @@ def test_observers_are_told_of_a_forfeit(server: Clocked) -> None:
     _advance_to(server, server.game(game_id).deadline_at)
     out = server.run()
     told = to(out, watcher)
-    assert [str(m["Subject"]) for m in told] == [f"[pbem {game_id}] Game over: forfeit"]
-    assert "wins by forfeit" in flat(told[0])
-    assert "+" not in str(told[0].get("Reply-To", "")), "an observer must not get a seat token"
+    assert [headline(m) for m in told] == [f"Game over: {ALICE} forfeited; {BOB} wins"]
+    assert f"black ({ALICE}) did not move by the deadline and forfeits game {game_id}." in flat(told[0])
+    assert seat_token_in(server, told[0]) is None, "an observer must not get a seat token"

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
-from pbem.cli.mailbox import new_mail
+from pbem.cli.mailbox import new_mail, reply_to
 from pbem.clock import ManualClock
 from pbem.config import config_from_dict
 from pbem.processing.processor import Processor
@@ -53,6 +53,14 @@ class Server:
 
     def close(self) -> None:
         self.store.close()
+
+
+def start_game(server: Server, alice: str, bob: str) -> tuple[EmailMessage, EmailMessage]:
+    """``alice`` challenges ``bob`` to Alien City (she plays black, who moves first) and he
+    accepts: (her "your move" mail, his last mail)."""
+    out = server.submit(server.mail(alice, f"new alien-city with {bob} as black"))
+    out = server.submit(reply_to(to(out, bob)[0], bob, "accept"))
+    return to(out, alice)[0], to(out, bob)[0]
 
 
 def to(outbox: list[tuple[str, EmailMessage]], address: str) -> list[EmailMessage]:

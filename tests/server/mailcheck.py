@@ -5,15 +5,16 @@ the first mail that is wrong for its reader:
 
 - one subject for the whole game, and an In-Reply-To that names a mail this recipient has (one they
   received or one they sent), so that every client shows one unbroken thread;
-- no text line over 78 columns;
-- "Your move" only to the seat to move, with the board, the legal list and one-tap links; to anyone
-  else no legal list, no move links, no "press Reply and write your move";
-- the footer's example move is a move of this game (one of the mail's own move links);
+- no text line over 78 columns, and moves numbered one way ("move 12", never "ply");
+- "Your move" only to the seat to move, marked "(you)", with an example move in the footer (one of
+  its one-tap links, for those who chose them); to anyone else no move links and no "press Reply
+  and write your move";
 - after the end, never "press Reply" again.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from email.message import EmailMessage
 
@@ -44,6 +45,8 @@ class MailCheck:
         where = f"mail to {recipient}: {first!r}"
         wide = [line for line in text.split("\n") if len(line) > MAX_COLUMNS]
         assert not wide, f"{where}: lines over {MAX_COLUMNS} columns: {wide[:3]}"
+        plies = [line for line in text.split("\n") if re.search(r"\bply\b", line, re.IGNORECASE)]
+        assert not plies, f"{where}: moves are numbered one way, 'move N': {plies[:3]}"
         if game:
             subject = str(message["Subject"])
             assert self.subject.setdefault(game, subject) == subject, f"{where}: subject changed"
@@ -55,17 +58,18 @@ class MailCheck:
                 assert references and references[0] in self.known[recipient] | {str(parent)}
         self.known[recipient].add(str(message["Message-ID"]))
         links = move_links(message)
+        example = text.split("for example:\n", 1)[1].split("\n")[0].strip() if "for example:\n" in text \
+            else None
         to_move = "Your move" in first or "your move" in first.lower().split(";")[0]
         if to_move and not first.startswith(("Reminder", "Final reminder", "Daily digest")):
-            assert links, f"{where}: 'your move' without one-tap moves"
             assert "(you)" in text, f"{where}: the reader is not marked"
+            assert example, f"{where}: 'your move' without the footer's example move"
+            if links:  # the reader chose one-tap moves: the example is one of them
+                assert example in [link["body"] for link in links], f"{where}: {example!r} not a link"
         else:
             assert not links, f"{where}: move links to a player who is not to move"
-            assert "write your move" not in text, f"{where}: told to move while not on turn"
-        if "for example: " in text:
-            example = text.split("for example: ", 1)[1].split("\n")[0].strip()
-            bodies = [link["body"] for link in links]
-            assert example in bodies, f"{where}: the footer's example {example!r} is no move here"
+            assert example is None and "write your move" not in text, \
+                f"{where}: told to move while not on turn"
         if game in self.over:
             assert "press Reply" not in text, f"{where}: 'press Reply' after the end"
         if first.startswith("Game over"):

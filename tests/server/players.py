@@ -90,9 +90,24 @@ def move_links(message: EmailMessage) -> list[dict[str, str]]:
     return [link for link in mailto_links(message) if not looks_like_command(link["body"], near=False)]
 
 
+def example_move(message: EmailMessage) -> str:
+    """The legal move the footer of a "your move" mail gives as its example."""
+    text = text_of(message)
+    assert "for example:\n" in text, f"no example move in {headline(message)!r}"
+    return text.split("for example:\n", 1)[1].split("\n")[0].strip()
+
+
 def follow(link: dict[str, str], sender: str) -> EmailMessage:
     """The mail a client composes from a tapped link and sends unchanged."""
     return new_mail(sender, link["to"], link["body"], link["subject"])
+
+
+def with_taps(server, address: str, mail: EmailMessage, game_id: str) -> EmailMessage:
+    """The player chooses one-tap moves (a reply to one of the server's mails proves the address)
+    and asks for the board again: returns that mail, whose legal moves are links if it is their
+    move."""
+    outbox = server.submit(reply_to(mail, address, f"set mail tap\nboard {game_id}"))
+    return [m for rcpt, m in outbox if rcpt == address][-1]
 
 
 class Player:
@@ -105,9 +120,12 @@ class Player:
         self.inbox.append(message)
 
     def choose_move(self, message: EmailMessage) -> str:
+        """A random legal move from the mail's one-tap links (``set mail tap``), else the move the
+        footer suggests ("for example: ..."), which is always a legal one."""
         links = move_links(message)
-        assert links, f"no legal move links in {headline(message)!r}"
-        return self.rng.choice(links)["body"]
+        if links:
+            return self.rng.choice(links)["body"]
+        return example_move(message)
 
     def respond(self, message: EmailMessage) -> EmailMessage | None:
         """The mail a person would send after reading this one, or None: accept an invitation;
@@ -117,9 +135,7 @@ class Player:
             return reply_to(message, self.address, "accept")
         if "Your move" in first or "your move" in first:
             links = move_links(message)
-            assert links, f"no legal move links in {first!r}"
-            link = self.rng.choice(links)
-            if self.rng.random() < 0.5:
-                return follow(link, self.address)
-            return reply_to(message, self.address, link["body"])
+            if links and self.rng.random() < 0.5:
+                return follow(self.rng.choice(links), self.address)
+            return reply_to(message, self.address, self.choose_move(message))
         return None

@@ -12,7 +12,7 @@ from engine import get_game
 from pbem.cli.mailbox import reply_to
 from pbem.record import replay_record
 from tests.server.harness import Server, headline, html_of, text_of, to
-from tests.server.players import Player, attached_record, follow, mailto_links, move_links
+from tests.server.players import Player, attached_record, follow, mailto_links, move_links, with_taps
 
 ANN, BO, CY, OTTO = "ann@example.org", "bo@example.org", "cy@example.org", "otto@example.net"
 
@@ -54,7 +54,7 @@ def test_after_a_move_only_the_next_player_hears_by_default(server: Server) -> N
     assert [rcpt for rcpt, _m in out] == [BO]
     mail = out[0][1]
     first = headline(mail)
-    assert first.startswith(f"Your move (move 2): {ANN} played ") and first.endswith(".")
+    assert first.startswith(f"Your move (move 2). {ANN} played ") and first.endswith(".")
     assert "white (you)" in text_of(mail) and "Legal builds for white (you)" in text_of(mail)
     assert attached_record(mail) is None
 
@@ -67,7 +67,7 @@ def test_every_move_level_confirms_at_once_and_sends_boards(server: Server) -> N
     address, mail = mover_mail(latest)
     out = play(server, address, mail)
     confirmation = to(out, address)[0]
-    assert headline(confirmation).startswith("Applied: place ") and "is next" in headline(confirmation)
+    assert headline(confirmation).startswith("Applied: ") and "is next" in headline(confirmation)
     assert len(text_of(confirmation).splitlines()) < 12  # a few lines, no board
     waiting = [a for a in (ANN, BO, CY) if a != address and "Your move" not in headline(to(out, a)[0])]
     assert len(waiting) == 1 and "is to move" in headline(to(out, waiting[0])[0])
@@ -93,7 +93,7 @@ def test_digest_holds_news_and_sends_one_mail_a_day(server: Server) -> None:
     from pbem.community.scheduler import Scheduler
 
     latest = challenge(server, BO)
-    server.submit(reply_to(latest[BO], BO, "set notify digest"))
+    server.submit(reply_to(latest[BO], BO, "set notify digest\nset mail tap"))
     out = play(server, ANN, latest[ANN])
     assert to(out, BO) == []  # held for the digest
     scheduler = Scheduler(server.config, server.store, server.clock, secret=b"s" * 32)
@@ -101,12 +101,14 @@ def test_digest_holds_news_and_sends_one_mail_a_day(server: Server) -> None:
     scheduler.run_once()
     digest = [m for rcpt, m in server.take_outbox() if rcpt == BO]
     assert len(digest) == 1 and headline(digest[0]) == "Daily digest: your move in ac-1"
-    assert "played" in text_of(digest[0])
-    link = mailto_links(digest[0])[0]
-    assert link["body"].startswith("move ac-1 ") and link["body"].endswith("(move 2)")
+    assert "played" in text_of(digest[0]) and "write: move ac-1 MOVE" in text_of(digest[0])
+    # the digest serves every game, so its links name the game and the move they were meant for
+    links = mailto_links(digest[0])
+    assert links and all(link["body"].startswith("move ac-1 ") and link["body"].endswith("(move 2)")
+                         for link in links)
     scheduler.run_once()
     assert [m for rcpt, m in server.take_outbox() if rcpt == BO] == []  # once a day
-    server.submit(follow(link, BO))  # the digest's link moves in that game
+    server.submit(follow(links[0], BO))  # the digest's link moves in that game
     assert len(server.game("ac-1").record["moves"]) == 2
 
 
@@ -155,7 +157,7 @@ def test_an_empty_reply_is_answered_in_the_thread(server: Server) -> None:
     assert answer["Subject"] == latest[ANN]["Subject"]
     assert answer["Reply-To"] == latest[ANN]["Reply-To"]
     assert headline(answer) == "I found no move in your mail; it is your move (move 1)"
-    assert move_links(answer)
+    assert "for example:" in text_of(answer)
     out = play(server, ANN, answer)  # replying to the answer works
     assert len(server.game("ac-1").record["moves"]) == 1 and to(out, BO)
 
@@ -255,7 +257,7 @@ def test_nicknames_name_players_in_new_games(server: Server) -> None:
 
 def test_every_link_parses_back_to_its_move_and_address(server: Server) -> None:
     latest = challenge(server, BO)
-    mail = latest[ANN]
+    mail = with_taps(server, ANN, latest[ANN], "ac-1")
     links = move_links(mail)
     state = replay_record(server.game("ac-1").record)
     legal = {state.move_text(m) for m in state.legal_moves()}
@@ -265,3 +267,20 @@ def test_every_link_parses_back_to_its_move_and_address(server: Server) -> None:
     assert server.game("ac-1").record["moves"][0]["move"] == links[-1]["body"]
     assert to(out, BO)
     assert "<a href=\"mailto:" in html_of(mail)
+
+
+def test_suggestions_never_lead_to_resign(server: Server) -> None:
+    from pbem.commands.parsing import VERBS, suggest_verbs
+
+    assert VERBS.index("resign") > VERBS.index("move")
+    for typo in ("sign", "design", "reign", "resume", "rsgn", "resing"):
+        assert "resign" not in suggest_verbs(typo), typo
+    assert suggest_verbs("gmaes")[0] == "games"
+
+
+def test_only_a_mail_with_the_record_says_it_is_attached(server: Server) -> None:
+    latest = challenge(server, BO)
+    for mail in latest.values():
+        assert attached_record(mail) is None and "attached" not in text_of(mail)
+    reply = to(server.submit(reply_to(latest[BO], BO, "record ac-1")), BO)[0]
+    assert attached_record(reply) is not None and "ac-1.json is attached" in text_of(reply)

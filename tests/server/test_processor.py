@@ -13,7 +13,7 @@ import pytest
 from pbem.cli.mailbox import reply_to
 from pbem.record import replay_record
 from tests.server.harness import Server, headline, html_of, text_of, to
-from tests.server.players import Player, attached_record, follow, mailto_links
+from tests.server.players import Player, attached_record, follow, mailto_links, move_links, with_taps
 
 ALICE, BOB, MALLORY = "alice@example.org", "bob@example.org", "mallory@example.net"
 
@@ -35,7 +35,7 @@ def start_game(server: Server, options: str = "") -> tuple[EmailMessage, EmailMe
     out = server.submit(reply_to(invitation, BOB, "accept"))
     alice_mail = to(out, ALICE)[0]
     if not options:  # edition 1.2 draws the first seat by dice
-        assert re.fullmatch(r"Your move \(move 1\): game ac-\d+ has started\.", headline(alice_mail))
+        assert re.fullmatch(r"Your move \(move 1\)\. Game ac-\d+ has started\.", headline(alice_mail))
     return alice_mail, to(out, BOB)[0]
 
 
@@ -98,9 +98,11 @@ def test_board_mail_contents(server: Server) -> None:
     assert "Legal builds for black (you)" in text
     assert "Scores: black (you) 0, white (bob@example.org) 0" in text
     html = html_of(alice_mail)
-    assert "<table" in html
+    assert "<table" in html and "Legal builds for black (you)" in html  # the listing, not links
     assert attached_record(alice_mail) is None  # the record comes at the end, or on request
-    links = mailto_links(alice_mail)
+    assert move_links(alice_mail) == []  # one-tap moves are a choice (set mail tap)
+    alice_mail = with_taps(server, ALICE, alice_mail, "ac-1")
+    links = move_links(alice_mail)
     assert links and all(link["to"] == alice_mail["Reply-To"].addresses[0].addr_spec for link in links)
     assert all(link["subject"] == "[pbem ac-1] alice vs bob" for link in links)
     assert all(link["to"].split("@")[0].endswith("-1") for link in links)  # keyed with move 1
@@ -124,6 +126,7 @@ def test_illegal_move_explains_and_changes_nothing(server: Server) -> None:
 
 
 def test_unknown_command_gets_suggestions(server: Server) -> None:
+    start_game(server)  # from a player; a stranger's junk is not answered (test_hostile_processing)
     out = server.submit(server.mail(ALICE, "gmaes"))
     reply = to(out, ALICE)[0]
     text = text_of(reply)
@@ -176,6 +179,7 @@ def test_body_token_line_works_for_a_fresh_mail(server: Server) -> None:
 
 def test_out_of_date_board_is_refused_with_the_current_board(server: Server) -> None:
     alice_mail, _ = start_game(server)
+    alice_mail = with_taps(server, ALICE, alice_mail, "ac-1")
     player = Player(ALICE, 5)
     first = player.choose_move(alice_mail)
     out = server.submit(reply_to(alice_mail, ALICE, first))
@@ -247,7 +251,9 @@ def test_bounce_and_vacation_get_no_answer(server: Server) -> None:
     bounce["Subject"] = "Undelivered Mail Returned to Sender"
     bounce.set_content("This is the mail system. I'm sorry to have to inform you that your message "
                        f"could not be delivered.\n<{BOB}>: mailbox full")
-    assert server.submit(bounce) == []
+    out = server.submit(bounce)  # never answered; Bob's opponent learns why he is silent
+    assert [rcpt for rcpt, _ in out] == [ALICE]
+    assert "bounces" in text_of(out[0][1])
     statuses = [m.status for m in server.store.iter_inbound()]
     assert statuses.count("ignored") == 2
 

@@ -40,6 +40,7 @@ from .requirements import (
     service_user,
     wait_for_port,
 )
+from .tls import Certificates
 
 #: Dovecot's default auth_username_chars; also safe as a file name (no leading dot).
 _USERNAME = re.compile(r"^[A-Za-z0-9_@-][A-Za-z0-9._@-]*$")
@@ -54,7 +55,7 @@ state_dir = {tmp}/state
 log_path = {tmp}/dovecot.log
 protocols = imap
 listen = {host}
-ssl = no
+{ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 auth_verbose = yes
@@ -91,7 +92,8 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = {host}
+    port = {ssl_port}
   }}
 }}
 service anvil {{
@@ -165,7 +167,9 @@ class Dovecot:
 
     host: str = LOOPBACK
 
-    def __init__(self, start_timeout: float = 10.0) -> None:
+    def __init__(self, start_timeout: float = 10.0, tls: Certificates | None = None) -> None:
+        """``tls``: also offer STARTTLS on ``port`` and implicit TLS (993-style) on ``ssl_port``,
+        with that certificate."""
         found = binaries()
         if found is None:
             missing(INSTALL_HINT)
@@ -177,6 +181,8 @@ class Dovecot:
         self.log_path: Path = self.tmp / "dovecot.log"
         self.users_dir: Path = self.tmp / "users"
         self.port: int = 0
+        self.ssl_port: int = 0
+        self.tls = tls
         self._passwords: dict[str, str] = {}
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -198,9 +204,19 @@ class Dovecot:
 
     def _write_config(self) -> None:
         group = self._group_name()
+        ssl = "ssl = no"
+        if self.tls is not None:
+            for name in ("cert", "key"):  # copies the service user can read
+                source = getattr(self.tls, name)
+                target = self.tmp / f"tls-{name}.pem"
+                shutil.copyfile(source, target)
+                os.chown(target, self._user.pw_uid, self._user.pw_gid)
+            ssl = (f"ssl = yes\nssl_cert = <{self.tmp}/tls-cert.pem\nssl_key = <{self.tmp}/tls-key.pem\n"
+                   "ssl_min_protocol = TLSv1.2")
         self.conf.write_text(
             _CONFIG.format(
-                tmp=self.tmp, host=self.host, port=self.port, user=self._user.pw_name, group=group
+                tmp=self.tmp, host=self.host, port=self.port, user=self._user.pw_name, group=group,
+                ssl=ssl, ssl_port=self.ssl_port,
             )
         )
 
@@ -227,6 +243,7 @@ class Dovecot:
         for _ in range(attempts):
             if not self.port or attempts > 1:
                 self.port = free_port(self.host)
+                self.ssl_port = free_port(self.host) if self.tls is not None else 0
             self._write_config()
             self.log_path.touch()  # kept across restarts: the tail explains failures
             os.chown(self.log_path, self._user.pw_uid, self._user.pw_gid)
@@ -396,7 +413,8 @@ class Dovecot:
             if not uids:
                 return []
             data = client.fetch(uids, ["BODY.PEEK[]"])
-            return [data[uid][b"BODY[]"] for uid in uids]
+            # a message another client moved away between SEARCH and FETCH is simply gone
+            return [data[uid][b"BODY[]"] for uid in uids if b"BODY[]" in data.get(uid, {})]
         finally:
             try:
                 client.logout()

@@ -8,7 +8,11 @@ free loopback port in a background thread and can misbehave on purpose:
   SAME port, as a restarted mail relay would;
 * ``reject_all = True``: every transaction is answered ``451`` (temporary failure) at MAIL FROM,
   so the client's ``sendmail`` raises ``smtplib.SMTPSenderRefused`` (an
-  ``SMTPResponseException`` with ``smtp_code == 451``) and nothing is stored.
+  ``SMTPResponseException`` with ``smtp_code == 451``) and nothing is stored;
+* ``reject_rcpt[address] = "550 ..."``: that recipient is refused with that reply;
+* ``tls=Certificates``: STARTTLS offered and required before anything else (a relay on port 587);
+  ``users={name: password}``: AUTH required (after STARTTLS), with ``auth_mechanisms`` limiting
+  what is offered (PLAIN, LOGIN). ``logins`` records (mechanism, user) of every successful AUTH.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ from types import TracebackType
 from typing import Any
 
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import SMTP, Envelope, Session
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
 from .requirements import LOOPBACK, free_port, port_open
+from .tls import Certificates
 
 REJECT_REPLY = "451 4.3.0 Temporary failure (test sink in reject_all mode)"
 
@@ -41,6 +46,9 @@ class SinkMessage:
     data: bytes
     peer: Any = None
     mail_options: list[str] = field(default_factory=list)
+    tls: bool = False  # the session ran over TLS
+    user: str | None = None  # the AUTH user of the session
+    received_at: float = field(default_factory=time.monotonic)  # when the DATA was accepted
 
     @property
     def message(self) -> email.message.EmailMessage:
@@ -65,6 +73,15 @@ class _Handler:
         envelope.mail_options.extend(mail_options)
         return "250 OK"
 
+    async def handle_RCPT(
+        self, server: SMTP, session: Session, envelope: Envelope, address: str, rcpt_options: list
+    ) -> str:
+        refusal = self.sink.reject_rcpt.get(address)
+        if refusal:
+            return refusal
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         if self.sink.reject_all:
             return self.sink.reject_reply
@@ -78,6 +95,9 @@ class _Handler:
                 data=bytes(raw),
                 peer=session.peer,
                 mail_options=list(envelope.mail_options),
+                tls=session.ssl is not None,
+                user=(session.auth_data.login.decode() if isinstance(session.auth_data, LoginPassword)
+                      else None),
             )
         )
         return "250 Message accepted for delivery"
@@ -92,10 +112,18 @@ class SmtpSink:
 
     host: str = LOOPBACK
 
-    def __init__(self, port: int | None = None, reject_all: bool = False) -> None:
+    def __init__(self, port: int | None = None, reject_all: bool = False, *,
+                 tls: Certificates | None = None, users: dict[str, str] | None = None,
+                 auth_mechanisms: tuple[str, ...] = ("PLAIN", "LOGIN")) -> None:
         self.port: int = port or 0
         self.reject_all: bool = reject_all
         self.reject_reply: str = REJECT_REPLY
+        self.reject_rcpt: dict[str, str] = {}
+        self.tls = tls
+        self.users = users
+        self.auth_mechanisms = auth_mechanisms
+        self.logins: list[tuple[str, str]] = []
+        self.failed_logins = 0
         self._messages: list[SinkMessage] = []
         self._cond = threading.Condition()
         self._controller: Controller | None = None
@@ -113,12 +141,22 @@ class SmtpSink:
         last: Exception | None = None
         for _ in range(1 if fixed else 5):
             port = self.port if fixed else free_port(self.host)
+            options: dict[str, Any] = {}
+            if self.tls is not None:
+                options.update(tls_context=self.tls.server_context(), require_starttls=True)
+            if self.users is not None:
+                options.update(auth_required=True, auth_require_tls=self.tls is not None,
+                               authenticator=self._authenticate,
+                               auth_exclude_mechanism=[m for m in ("PLAIN", "LOGIN")
+                                                       if m not in self.auth_mechanisms])
             controller = Controller(
                 _Handler(self),
                 hostname=self.host,
                 port=port,
                 ready_timeout=10,
                 enable_SMTPUTF8=True,
+                server_hostname="localhost",
+                **options,
             )
             try:
                 controller.start()
@@ -149,6 +187,17 @@ class SmtpSink:
     def running(self) -> bool:
         """True while the server accepts connections."""
         return self._controller is not None
+
+    def _authenticate(self, server: SMTP, session: Session, envelope: Envelope, mechanism: str,
+                      auth_data: Any) -> AuthResult:
+        ok = (isinstance(auth_data, LoginPassword) and self.users is not None
+              and self.users.get(auth_data.login.decode()) == auth_data.password.decode())
+        with self._cond:
+            if ok:
+                self.logins.append((mechanism, auth_data.login.decode()))
+            else:
+                self.failed_logins += 1
+        return AuthResult(success=ok, handled=False, auth_data=auth_data if ok else None)
 
     def _store(self, message: SinkMessage) -> None:
         with self._cond:

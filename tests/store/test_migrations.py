@@ -59,6 +59,11 @@ def fill(backend: Backend, version: int) -> None:
     if version >= 4:
         run("INSERT INTO mail_threads (game_id, email, root_id, last_id)"
             " VALUES ('ac-1', 'a@x.org', '<r@pbem>', '<l@pbem>')")
+    if version >= 5:
+        run("INSERT INTO bouncing (email, since, detail) VALUES ('b@x.org', ?, '550 gone')", STAMP)
+    if version >= 6:
+        run("INSERT INTO address_changes (old_email, new_email, code_hash, created_at, expires_at)"
+            " VALUES ('a@x.org', 'n@x.org', 'h1', ?, ?)", STAMP, STAMP)
 
 
 @pytest.mark.parametrize("start", range(LATEST))
@@ -97,5 +102,9 @@ def test_migrates_from_every_earlier_version(backend: Backend, start: int,
                 assert tx.observers("ac-1") == ["o@x.org"]
             if start >= 4:
                 assert tx.mail_thread("ac-1", "a@x.org") == ("<r@pbem>", "<l@pbem>")
+            if start >= 6:
+                change = tx.address_change("h1")
+                assert change is not None and change.new_email == "n@x.org"
             tx.mark_inbound(pending.id, "done", "migrated", now=T0)
         assert store.workers() == []
+        assert store.bouncing_addresses() == ([("b@x.org", T0, "550 gone")] if start >= 5 else [])

@@ -64,7 +64,7 @@ def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.Comple
 
 TABLES = {"schema_version", "inbound", "games", "seats", "game_counters", "outbound", "imap_state",
           "notices", "bounces", "observers", "players", "blocked", "once_keys", "meta",
-          "digest_items", "mail_threads", "workers"}
+          "digest_items", "mail_threads", "workers", "bouncing", "address_changes"}
 
 
 def tables(backend: Backend) -> set[str]:
@@ -324,7 +324,7 @@ def test_transaction_rollback_leaves_nothing(store: SqlStore) -> None:
     assert store.get_game("ac-1") is None
     assert store.list_games() == []
     assert store.inbound_status(msg.inbound_id) == "pending"
-    assert store.outbound_counts() == {"pending": 0, "sent": 0}
+    assert store.outbound_counts() == {"pending": 0, "sent": 0, "given_up": 0}
     assert store.due_outbound(T0 + timedelta(days=1)) == []
     with store.transaction() as tx:
         assert tx.seat_by_token_hash("t1") is None
@@ -346,7 +346,7 @@ def test_transaction_commits_everything(store: SqlStore) -> None:
     g = store.get_game(game_id)
     assert g == game_row(game_id, emails=("c@x.org", "a@x.org", "b@x.org"))
     assert [s.seat for s in g.seats] == ["p1", "p2", "p3"]  # order kept, not sorted by email
-    assert store.outbound_counts() == {"pending": 1, "sent": 0}
+    assert store.outbound_counts() == {"pending": 1, "sent": 0, "given_up": 0}
 
 
 def test_tx_is_dead_after_its_block_and_writes_do_not_nest(store: SqlStore) -> None:
@@ -460,11 +460,11 @@ def test_outbox_due_failed_backoff_sent(store: SqlStore, backend: Backend) -> No
         1, "421 try later", later)
     store.mark_send_failed(ids[0], "421 again", later + timedelta(minutes=20))
     assert store.due_outbound(later)[0].id == ids[2]
-    assert store.outbound_counts() == {"pending": 2, "sent": 1}
+    assert store.outbound_counts() == {"pending": 2, "sent": 1, "given_up": 0}
     store.mark_sent(ids[0], later)
     store.mark_sent(ids[2], later)
     assert store.due_outbound(later + timedelta(days=1)) == []
-    assert store.outbound_counts() == {"pending": 0, "sent": 3}
+    assert store.outbound_counts() == {"pending": 0, "sent": 3, "given_up": 0}
     with pytest.raises(LookupError):
         store.mark_sent(999, later)
     with pytest.raises(backend.integrity_error), store.transaction() as tx:  # ids are fixed
@@ -582,7 +582,7 @@ def test_deliver_process_while_daemon_processes(backend: Backend) -> None:
         assert done == 200
         assert store.pending_inbound() == []
         assert len(store.list_games()) == 200
-        assert store.outbound_counts() == {"pending": 400, "sent": 0}
+        assert store.outbound_counts() == {"pending": 400, "sent": 0, "given_up": 0}
     finally:
         store.close()
 
@@ -676,5 +676,5 @@ def test_mark_sent_many_and_non_durable_transactions(store: SqlStore, backend: B
     store.flush()
     store.mark_sent_many(ids[:2], T0 + timedelta(seconds=5))
     assert [o.id for o in store.due_outbound(T0 + timedelta(hours=1))] == [ids[2]]
-    assert store.outbound_counts() == {"pending": 1, "sent": 2}
+    assert store.outbound_counts() == {"pending": 1, "sent": 2, "given_up": 0}
     store.mark_sent_many([], T0)  # nothing to do, no error

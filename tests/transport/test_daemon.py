@@ -70,7 +70,7 @@ def test_smtp_in_reply_out(tmp_path: Path, store: SQLiteStore, smtp_sink: SmtpSi
     print(f"\nSMTP in -> reply at relay: median {median * 1000:.1f} ms, "
           f"max {max(latencies) * 1000:.1f} ms")
     assert median < 0.5
-    assert store.outbound_counts() == {"pending": 0, "sent": 10}
+    assert store.outbound_counts() == {"pending": 0, "sent": 10, "given_up": 0}
 
 
 def test_pending_work_is_recovered_at_start(tmp_path: Path, store: SQLiteStore,

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from pbem.doors.deliver import EX_DATAERR, EX_OK, EX_TEMPFAIL, deliver, read_message
@@ -75,9 +78,37 @@ def test_oversized_message_is_dataerr(tmp_path: Path) -> None:
     assert len(raw) == 10_001  # read_message stops one byte past the limit
     assert deliver(config, raw, lambda: SQLiteStore(tmp_path / "x.sqlite3"),
                    stderr=err) == EX_DATAERR
-    assert "larger than 10000 bytes" in err.getvalue()
+    line = err.getvalue()
+    assert line.count("\n") == 1  # one line the MTA puts in its bounce
+    assert "the limit is 10 KB (10000 bytes)" in line and "moves need no attachments" in line
 
 
 def test_read_message_reads_whole_small_message() -> None:
     raw = make_message(size=200_000)
     assert read_message(io.BytesIO(raw), 1_000_000) == raw
+
+
+def test_envelope_sender_from_f_or_return_path(tmp_path: Path) -> None:
+    db = tmp_path / "pbem.sqlite3"
+    config = make_config(tmp_path)
+    with_path = b"Return-Path: <>\r\n" + make_message("bounce with return path")
+    assert deliver(config, with_path, lambda: SQLiteStore(db)) == EX_OK
+    assert deliver(config, make_message("f"), lambda: SQLiteStore(db), envelope_from="<>") == EX_OK
+    assert deliver(config, make_message("g"), lambda: SQLiteStore(db),
+                   envelope_from="player@example.net") == EX_OK
+    assert deliver(config, make_message("none"), lambda: SQLiteStore(db)) == EX_OK
+    with SQLiteStore(db) as store:
+        assert [r.envelope_from for r in store.iter_inbound()] == ["", "", "player@example.net", None]
+
+
+def test_deliver_command_line_takes_f(tmp_path: Path) -> None:
+    """As Postfix's pipe runs it: ``pbem deliver -f ${sender}`` (empty for a bounce)."""
+    config = tmp_path / "pbem.toml"
+    config.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n')
+    for sender in ("", "someone@example.net"):
+        proc = subprocess.run([sys.executable, "-m", "pbem.cli", "deliver", "-c", str(config), "-f", sender],
+                              input=make_message(f"via pipe {sender}"), capture_output=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+        assert proc.returncode == EX_OK, proc.stderr
+    with SQLiteStore(tmp_path / "data" / "pbem.sqlite3") as store:
+        assert [r.envelope_from for r in store.iter_inbound()] == ["", "someone@example.net"]

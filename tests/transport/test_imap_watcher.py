@@ -286,12 +286,21 @@ def test_idle_is_renewed(dovecot: Dovecot, imap_user, store: SQLiteStore) -> Non
         wait_until(lambda: _boxes(dovecot, user) == (0, 1), 5, "processing")
 
 
-def test_oversized_message_is_left_alone(dovecot: Dovecot, imap_user,
-                                         store: SQLiteStore) -> None:
+def test_oversized_message_keeps_its_header_and_is_moved_aside(dovecot: Dovecot, imap_user,
+                                                                store: SQLiteStore) -> None:
+    """Over the size limit: only the header is stored, with the real size (for the one notice to
+    its sender), and once that is processed the message goes to the rejected folder, not back
+    into the queue and not into the processed folder."""
     user, password = imap_user
-    dovecot.deliver(user, make_message("huge", size=20_000))
+    huge = make_message("huge", size=20_000).replace(b"From:", b"Return-Path: <p@example.net>\r\nFrom:", 1)
+    dovecot.deliver(user, huge)
     dovecot.deliver(user, make_message("small"))
     with Running(_config(dovecot, user, password), store, max_message_bytes=10_000):
-        wait_until(lambda: _boxes(dovecot, user) == (1, 1), 10, "the small one moved")
-    (stored,) = list(store.iter_inbound())
-    assert b"Subject: small" in stored.raw
+        wait_until(lambda: _boxes(dovecot, user) == (0, 1), 10, "both handled")
+    assert len(dovecot.list_messages(user, "rejected")) == 1
+    assert b"Subject: huge" in dovecot.list_messages(user, "rejected")[0]
+    header, small = sorted(store.iter_inbound(), key=lambda m: b"small" in m.raw)
+    assert b"Subject: huge" in header.raw and b"xxxx" not in header.raw
+    assert header.original_size is not None and header.original_size > 20_000
+    assert header.envelope_from == "p@example.net"
+    assert b"Subject: small" in small.raw and small.original_size is None

@@ -61,7 +61,7 @@ def test_relay_delivers_exact_message(tmp_path: Path, store: SQLiteStore,
     assert all(m.mail_from == SERVER and m.rcpt_tos == [PLAYER, "second@example.net"]
                for m in got)
     assert len({m.peer for m in got}) == 1  # one connection for the whole batch
-    assert store.outbound_counts() == {"pending": 0, "sent": 3}
+    assert store.outbound_counts() == {"pending": 0, "sent": 3, "given_up": 0}
     assert sender.send_due_once() == 0
 
 
@@ -83,7 +83,7 @@ def test_relay_down_then_back(tmp_path: Path, store: SQLiteStore, smtp_sink: Smt
     assert sender.send_due_once() == 2
     got = smtp_sink.wait_for(2, timeout=5)
     assert got[0].message["Message-ID"] == message_id
-    assert store.outbound_counts() == {"pending": 0, "sent": 2}
+    assert store.outbound_counts() == {"pending": 0, "sent": 2, "given_up": 0}
 
 
 def test_relay_451_is_retried(tmp_path: Path, store: SQLiteStore, smtp_sink: SmtpSink) -> None:
@@ -199,7 +199,8 @@ def test_thread_keeps_relay_connection_and_survives_its_loss(tmp_path: Path, sto
         third = smtp_sink.wait_for(3, timeout=5)[-1]
         assert time.monotonic() - started < 1.0
         assert third.peer != first.peer
-        wait_until(lambda: store.outbound_counts() == {"pending": 0, "sent": 3}, 2, "mark_sent")
+        wait_until(lambda: store.outbound_counts() == {"pending": 0, "sent": 3, "given_up": 0}, 2,
+                   "mark_sent")
         far = SystemClock().now() + timedelta(days=1)
         assert store.due_outbound(far) == []
     finally:

@@ -26,7 +26,9 @@ from pbem.store.migrations import (
     m0002_community,
     m0003_search_indexes,
     m0004_mail,
-    m0005_workers,
+    m0005_hostile_mail,
+    m0006_classic,
+    m0007_workers,
 )
 
 
@@ -43,7 +45,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "community", m0002_community.SQLITE, m0002_community.POSTGRESQL),
     Migration(3, "search indexes", m0003_search_indexes.SQLITE, m0003_search_indexes.POSTGRESQL),
     Migration(4, "mail threads and digests", m0004_mail.SQLITE, m0004_mail.POSTGRESQL),
-    Migration(5, "workers", m0005_workers.SQLITE, m0005_workers.POSTGRESQL),
+    Migration(5, "hostile mail", m0005_hostile_mail.SQLITE, m0005_hostile_mail.POSTGRESQL),
+    Migration(6, "results and address changes", m0006_classic.SQLITE, m0006_classic.POSTGRESQL),
+    Migration(7, "workers", m0007_workers.SQLITE, m0007_workers.POSTGRESQL),
 )
 
 

@@ -1,4 +1,4 @@
-"""Schema version 5: several ``pbem serve`` workers on one database.
+"""Schema version 7: several ``pbem serve`` workers on one database.
 
 ``workers`` holds one row per running server process, refreshed by its heartbeat, so ``pbem status``
 can say who is alive and which roles (IMAP watcher, scheduler) each holds. The roles themselves are

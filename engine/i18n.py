@@ -1,0 +1,49 @@
+"""The language the engine's texts are written in, for the reader at hand.
+
+The engine writes texts people read (boards, legal lists, scores, errors, help), yet it must stay
+pure: it loads no files and knows no mail. So it only marks its texts with ``_`` / ``ngettext`` and
+asks the translations that the caller put in place with ``using(...)`` (a context variable: each
+thread, each recipient of a mail, its own language). Without a caller's choice the texts stay
+English. The catalogs (domain ``engine``) are loaded by the server (``pbem.i18n``), not here.
+"""
+
+from __future__ import annotations
+
+import gettext
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_ENGLISH = gettext.NullTranslations()
+_ACTIVE: ContextVar[gettext.NullTranslations | None] = ContextVar("engine_translations", default=None)
+
+
+def _active() -> gettext.NullTranslations:
+    return _ACTIVE.get() or _ENGLISH
+
+
+def _(message: str) -> str:
+    return _active().gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    return _active().ngettext(singular, plural, n)
+
+
+def language() -> str:
+    """The active language's code ("en" when none was chosen), e.g. for memo keys."""
+    info = _active().info()
+    return str(info.get("language", "en")) if info else "en"
+
+
+@contextmanager
+def using(translations: gettext.NullTranslations | None) -> Iterator[None]:
+    """Within the block, the engine's texts are in these translations' language."""
+    token = _ACTIVE.set(translations)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+__all__ = ["_", "language", "ngettext", "using"]

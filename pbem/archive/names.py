@@ -1,0 +1,77 @@
+"""Who the public archive names, and how: a player's nickname, else the seat - never an address.
+
+The site is public and players never agreed to show their mail address, nor its local part, nor
+the display name of their mail client. A player chooses a nickname by mail (``set nickname``,
+kept in their settings); without one the site says "Black" or "Red". Everything the site prints
+about a game goes through here, so this module is the one place that decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pbem.archive.search import players_of
+from pbem.store.base import GameRow, Store
+
+# Anything shaped like an address (``someone@somewhere``), wherever it hides in a record.
+_ADDRESS = re.compile(r"[^\s<>\"'@,;:()\[\]]+@[^\s<>\"'@,;:()\[\]]+")
+HIDDEN = "(address hidden)"
+
+
+def public_name(seat: str, settings: Mapping[str, Any] | None) -> str:
+    """The nickname in a player's settings, else the seat capitalised ("Black", "Red"). A nickname
+    that looks like an address is not used (the site shows none)."""
+    nickname = " ".join(str((settings or {}).get("nickname") or "").split())
+    if nickname and not _ADDRESS.search(nickname):
+        return nickname
+    return seat.capitalize()
+
+
+def seat_label(seat: str, name: str) -> str:
+    """``Evie (black)`` for a nickname, ``Black`` for a seat without one."""
+    return name if name == seat.capitalize() else f"{name} ({seat})"
+
+
+class PublicNames:
+    """The public names of each game's seats. Settings are read once per address, each batch in
+    a short transaction of its own, so writing a large site never holds the store for long."""
+
+    def __init__(self, store: Store | None):
+        self._store = store
+        self._settings: dict[str, dict[str, Any]] = {}
+
+    def of(self, row: GameRow) -> dict[str, str]:
+        emails = players_of(row)
+        unknown = sorted({e for e in emails.values() if e and e not in self._settings})
+        if unknown and self._store is not None:
+            with self._store.transaction(durable=False) as tx:
+                for email in unknown:
+                    self._settings[email] = tx.get_player(email)
+        return {seat: public_name(seat, self._settings.get(email)) for seat, email in emails.items()}
+
+
+def public_record(value: Any, names: Mapping[str, str]) -> Any:
+    """A copy of a record (or any part of one) fit to publish: a player's address becomes their
+    public name (``names`` maps address to name), any other address (a moderator's) becomes
+    "(address hidden)", and the players' entries keep only their public name."""
+    if isinstance(value, Mapping):
+        out = {key: public_record(item, names) for key, item in value.items()}
+        players = value.get("players")
+        if isinstance(players, Mapping) and "format" in value:
+            out["players"] = {seat: {"name": names.get(str((info or {}).get("email", "")).lower(),
+                                                       seat.capitalize())}
+                              for seat, info in players.items()}
+        return out
+    if isinstance(value, list):
+        return [public_record(item, names) for item in value]
+    if isinstance(value, str) and "@" in value:
+        known = names.get(value.strip().lower())
+        if known is not None:
+            return known
+        return _ADDRESS.sub(lambda m: names.get(m.group(0).lower(), HIDDEN), value)
+    return value
+
+
+__all__ = ["HIDDEN", "PublicNames", "public_name", "public_record", "seat_label"]

@@ -1,0 +1,74 @@
+"""``preview GAME MOVE``: the board, the scores and the next player's legal replies after MOVE, with
+nothing applied. MOVE is a move of the seat to move: one's own, or the opponent's ("what if they
+play this?", which is how a queue is planned).
+
+It changes nothing, so it needs no token; it answers only the game's players, and only with what
+they may see: where the move would be followed by a draw (the Space Truckin' tile), the replies
+depend on what nobody has seen yet and are not shown. An illegal move gets the same error a real move
+would get.
+"""
+
+from __future__ import annotations
+
+from engine import MoveError
+from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
+from pbem.outbox.compose import Section
+from pbem.processing.context import MailContext
+from pbem.processing.gamemail import game_names, scores_line, who
+from pbem.processing.games import CommandFailed, game_id_of, load_game, sender_seat
+from pbem.processing.handlers import register_handler
+
+USAGE = "preview GAME MOVE   (the board and the replies after MOVE; nothing is played)"
+
+
+def parse_preview(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
+    words = line.split()[1:]
+    game = words.pop(0).lower() if words and GAME_ID.match(words[0]) else None
+    if not words:
+        return CommandError(line, f"which move? {USAGE}")
+    return Command("preview", line, game=game, move=" ".join(words).strip().rstrip("."))
+
+
+def do_preview(ctx: MailContext, command: Command) -> None:
+    row, state = load_game(ctx, game_id_of(ctx, command))
+    mine = sender_seat(row)(ctx.mail.from_addr)
+    if mine is None:
+        raise CommandFailed(f"you do not play in game {row.id}; preview is for its players.")
+    if row.status != "active":
+        raise CommandFailed(f"game {row.id} is {row.status}; there is no move to preview.")
+    viewer = mine.seat
+    names = game_names(ctx.tx, row)
+    mover = state.to_move
+    trial = state.copy()
+    text = command.move or ""
+    try:
+        move = trial.parse_move(text)
+        canonical = trial.move_text(move)
+        notes = trial.push(move)
+    except MoveError as exc:
+        reason = exc.message.split(": ")[0] if len(exc.message) > 60 else exc.message
+        raise CommandFailed(f"{text!r} would not be applied: {exc}",
+                            headline=f"Not possible: {text}: {reason}") from None
+    whose = "your" if mover == viewer else f"{names.get(mover or '', mover)}'s"
+    lines = [f"Nothing was played: game {row.id} is still at move {state.ply + 1}, "
+             f"{who(mover, viewer, names)} to move.", *notes, scores_line(trial, viewer, names)]
+    sections = [Section(lines=lines, board_text=trial.render(viewer), board_html=trial.render_html(viewer))]
+    nxt = trial.to_move
+    if trial.is_over:
+        sections.append(Section(title=f"{canonical} would end the game", pre=trial.score().text))
+    elif trial.pending_chance() is not None:
+        sections.append(Section(lines=[
+            "The next player's replies are not shown: they depend on what is drawn after the move, "
+            "which nobody may see yet."]))
+    elif nxt is not None:
+        sections.append(Section(title=f"Legal replies of {who(nxt, viewer, names)}",
+                                pre=trial.render_legal(nxt)))
+    for section in sections:
+        ctx.reply(section, row.id, headline=None if section is not sections[0] else
+                  f"Preview of {whose} {canonical} in {row.id} (nothing was played)")
+
+
+register_verb("preview", USAGE, parse_preview)
+register_handler("preview", do_preview)
+
+__all__ = ["do_preview", "parse_preview"]
