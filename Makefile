@@ -36,6 +36,7 @@ run: install
 bench: install services
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/mail.py
+	$(BIN)/python bench/scaling.py
 	$(BIN)/python bench/archive.py
 	$(BIN)/python bench/mail_volume.py
 	$(BIN)/python bench/boards.py

@@ -90,7 +90,7 @@ def run(args: argparse.Namespace, workdir: Path, cleanup: list[Callable[[], None
             arrivals = sink.since(seen)
             seen += len(arrivals)
             for a in arrivals:
-                if a.subject.split("] ", 1)[-1].startswith("Your move") and a.game and a.ply:
+                if a.headline.startswith("Your move") and a.game and a.ply:
                     reply = answer(a, players)
                     if reply is not None:
                         ready.append(((a.game, a.ply + 1), reply))

@@ -270,8 +270,10 @@ address = "pbem@localhost"
 name = "pbem"
 # Where the database, the outbox Maildir and logs live (relative to this file).
 data_dir = "./pbem-data"
-# The SQLite database: a file path (relative to this file) or sqlite:///path.
-# database = "./pbem-data/pbem.sqlite3"   # default: DATA_DIR/pbem.sqlite3
+# The database: a SQLite file (a path relative to this file, or sqlite:///path), or PostgreSQL, which
+# several `pbem serve` workers can share (README "Scaling out"; the password goes in ~/.pgpass).
+# database = "./pbem-data/pbem.sqlite3"            # default: DATA_DIR/pbem.sqlite3
+# database = "postgresql://pbem@localhost/pbem"
 # Larger mails are refused (SMTP 552, deliver exit 65, IMAP: moved aside, sender told once).
 max_message_bytes = 2000000
 log_level = "INFO"

@@ -1,9 +1,9 @@
 """Seat tokens: 130 random-looking bits per seat, never stored in the database.
 
-Every mail to a seat must carry its token (in the Reply-To plus-address), yet the database may only hold
-a hash. So a token is derived with HMAC from a server secret kept in its own file (mode 0600) in the data
-directory, from the game id, the seat and a generation number (raised when a player is replaced). A leaked
-database reveals no token; a leaked secret file can be revoked by replacing it.
+Every mail to a seat must carry its token (in the Reply-To plus-address), yet the games hold only a
+hash. So a token is derived with HMAC from a server secret, from the game id, the seat and a generation
+number (raised when a player is replaced). The secret is shared by every worker through the database
+(``pbem.store.secret``, which also takes over the ``secret.key`` file of earlier versions).
 """
 
 from __future__ import annotations
@@ -11,28 +11,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import os
-import secrets
-from pathlib import Path
 
 TOKEN_CHARS = 26  # 26 base32 characters = 130 bits
-
-
-def load_or_create_secret(data_dir: Path) -> bytes:
-    path = Path(data_dir) / "secret.key"
-    try:
-        return bytes.fromhex(path.read_text().strip())
-    except FileNotFoundError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    secret = secrets.token_bytes(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, secret.hex().encode() + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return secret
 
 
 def seat_token(secret: bytes, game_id: str, seat: str, generation: int = 0) -> str:
@@ -50,6 +30,16 @@ def address_token(secret: bytes, email: str, generation: int = 0) -> str:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.strip().lower().encode("ascii", "replace")).hexdigest()
+
+
+def split_reply_tag(tag: str) -> tuple[str, int | None]:
+    """A Reply-To tag is the seat's token, followed by ``-N`` when the mail asked for move N:
+    ``pbem+TOKEN-12@host``. The number makes a reply (or a tapped link) to an old mail refused
+    instead of played in a later position, even from clients that drop In-Reply-To."""
+    token, dash, number = tag.rpartition("-")
+    if dash and number.isdigit() and token:
+        return token, int(number)
+    return tag, None
 
 
 def looks_like_token(text: str) -> bool:

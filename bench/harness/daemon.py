@@ -136,8 +136,9 @@ def daemon_child(settings: dict[str, Any], conn: Any, log_file: str, log_level: 
     processor = Processor(config, store)
     rec = _Recorder()
     # Instance attributes shadow the methods; every caller goes through ``self.<name>``.
-    processor.process_one = rec.wrap(  # type: ignore[method-assign]
-        "process", processor.process_one, lambda result, args: (args[0].id,))
+    # Every message goes through ``_process(inbound_id)`` (None: not claimed, so not recorded by id).
+    processor._process = rec.wrap(  # type: ignore[method-assign]
+        "process", processor._process, lambda result, args: (args[0] if result is not None else None,))
     store.accept_inbound = rec.wrap(  # type: ignore[method-assign]
         "accept", store.accept_inbound, lambda result, args: (result.inbound_id, result.new))
     many = getattr(store, "accept_inbound_many", None)
@@ -259,13 +260,9 @@ class PySpy:
         time.sleep(0.5)  # attached before the load starts
 
     def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        from bench.harness.workers import stop_process
+
+        stop_process(self.proc, signal.SIGINT)
         return str(self.out)
 
 

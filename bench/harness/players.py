@@ -11,7 +11,7 @@ import math
 import smtplib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
 from typing import Any
@@ -55,7 +55,7 @@ def setup_games(tables: list[Table], submit: Callable[[list[EmailMessage]], None
 
     def invitations(arrivals: list[Arrival]) -> dict[str, Arrival]:
         return {a.rcpt: a for a in arrivals[start:]
-                if "Invitation to" in a.subject and a.rcpt in by_black}
+                if "invites you" in a.headline and a.rcpt in by_black}
 
     sink.wait_until(lambda a: len(invitations(a)) >= len(tables), timeout, "all invitations")
     accepts = []
@@ -67,7 +67,7 @@ def setup_games(tables: list[Table], submit: Callable[[list[EmailMessage]], None
     def your_moves(arrivals: list[Arrival]) -> dict[str, Arrival]:
         found: dict[str, Arrival] = {}
         for a in arrivals[start:]:
-            if a.game in games and a.subject.split("] ", 1)[-1].startswith("Your move"):
+            if a.game in games and a.headline.startswith("Your move"):
                 found[a.game] = a  # type: ignore[index]
         return found
 
@@ -94,17 +94,19 @@ def smtp_submit(port: int, messages: list[EmailMessage], connections: int) -> No
     smtp_submit_raw(port, prepared, connections)
 
 
-def smtp_submit_raw(port: int, prepared: list[tuple[str, list[str], bytes]],
+def smtp_submit_raw(port: int | Sequence[int], prepared: list[tuple[str, list[str], bytes]],
                     connections: int) -> list[tuple[float, float]]:
     """Send ``(sender, recipients, data)`` over ``connections`` parallel SMTP sessions, each sending
-    its share (every ``connections``-th message) in order on one connection. Returns per message
+    its share (every ``connections``-th message) in order on one connection; with several ports
+    (several servers), connection i goes to port i modulo their number. Returns per message
     (time.monotonic before MAIL FROM, after the 250 to DATA)."""
+    ports = [port] if isinstance(port, int) else list(port)
     times: list[tuple[float, float]] = [(math.nan, math.nan)] * len(prepared)
     errors: list[BaseException] = []
 
     def run(first: int) -> None:
         try:
-            with smtplib.SMTP("127.0.0.1", port, timeout=120) as smtp:
+            with smtplib.SMTP("127.0.0.1", ports[first % len(ports)], timeout=120) as smtp:
                 for index in range(first, len(prepared), connections):
                     sender, rcpts, data = prepared[index]
                     before = time.monotonic()

@@ -3,7 +3,8 @@
 One module per command group: ``play`` (records: new, show, move, score, replay, selfplay),
 ``computer`` (selfplay --levels, analyse: the computer opponents),
 ``serve`` (serve, deliver, process, init, check-config), ``mailbox`` (send, mailbox: a player's mail
-client for trying the server), ``archive`` (archive ..., standings) and ``admin`` (moderators).
+client for trying the server), ``archive`` (archive ..., standings), ``admin`` (moderators) and
+``store`` (store copy: to another database) and ``status`` (the workers and the queues).
 
 Exit codes: 0 success; 1 an illegal move (given, or found while replaying a record); 2 bad input
 (usage, malformed record or configuration). User errors never print a traceback.
@@ -25,7 +26,7 @@ from pbem.record import MissingRecordError, RecordError
 # Each module has ``register_all(subparsers)``; the order is the order of ``pbem --help``. Modules
 # load their heavy imports (the mail stack) only when one of their commands runs.
 COMMAND_MODULES = ("pbem.cli.play", "pbem.cli.computer", "pbem.cli.serve", "pbem.cli.mailbox",
-                   "pbem.cli.archive", "pbem.cli.admin")
+                   "pbem.cli.archive", "pbem.cli.admin", "pbem.cli.store", "pbem.cli.status")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -71,7 +71,7 @@ def _run(args: argparse.Namespace, operation: Callable[[MailContext], None]) -> 
 
 
 def cmd_token(args: argparse.Namespace, extra: list[str]) -> int:
-    from pbem.tokens import load_or_create_secret
+    from pbem.store.secret import server_secret
 
     config = _config(args)
     address = args.address.strip().lower()
@@ -80,7 +80,11 @@ def cmd_token(args: argparse.Namespace, extra: list[str]) -> int:
               f"{config.source or 'the configuration'}; its admin mails would be ignored",
               file=sys.stderr)
         return 1
-    token = moderator_token(load_or_create_secret(config.data_dir), address)
+    store = open_configured_store(config)
+    try:
+        token = moderator_token(server_secret(store, config.data_dir), address)
+    finally:
+        store.close()
     print(f"token {token}")
     print(f"(add this line to every admin mail from {address}; keep it secret)", file=sys.stderr)
     return 0

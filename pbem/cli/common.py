@@ -58,7 +58,7 @@ def open_configured_store(config: Config) -> Store:
     """
     import sqlite3
 
-    from pbem.store import StoreError, open_store, sqlite_path
+    from pbem.store import StoreError, database_name, open_store, sqlite_path
 
     try:
         config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -72,7 +72,8 @@ def open_configured_store(config: Config) -> Store:
         return open_store(config.database_url)
     except (OSError, ValueError, StoreError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        raise SetupError(f"cannot open the database {config.database_url}: {reason}") from None
+        raise SetupError(f"cannot open the database {database_name(config.database_url)}: {reason}"
+                         ) from None
 
 
 def players_text(low: int, high: int) -> str:
@@ -103,12 +104,13 @@ def add_command(sub: argparse._SubParsersAction, name: str, func: Callable[..., 
     return parser
 
 
-def progress_bar(label: str, total: int | None = None, stream: TextIO | None = None) -> tqdm:
+def progress_bar(label: str, total: int | None = None, stream: TextIO | None = None,
+                 unit: str = " games") -> tqdm:
     """A tqdm bar for long runs, drawn only on a terminal: in pipes, cron mails and logs a bar is
     one carriage-return line per update, i.e. noise."""
     from tqdm import tqdm
 
     stream = stream if stream is not None else sys.stderr
     isatty = getattr(stream, "isatty", None)
-    return tqdm(total=total or None, desc=label, file=stream, unit=" games", leave=True,
+    return tqdm(total=total or None, desc=label, file=stream, unit=unit, leave=True,
                 mininterval=0.1, disable=not (isatty and isatty()), dynamic_ncols=True)

@@ -2,8 +2,10 @@
 
 ``check-config`` and ``serve`` both ask here, so a configuration that passes the check does not fail
 at start for these reasons, and a server that cannot start says why in one line instead of a
-traceback. Nothing is created and no remote server is contacted: the IMAP and relay settings are only
-checked for consistency (their servers may be down at the moment and that is not a setup error).
+traceback. Nothing is created and no mail server is contacted: the IMAP and relay settings are only
+checked for consistency (their servers may be down at the moment and that is not a setup error). A
+PostgreSQL database is different: without it the server cannot even store mail, so it is connected to
+(and its schema version read).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import socket
 from pathlib import Path
 
 from pbem.config import Config, setting_problems
-from pbem.store import database_problem, sqlite_path
+from pbem.store import database_name, database_problem, sqlite_path
 
 NO_DOOR = "no door is open: set [imap] host or enable [smtp]"
 
@@ -30,7 +32,7 @@ def startup_problems(config: Config) -> list[str]:
     found.append(folder_problem("data directory", config.data_dir))
     database = database_problem(config.database_url)
     if database is not None:
-        found.append(f"cannot open the database {config.database_url}: {database}")
+        found.append(f"cannot open the database {database_name(config.database_url)}: {database}")
     else:
         path = sqlite_path(config.database_url)
         if path is not None and not path.exists() and path.parent != config.data_dir:

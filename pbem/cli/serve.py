@@ -11,6 +11,7 @@ from pathlib import Path
 from pbem.cli.common import SetupError, add_command, config_of, open_configured_store, setup_logging
 from pbem.cli.preflight import LISTEN_ERRNOS, listen_error, startup_problems
 from pbem.config import EXAMPLE, ConfigError
+from pbem.store import database_name, is_postgresql
 
 
 def refused(command: str, problems: list[str]) -> int:
@@ -34,8 +35,12 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         return refused("serve", [str(exc)])
     try:
         processor = Processor(config, store)
-        # The processor gets a process (and so a core) of its own; see pbem/daemon/runner.py.
-        daemon = Daemon(config, store, processor, processor_process=True)
+        # The processor gets a process (and so a core) of its own; see pbem/daemon/runner.py. With
+        # PostgreSQL other workers may store mail too: look for it every second, not every five.
+        shared = is_postgresql(config.database_url)
+        daemon = Daemon(config, store, processor, processor_process=True,
+                        processor_poll_seconds=1.0 if shared else 5.0,
+                        sender_options={"idle_poll_seconds": 5.0} if shared else None)
         out = "Maildir " + str(config.outbox_maildir) if not config.relay.host else (
             f"relay {config.relay.host}:{config.relay.effective_port}")
         logging.getLogger("pbem").info("serving %s; data in %s; mail out via %s", config.address,
@@ -106,7 +111,8 @@ def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
     if refused("check-config", startup_problems(config)):
         return 2
     print(f"configuration OK ({config.source or 'built-in defaults'})")
-    print(f"  address {config.address}, data in {config.data_dir}, database {config.database_url}")
+    print(f"  address {config.address}, data in {config.data_dir}, "
+          f"database {database_name(config.database_url)}")
     if config.imap.host:
         print(f"  IMAP {config.imap.username}@{config.imap.host}:{config.imap.effective_port} "
               f"mailbox {config.imap.mailbox} -> {config.imap.processed_folder}")

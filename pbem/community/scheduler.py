@@ -54,7 +54,7 @@ from pbem.processing.gamemail import (
 from pbem.processing.outgoing import Outgoing
 from pbem.record import iso, replay_record
 from pbem.store.base import GameRow, Store, Tx
-from pbem.tokens import load_or_create_secret
+from pbem.store.secret import server_secret
 
 log = logging.getLogger("pbem.community.scheduler")
 
@@ -100,8 +100,8 @@ class Scheduler:
         """The server's mail composition (tokens in Reply-To, threading, footers), built on first
         use so that a scheduler with nothing to say never touches the secret file."""
         if self._outgoing is None:
-            secret = self._secret if self._secret is not None else load_or_create_secret(
-                self.config.data_dir)
+            secret = self._secret if self._secret is not None else server_secret(
+                self.store, self.config.data_dir)
             self._outgoing = Outgoing(self.config, secret)
         return self._outgoing
 

@@ -7,7 +7,9 @@ leaving within half a second of the mail arriving):
 * the processor thread waits on the wake Event, runs ``processor.process_pending()`` until it
   returns 0, then tells the IMAP watcher (move what was processed) and the sender (send what
   was queued);
-* the sender delivers the outbox.
+* the sender delivers the outbox;
+* the role keeper (``pbem.daemon.roles``) takes the IMAP watcher and the scheduler roles when no other
+  worker on the same database holds them, and writes this worker's heartbeat.
 
 With ``processor_process=True`` (what ``pbem serve`` uses) the processor loop runs in a forked child
 process instead of a thread, so that its CPU work (parsing, rules, rendering, composing) gets a core
@@ -40,6 +42,7 @@ from typing import Protocol
 from pbem.clock import Clock, SystemClock, wait_either
 from pbem.community.scheduler import Scheduler
 from pbem.config import Config
+from pbem.daemon.roles import Role, RoleKeeper
 from pbem.daemon.thinker import Thinker, die_with_parent
 from pbem.doors.imap_watcher import ImapWatcher
 from pbem.doors.smtp_listener import SmtpListener
@@ -73,6 +76,7 @@ class Daemon:
                  scheduler_interval_seconds: float = 60.0,
                  imap_options: dict[str, object] | None = None,
                  sender_options: dict[str, object] | None = None,
+                 role_options: dict[str, float] | None = None,
                  processor_process: bool = False) -> None:
         self.config = config
         self.store = store
@@ -91,11 +95,12 @@ class Daemon:
         if config.smtp_enabled:
             self.smtp = SmtpListener(config, store, self.clock, wake=self.wake)
         self.imap: ImapWatcher | None = None
+        self._imap_stop = threading.Event()  # set when the daemon stops or the IMAP role is lost
         if config.imap.host:
             options: dict[str, object] = {"max_message_bytes": config.max_message_bytes}
             options.update(imap_options or {})
             self.imap = ImapWatcher(config.imap, store, self.clock, wake=self.wake,
-                                    stop=self._stop, **options)  # type: ignore[arg-type]
+                                    stop=self._imap_stop, **options)  # type: ignore[arg-type]
         self.processed_total = 0
         self._failures = 0  # processing failures in a row, for the back-off
         self.failure: str | None = None  # why the daemon stopped by itself, if it did
@@ -108,10 +113,16 @@ class Daemon:
         # Deadlines, reminders and outage recovery; composes mails with the processor's secret.
         self.scheduler_interval_seconds = scheduler_interval_seconds
         self.scheduler = Scheduler(config, store, self.clock, secret=getattr(processor, "secret", None))
+        self._scheduler_wake = threading.Event()
+        roles = [Role("scheduler", self._scheduler_wake.set, lambda: None)]
+        if self.imap is not None:
+            roles.append(Role("imap", self._start_imap, self._stop_imap))
+        self.roles = RoleKeeper(store, self.clock, roles, self._stop, **(role_options or {}))
         # Computer players think in worker processes of their own; their moves come in as mail.
         secret = getattr(processor, "secret", None)
         self.thinker = Thinker(config, store, self.clock, secret, self.wake, self._stop,
-                               processor_poll_seconds) if secret is not None else None
+                               processor_poll_seconds,
+                               active=lambda: self.roles.holds("scheduler")) if secret is not None else None
         # Tools on this machine (``pbem admin``) that queued mail wake us instead of waiting for a poll.
         self.waker = WakeListener(config.data_dir, self._woken)
 
@@ -163,9 +174,8 @@ class Daemon:
         if self.thinker is not None:
             self._threads.append(self.thinker.start())
         self.waker.start()
-        if self.imap is not None:
-            self._threads.append(self.imap.start())
-            log.info("daemon: IMAP door: watching %s", self.imap.where)
+        self._imap_stop.clear()
+        self.roles.start()  # takes the IMAP and scheduler roles now if no other worker has them
         if self.smtp is not None:
             try:
                 self.smtp.start()
@@ -182,8 +192,10 @@ class Daemon:
             self.smtp.stop()
         self._stop.set()
         self._wake.set()
+        self._scheduler_wake.set()
         self.sender.wake()
         self._computer_wake()
+        self.roles.stop()
         self.waker.stop()
         if self._child is not None:
             with self._pipe_lock:
@@ -331,16 +343,33 @@ class Daemon:
     # --- the scheduler thread ---------------------------------------------------------------
 
     def _scheduler_loop(self) -> None:
-        """Runs at start (recovering from an outage first) and then every interval; a failing run
-        is logged and retried at the next interval, since every action it takes is once-keyed."""
+        """While this worker holds the scheduler role: runs when it gains it (recovering from an
+        outage first) and then every interval; a failing run is logged and retried at the next
+        interval, since every action it takes is once-keyed."""
         while not self._stop.is_set():
-            try:
-                if self.scheduler.run_once():
-                    self.sender.wake()
-            except Exception:
-                log.exception("daemon: scheduler run failed; retrying in %.0f s",
-                              self.scheduler_interval_seconds)
-            self._stop.wait(self.scheduler_interval_seconds)
+            if self.roles.holds("scheduler"):
+                try:
+                    if self.scheduler.run_once():
+                        self.sender.wake()
+                except Exception:
+                    log.exception("daemon: scheduler run failed; retrying in %.0f s",
+                                  self.scheduler_interval_seconds)
+            self._scheduler_wake.wait(self.scheduler_interval_seconds)
+            self._scheduler_wake.clear()
+
+    # --- the IMAP role -------------------------------------------------------------------------
+
+    def _start_imap(self) -> None:
+        assert self.imap is not None
+        self._imap_stop.clear()
+        self.imap.start()
+        log.info("daemon: IMAP door: watching %s", self.imap.where)
+
+    def _stop_imap(self) -> None:
+        """The role went to another worker (or the daemon stops): leave the mailbox to it."""
+        assert self.imap is not None
+        self._imap_stop.set()
+        self.imap.join(30)
 
 
 def _poke(fd: int) -> None:

@@ -76,8 +76,11 @@ def game_seed(game_id: str) -> int:
 class Thinker:
     def __init__(self, config: Config, store: Store, clock: Clock, secret: bytes,
                  wake_processor: Callable[[], None], stop: threading.Event,
-                 poll_seconds: float = 5.0) -> None:
+                 poll_seconds: float = 5.0, active: Callable[[], bool] = lambda: True) -> None:
         self.config, self.store, self.clock, self.secret = config, store, clock, secret
+        # With many workers on one database only the one holding the scheduler role looks for
+        # computer turns, so a position is searched once, not once per worker.
+        self.active = active
         self.wake_processor = wake_processor
         self._stop = stop
         self._wake = threading.Event()
@@ -107,7 +110,8 @@ class Thinker:
                 self._wake.clear()
                 try:
                     self._store_done()
-                    self._scan()
+                    if self.active():
+                        self._scan()
                 except Exception:
                     log.exception("thinker: a round failed; trying again in %.0f s", self.poll_seconds)
                 self._wake.wait(self.poll_seconds)

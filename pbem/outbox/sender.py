@@ -1,11 +1,12 @@
 """The outbox sender: delivers the rows the processor queued in the transactional outbox.
 
 Replies are never sent from inside processing; the processor only queues them in the same
-transaction that applies the move. This thread then sends whatever is due, marks it sent, and on
-failure schedules the next attempt with exponential back-off. A crash between sending and
-``mark_sent`` re-sends the row after restart; that is the at-least-once half of the design, and
-the row's fixed Message-ID lets the recipient's mail system (or the Maildir file name) recognise
-the repeat.
+transaction that applies the move. This thread then looks at the due rows
+(``Store.claim_outbound``), takes each one before sending it (a second worker's sender skips a row
+this one has taken), sends it, and marks it sent, or schedules its next attempt with exponential
+back-off. A crash between the relay's acceptance and the mark re-sends the mail after restart (or at
+once from another worker); that is the at-least-once half of the design, and the row's fixed
+Message-ID lets the recipient's mail system (or the Maildir file name) recognise the repeat.
 
 With ``config.relay.host`` mail goes to that SMTP relay (one connection, kept open while mail keeps
 coming); without it, each mail becomes one file in the Maildir ``config.outbox_maildir`` for a
@@ -34,7 +35,7 @@ from datetime import datetime, timedelta
 from pbem.clock import Clock, SystemClock, wait_either
 from pbem.config import Config, tls_problem
 from pbem.outbox.maildir import Maildir
-from pbem.store.base import Outbound, Store
+from pbem.store.base import Outbound, OutboxBatch, Store
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,8 @@ class OutboxSender:
         self._retry_at: dict[int, datetime] = {}  # row id -> next attempt, for rows failed here
         self._maildir: Maildir | None = None
         self._thread: threading.Thread | None = None
-        self._unmarked: list[int] = []
+        self._batch: OutboxBatch | None = None  # the claim being sent
+        self._reset_due = False  # the relay came back during a batch: reset the back-off after it
         self._relay_failing = False  # the last connection attempt failed
         self._last_probe = 0.0  # time.monotonic() of the last connection attempt while failing
         self.last_relay_error: str | None = None
@@ -158,20 +160,30 @@ class OutboxSender:
         now = self.clock.now()
         for row_id in [i for i, when in self._retry_at.items() if when <= now]:
             del self._retry_at[row_id]
-        rows = self.store.due_outbound(now, limit=self.batch_size)
-        if not rows and self._probe_due():
-            rows = self.store.due_outbound(self.clock.now(), limit=self.batch_size)
-        if not rows:
-            return 0, 0
-        # The processor commits without fsync; no reply leaves before its move is on disk.
-        self.store.flush()
-        try:
-            if self.config.relay.host:
-                sent = self._send_via_relay(rows)
-            else:
-                sent = self._send_to_maildir(rows)
-        finally:
-            self._flush_sent()
+        sent, total = self._send_due(now)
+        if not total and self._probe_due():
+            sent, total = self._send_due(self.clock.now())
+        return sent, total
+
+    def _send_due(self, now: datetime) -> tuple[int, int]:
+        with self.store.claim_outbound(now, limit=self.batch_size) as batch:
+            rows = batch.rows
+            if not rows:
+                return 0, 0
+            # The processor commits without fsync; no reply leaves before its move is on disk.
+            self.store.flush()
+            self._batch = batch
+            try:
+                if self.config.relay.host:
+                    sent = self._send_via_relay(rows)
+                else:
+                    sent = self._send_to_maildir(rows)
+            finally:
+                self._batch = None
+        if self._reset_due:  # not inside the batch: a row claim may hold a transaction open
+            self._reset_due = False
+            count = self.store.reset_backoff(self.clock.now())
+            log.info("sender: %d waiting mail(s) due now", count)
         return sent, len(rows)
 
     def _backoff(self, row: Outbound) -> timedelta:
@@ -179,20 +191,18 @@ class OutboxSender:
         exponent = min(max(row.attempts, 0), 32)  # 2**32 * 5 s is far beyond any sane cap
         return timedelta(seconds=min(self.base_backoff_seconds * (2 ** exponent), cap))
 
-    def _flush_sent(self) -> None:
-        ids, self._unmarked = self._unmarked, []
-        self.store.mark_sent_many(ids, self.clock.now())
-
     def _failed(self, row: Outbound, error: str, quiet: bool = False) -> None:
         when = self.clock.now() + self._backoff(row)
-        self.store.mark_send_failed(row.id, error[:1000], when)
+        assert self._batch is not None
+        self._batch.failed(row.id, error[:1000], when)
         self._retry_at[row.id] = when
         (log.debug if quiet else log.warning)(
             "sender: outbound %d (%s) not sent, attempt %d, next at %s: %s", row.id,
             row.message_id, row.attempts + 1, when.isoformat(timespec="seconds"), error)
 
     def _given_up(self, row: Outbound, error: str) -> None:
-        self.store.mark_given_up(row.id, error[:1000], self.clock.now())
+        assert self._batch is not None
+        self._batch.given_up(row.id, error[:1000])
         self._retry_at.pop(row.id, None)
         log.error("sender: outbound %d (%s) to %s given up, the relay refused it for good: %s",
                   row.id, row.message_id, ", ".join(row.recipients), error)
@@ -235,16 +245,21 @@ class OutboxSender:
         self._relay_failing = False
         self.last_relay_error = None
         self._retry_at.clear()
+        if self._batch is not None:
+            self._reset_due = True
+            log.info("sender: relay %s reachable again", self.config.relay.host)
+            return
         count = self.store.reset_backoff(self.clock.now())
         log.info("sender: relay %s reachable again; %d waiting mail(s) due now",
                  self.config.relay.host, count)
 
+    def _take(self, row: Outbound) -> bool:
+        assert self._batch is not None
+        return self._batch.take(row)
+
     def _sent(self, row: Outbound, how: str) -> None:
-        # Marked in groups: one commit (fsync) per group instead of per mail. A crash re-sends at
-        # most the unmarked group, which the at-least-once design allows anyway.
-        self._unmarked.append(row.id)
-        if len(self._unmarked) >= 50:
-            self._flush_sent()
+        assert self._batch is not None
+        self._batch.sent(row.id)
         self._retry_at.pop(row.id, None)
         log.info("sender: outbound %d %s to %s via %s", row.id, row.message_id,
                  ", ".join(row.recipients), how)
@@ -256,6 +271,8 @@ class OutboxSender:
         for row in rows:
             if self.stop_event.is_set():
                 break
+            if not self._take(row):
+                continue
             try:
                 if self._maildir is None:
                     self._maildir = Maildir(self.config.outbox_maildir)
@@ -312,6 +329,8 @@ class OutboxSender:
         for index, row in enumerate(rows):
             if self.stop_event.is_set():
                 break
+            if not self._take(row):
+                continue
             options = ["SMTPUTF8"] if _needs_smtputf8(row) else []
             for retry_on_fresh in (True, False):
                 reused = self._smtp is not None

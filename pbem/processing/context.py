@@ -4,6 +4,8 @@ turns it into outbound rows inside the same transaction."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -53,23 +55,34 @@ class PlannedMail:
 
 
 class StateCache:
-    """Replayed states by game id and record length; filled only after commit, so a rolled-back move
-    can never be served from it."""
+    """Replayed states by game id and the moves that made them; filled only after commit, so a
+    rolled-back move can never be served from it. Keyed by the moves themselves, not their number:
+    another worker (or ``pbem admin rollback``) may have taken a move back and played another one,
+    leaving as many moves as this process saw."""
 
     def __init__(self, size: int = 256):
-        self._items: OrderedDict[tuple[str, int], State] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int, str], State] = OrderedDict()
         self._size = size
 
-    def get(self, game_id: str, length: int) -> State | None:
-        state = self._items.get((game_id, length))
+    @staticmethod
+    def _key(game_id: str, record: dict) -> tuple[str, int, str]:
+        moves = record.get("moves", [])
+        digest = hashlib.blake2b(json.dumps(moves, sort_keys=True, separators=(",", ":")).encode(),
+                                 digest_size=16).hexdigest()
+        return game_id, len(moves), digest
+
+    def get(self, game_id: str, record: dict) -> State | None:
+        key = self._key(game_id, record)
+        state = self._items.get(key)
         if state is None:
             return None
-        self._items.move_to_end((game_id, length))
+        self._items.move_to_end(key)
         return state.copy()
 
-    def put(self, game_id: str, length: int, state: State) -> None:
-        self._items[(game_id, length)] = state.copy()
-        self._items.move_to_end((game_id, length))
+    def put(self, game_id: str, record: dict, state: State) -> None:
+        key = self._key(game_id, record)
+        self._items[key] = state.copy()
+        self._items.move_to_end(key)
         while len(self._items) > self._size:
             self._items.popitem(last=False)
 
@@ -103,8 +116,7 @@ class MailContext:
         row = self.tx.get_game(game_id, for_update=True)
         if row is None:
             return None
-        length = len(row.record["moves"])
-        state = self.cache.get(game_id, length)
+        state = self.cache.get(game_id, row.record)
         if state is None:
             state = replay_record(row.record, get_game(row.game))
         self.touched[game_id] = (row, state)

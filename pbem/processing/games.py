@@ -21,7 +21,7 @@ from pbem.processing.gamemail import (
 )
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat
-from pbem.tokens import address_token, seat_token, token_hash
+from pbem.tokens import address_token, seat_token, split_reply_tag, token_hash
 
 
 class CommandFailed(Exception):
@@ -64,14 +64,7 @@ def sender_seat(row: GameRow) -> Callable[[str], Seat | None]:
     return find
 
 
-def reply_key(tag: str) -> tuple[str, int | None]:
-    """A Reply-To tag is the seat's token, followed by ``-N`` when the mail asked for move N:
-    ``pbem+TOKEN-12@host``. The number makes a reply (or a tapped link) to an old mail refused
-    instead of played in a later position, even from clients that drop In-Reply-To."""
-    token, dash, number = tag.rpartition("-")
-    if dash and number.isdigit() and token:
-        return token, int(number)
-    return tag, None
+reply_key = split_reply_tag  # the store reads the same tag at intake (pbem.store.common)
 
 
 def mail_tokens(ctx: MailContext, command: Command | None = None) -> list[str]:

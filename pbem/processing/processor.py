@@ -1,5 +1,8 @@
-"""Processes stored inbound mail: each message in exactly one transaction that applies its commands,
-marks it done and queues every reply, so a crash at any point neither loses nor repeats a move.
+"""Processes stored inbound mail: each message in exactly one transaction that claims it, applies its
+commands, marks it done and queues every reply, so a crash at any point neither loses nor repeats a
+move, and a second worker on the same database never processes the same message (it skips what another
+has claimed; see ``Tx.claim_inbound``). A database that is unreachable, or that aborted the transaction
+to break a deadlock, leaves the message pending for the next pass rather than marking it failed.
 
 Auto-generated mail, bounces and our own mail are logged and never answered. A mail that fails
 authentication changes nothing and gets no reply; the seat it named gets at most one notice per
@@ -33,7 +36,9 @@ from pbem.processing.outgoing import Outgoing
 from pbem.reading.incoming import IncomingMail, read_headers, read_mail
 from pbem.reading.limits import LimitExceeded, check_limits
 from pbem.store.base import Inbound, Store, Tx
-from pbem.tokens import load_or_create_secret, token_hash
+from pbem.store.common import StoreUnavailableError
+from pbem.store.secret import server_secret
+from pbem.tokens import token_hash
 
 log = logging.getLogger("pbem.processor")
 # Commands whose free text after them is meant for someone (relayed); after others it is reported.
@@ -71,7 +76,7 @@ class Processor:
         self.config = config
         self.store = store
         self.clock = clock or SystemClock()
-        self.secret = secret if secret is not None else load_or_create_secret(config.data_dir)
+        self.secret = secret if secret is not None else server_secret(store, config.data_dir)
         self.cache = StateCache()
         self.outgoing = Outgoing(config, self.secret)
 
@@ -80,18 +85,18 @@ class Processor:
 
     # --- the runner --------------------------------------------------------------------------------
     def process_pending(self, limit: int = 100) -> int:
-        """Process up to ``limit`` pending messages, round-robin by sender; one at a time in memory."""
+        """Process up to ``limit`` pending messages, round-robin by sender, one at a time in memory;
+        the number processed here (not counting what other workers took meanwhile). Each round's
+        candidates are claimed one by one: one another worker holds, or that waits behind an earlier
+        message of its game, is left for a later round."""
         done = 0
         cap = self.config.limits.sender_messages_per_minute
         while done < limit:
             ids = self.store.pending_fair(self.clock.now(), cap, min(FAIR_CHUNK, limit - done))
-            if not ids:
+            taken = sum(self._process(inbound_id) is not None for inbound_id in ids)
+            if not taken:
                 break
-            for inbound_id in ids:
-                inbound = self.store.get_inbound(inbound_id)
-                done += 1
-                if inbound is not None and inbound.status == "pending":
-                    self.process_one(inbound)
+            done += taken
         return done
 
     def read(self, inbound: Inbound) -> tuple[IncomingMail, LimitExceeded | None]:
@@ -107,29 +112,50 @@ class Processor:
                                 envelope_from=inbound.envelope_from), exceeded
         return read_mail(inbound.raw, own_addresses=own, envelope_from=inbound.envelope_from), None
 
-    def process_one(self, inbound: Inbound) -> str:
+    def process_one(self, inbound: Inbound) -> str | None:
+        """Process this message; None when it could not be claimed (see ``Tx.claim_inbound``)."""
+        return self._process(inbound.id)
+
+    def _process(self, inbound_id: int) -> str | None:
+        """One message in one transaction that claims it, then reads it (a message another worker
+        holds is not read twice). The outcome, or None when it could not be claimed."""
         started = time.perf_counter()
         now = self.clock.now()
-        read_started = time.thread_time()
-        mail, exceeded = self.read(inbound)
-        read_ms = (time.thread_time() - read_started) * 1000
+        mail = IncomingMail()
+        inbound: Inbound | None = None
+        read_ms = 0.0
         touched: dict = {}
         try:
             with self.store.transaction(durable=False) as tx:
+                inbound = tx.claim_inbound(inbound_id)
+                if inbound is None:
+                    return None
+                read_started = time.thread_time()
+                mail, exceeded = self.read(inbound)
+                read_ms = (time.thread_time() - read_started) * 1000
                 outcome, game_id, touched = self._handle(tx, inbound, mail, now, exceeded)
                 status = "ignored" if outcome.startswith("ignored") else "done"
                 tx.mark_inbound(inbound.id, status, outcome[:500], sender=mail.from_addr or None,
                                 game_id=game_id, now=now)
         except _AuthAbort as abort:
+            assert inbound is not None  # raised only once the message was claimed and read
             outcome, game_id = self._auth_failed(inbound, mail, abort, now), abort.failure.game_id
+            if outcome is None:
+                return None
+        except StoreUnavailableError:
+            raise  # nothing changed: the message stays pending for the next pass
         except Exception as exc:  # a bug must not stop the server or lose the message
+            if inbound is None:
+                raise  # the claim itself failed: nothing to mark
             log.exception("inbound %s failed", inbound.id)
             outcome, game_id = f"failed: {type(exc).__name__}: {exc}", None
             with self.store.transaction() as tx:
+                if not tx.claim_inbound(inbound.id):  # meanwhile taken by another worker
+                    return None
                 tx.mark_inbound(inbound.id, "failed", outcome[:500], sender=mail.from_addr or None,
                                 now=now)
         for gid, (row, state) in touched.items():
-            self.cache.put(gid, len(row.record["moves"]), state)
+            self.cache.put(gid, row.record, state)
         failpoints.hit("after-commit")
         elapsed = (time.perf_counter() - started) * 1000
         log.info("message id=%s msgid=%s from=%s game=%s outcome=%s read_ms=%.1f ms=%.1f", inbound.id,
@@ -138,9 +164,11 @@ class Processor:
         return outcome
 
     def _auth_failed(self, inbound: Inbound, mail: IncomingMail, abort: _AuthAbort,
-                     now: datetime) -> str:
+                     now: datetime) -> str | None:
         failure = abort.failure
         with self.store.transaction() as tx:
+            if not tx.claim_inbound(inbound.id):  # the first transaction's claim ended with it
+                return None
             tx.mark_inbound(inbound.id, "ignored", f"ignored: authentication failed for {failure.game_id}",
                             sender=mail.from_addr or None, game_id=failure.game_id, now=now)
             row = tx.get_game(failure.game_id)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sqlite3
 from pathlib import Path
 
 from pbem.store import migrations
 from pbem.store.base import Store
-from pbem.store.common import SchemaVersionError, StoreClosedError, StoreError
+from pbem.store.common import SchemaVersionError, StoreClosedError, StoreError, StoreUnavailableError
 
-__all__ = ["SchemaVersionError", "Store", "StoreClosedError", "StoreError", "UnavailableBackendError",
-           "backend_problem", "database_problem", "open_store", "sqlite_path"]
+__all__ = ["SchemaVersionError", "Store", "StoreClosedError", "StoreError", "StoreUnavailableError",
+           "UnavailableBackendError", "backend_problem", "database_name", "database_problem",
+           "is_postgresql", "open_store", "sqlite_path"]
 
 POSTGRESQL_SCHEMES = ("postgresql", "postgres")
-POSTGRESQL_MISSING = "PostgreSQL support is not available in this installation (use a SQLite file)"
+POSTGRESQL_MISSING = ("PostgreSQL support needs the psycopg package: pip install 'pbem[postgres]' "
+                      "(or use a SQLite file)")
 
 
 class UnavailableBackendError(StoreError):
@@ -51,15 +54,34 @@ def backend_problem(target: str | os.PathLike[str]) -> str | None:
         return str(exc)
     scheme = os.fspath(target).partition("://")[0].lower()
     if scheme in POSTGRESQL_SCHEMES:
-        return POSTGRESQL_MISSING
-    return f"unsupported database URL scheme {scheme!r}: use a file path or sqlite:///path"
+        return None if importlib.util.find_spec("psycopg") else POSTGRESQL_MISSING
+    return (f"unsupported database URL scheme {scheme!r}: use a file path, sqlite:///path or "
+            "postgresql://user@host/database")
+
+
+def is_postgresql(target: str | os.PathLike[str]) -> bool:
+    return os.fspath(target).partition("://")[0].lower() in POSTGRESQL_SCHEMES
+
+
+def database_name(target: str | os.PathLike[str]) -> str:
+    """The database setting as messages and logs may show it: a PostgreSQL URI without password."""
+    if is_postgresql(target):
+        from pbem.store.postgres import redacted
+
+        return redacted(os.fspath(target))
+    return os.fspath(target)
 
 
 def database_problem(target: str | os.PathLike[str]) -> str | None:
     """Why opening ``target`` would fail, found without changing it (no file created, no migration),
     or None. A SQLite file that does not exist yet is no problem: the store creates it (whether its
-    folder can be created is the caller's to check)."""
+    folder can be created is the caller's to check). A PostgreSQL database is connected to, and its
+    schema version read."""
     problem = backend_problem(target)
+    if problem is None and is_postgresql(target):
+        from pbem.store.postgres import database_problem as postgresql_problem
+
+        return postgresql_problem(os.fspath(target), migrations.latest_version())
     path = sqlite_path(target) if problem is None else None
     if problem is not None or path is None or not path.exists():
         return problem
@@ -92,4 +114,9 @@ def open_store(target: str | os.PathLike[str]) -> Store:
         from pbem.store.sqlite import SQLiteStore
 
         return SQLiteStore(path)
-    raise UnavailableBackendError(backend_problem(target))
+    problem = backend_problem(target)
+    if problem is None and is_postgresql(target):
+        from pbem.store.postgres import PostgresStore
+
+        return PostgresStore(os.fspath(target))
+    raise UnavailableBackendError(problem)

@@ -1,9 +1,16 @@
-"""The storage interface. SQLite is the default; PostgreSQL implements the same interface.
+"""The storage interface. SQLite is the default; PostgreSQL implements the same interface (both on the
+shared SQL of ``pbem.store.sql``).
 
 Everything the server knows lives here: the durable intake queue (raw messages, de-duplicated), the
 games (each a full record document plus indexed columns), the seats (addresses and hashed tokens), the
 transactional outbox, IMAP progress and rate-limit notices. Applying a move, marking its message done and
 queueing the replies happen inside one ``transaction()``.
+
+Several server processes ("workers") may share one database. What keeps them from doing one thing
+twice is in here too: a message is processed inside the transaction that claimed it
+(``Tx.claim_inbound``), outbox rows are sent under a claim (``Store.claim_outbound``), a game row is
+locked while a move is applied (``get_game(for_update=True)``), and the roles only one worker may
+hold at a time (the IMAP watcher, the scheduler) are taken with ``hold_role``.
 """
 
 from __future__ import annotations
@@ -82,6 +89,31 @@ class GameRow:
     finished_at: datetime | None = None  # when the game ended, for archive searches
 
 
+@dataclass
+class Worker:
+    """A running ``pbem serve`` as its heartbeats describe it (for ``pbem status``)."""
+
+    id: str  # "host:pid:start", unique per process start
+    host: str
+    pid: int
+    started_at: datetime
+    seen_at: datetime
+    roles: list[str] = field(default_factory=list)
+
+
+class OutboxBatch(Protocol):
+    """Due outbox rows for one pass of a sender (``Store.claim_outbound``). Before sending a row the
+    sender takes it (False: another worker's sender has it, or sent it already), then reports its
+    fate; where the mark is written (at once, or when the batch ends) is the store's."""
+
+    rows: list[Outbound]
+
+    def take(self, row: Outbound) -> bool: ...
+    def sent(self, outbound_id: int) -> None: ...
+    def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
+    def given_up(self, outbound_id: int, error: str) -> None: ...  # refused for good: never retried
+
+
 @dataclass(frozen=True)
 class AddressChange:
     """A pending (or done) move of a player to a new address, waiting for the new address's code."""
@@ -104,6 +136,12 @@ class Tx(Protocol):
     """Operations inside one transaction; all commit together or not at all."""
 
     # intake
+    def claim_inbound(self, inbound_id: int) -> Inbound | None:
+        """Take a pending message for processing in this transaction, and read it: None unless it is
+        still pending, no other worker holds it, and no earlier message about the same game is still
+        pending (so one game's mail is applied in arrival order). The claim ends with the
+        transaction."""
+        ...
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
                      sender: str | None = None, game_id: str | None = None,
                      now: datetime) -> None: ...
@@ -147,6 +185,10 @@ class Tx(Protocol):
         ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+    def init_meta(self, key: str, value: str) -> str:
+        """Store ``value`` unless the key has one; the stored value either way (two workers that
+        start at once agree on the first one written)."""
+        ...
 
     # threads per recipient: the first and the latest mail of a game sent to an address
     def mail_thread(self, game_id: str, email: str) -> tuple[str, str] | None: ...  # (root, last)
@@ -203,7 +245,8 @@ class Store(Protocol):
         """Ids of the next pending messages, one per sender (each sender's oldest), oldest first;
         calling again gives the next round, so one sender's flood waits behind everybody's next
         message. A sender who had ``per_sender_per_minute`` messages processed within the minute
-        before ``now`` is left out (0: no cap): their mail waits in the store, never dropped."""
+        before ``now`` is left out (0: no cap): their mail waits in the store, never dropped. Each
+        is then claimed with ``Tx.claim_inbound`` (another worker may have taken it meanwhile)."""
         ...
     def get_inbound(self, inbound_id: int) -> Inbound | None: ...  # one message, raw included
     def inbound_status(self, inbound_id: int) -> str | None: ...
@@ -224,6 +267,24 @@ class Store(Protocol):
         ...
     def outbound_counts(self) -> dict[str, int]: ...  # {"pending": n, "sent": m, "given_up": k}
     def given_up_outbound(self, limit: int = 50) -> list[Outbound]: ...  # newest first
+    def claim_outbound(self, now: datetime, limit: int = 100) -> AbstractContextManager[OutboxBatch]:
+        """Due rows, in ``due_outbound``'s order, for one pass of the sender; every mark given to the
+        batch is written by the time the block ends, also when it raised."""
+        ...
+
+    # workers sharing the database: roles, heartbeats, queue figures
+    def hold_role(self, role: str) -> bool:
+        """Take, or keep, a role only one worker may hold (``imap``, ``scheduler``); False while
+        another process holds it. A role is freed when its holder releases it or dies."""
+        ...
+    def release_role(self, role: str) -> None: ...
+    def heartbeat(self, worker: Worker) -> None: ...  # insert or refresh the worker's row
+    def forget_worker(self, worker_id: str) -> None: ...  # a worker that stopped cleanly
+    def workers(self) -> list[Worker]: ...  # every row, newest heartbeat first
+    def queue_figures(self) -> dict[str, Any]:
+        """``inbound_pending``, ``oldest_pending`` (datetime or None), ``outbound_pending``,
+        ``outbound_due_oldest`` (datetime or None), ``games_active``."""
+        ...
 
     # IMAP progress per mailbox
     def imap_state(self, mailbox: str) -> tuple[int, int] | None: ...  # (uidvalidity, last_uid)

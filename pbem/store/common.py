@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pbem.store.base import UNRATED_ENDINGS
+from pbem.tokens import looks_like_token, split_reply_tag, token_hash
 
 
 class StoreError(Exception):
@@ -24,6 +25,11 @@ class StoreError(Exception):
 
 class SchemaVersionError(StoreError):
     """The database was written by a newer pbem; running older code on it could corrupt it."""
+
+
+class StoreUnavailableError(StoreError):
+    """The database is unreachable, or it aborted a transaction to resolve a conflict (deadlock,
+    lost connection): nothing was changed, and the same work may be tried again later."""
 
 
 class StoreClosedError(StoreError):
@@ -85,17 +91,25 @@ def normalise_message_id(value: str | None) -> str | None:
 _HEAD_BYTES = 64_000
 
 
-def header_facts(raw: bytes) -> tuple[str | None, str | None]:
-    """(Message-ID, From address in lower case) from the header block alone.
+_ADDRESS_HEADERS = frozenset(("to", "cc", "delivered-to", "x-original-to"))
+
+
+def intake_keys(raw: bytes) -> tuple[str | None, str | None, str | None]:
+    """(Message-ID, From address in lower case, route) from the header block alone.
 
     Only the start of the header block is parsed: intake runs before the SMTP 250 and must stay
-    cheap even for a large or hostile message, and a body can never hold either field. The From
-    address is what fair processing groups by; the reader decides later what it really is.
+    cheap even for a large or hostile message, and a body can never hold these fields. The From
+    address is what fair processing groups by; the reader decides later what it really is. The
+    route is the hash of the first seat token in a recipient's plus-address (``pbem+TOKEN-12@host``,
+    the Reply-To of every game mail): the store looks it up among the seats, so that the game a move
+    is about is known before the move is read, and one game's mail is processed in arrival order
+    (``Tx.claim_inbound``).
     """
     match = _BLANK_LINE.search(raw, 0, _HEAD_BYTES)
     head = raw[: match.end()] if match else raw[:_HEAD_BYTES]
     text: str | None = None
     sender: str | None = None
+    route: str | None = None
     try:
         msg = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
         value = msg.get("Message-ID")
@@ -104,15 +118,22 @@ def header_facts(raw: bytes) -> tuple[str | None, str | None]:
         if from_value is not None:
             address = email.utils.parseaddr(str(from_value)[:2000])[1].strip().lower()
             sender = address if "@" in address and address.isprintable() else None
+        values = [str(v)[:2000] for name, v in msg.raw_items() if name.lower() in _ADDRESS_HEADERS]
+        for _name, address in email.utils.getaddresses(values):
+            local = address.rpartition("@")[0]
+            token = split_reply_tag(local.partition("+")[2])[0] if "+" in local else ""
+            if looks_like_token(token):
+                route = token_hash(token)
+                break
     except Exception:
         # Should the parser raise on odd input, the message is still accepted, de-duplicated by
         # its bytes alone.
-        return None, None
-    return normalise_message_id(text), sender
+        return None, None, None
+    return normalise_message_id(text), sender, route
 
 
 def message_id_of(raw: bytes) -> str | None:
-    return header_facts(raw)[0]
+    return intake_keys(raw)[0]
 
 
 def result_columns(status: str, record: dict[str, Any], seats: list[str]

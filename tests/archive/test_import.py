@@ -67,10 +67,10 @@ def test_a_game_the_store_refuses_is_rolled_back_whole(tmp_path: Path, archive: 
     """The game row is written before its seats; a failure in between must leave neither."""
     original = SQLiteTx._insert_seats
 
-    def failing(self: SQLiteTx, game: GameRow) -> None:
+    def failing(self: SQLiteTx, game: GameRow, *rest: object) -> None:
         if game.id == "ac-2":
             raise OSError("disk on fire")
-        original(self, game)
+        original(self, game, *rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(SQLiteTx, "_insert_seats", failing)
     target = open_store(tmp_path / "target.sqlite3")

@@ -1,11 +1,11 @@
 """Archive search by result and date: winner, loser, draw, resignation, forfeit, abandonment, on the
-command line (``pbem archive search``), in the store (an older database filled in by migration 5)
-and on the archive site in headless Chromium, which also lists the open challenges."""
+command line (``pbem archive search``), in the store (an older database filled in by migration 6;
+both on SQLite and PostgreSQL) and on the archive site in headless Chromium, which also lists the
+open challenges."""
 
 from __future__ import annotations
 
 import random
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from pbem.store.base import GameRow, Seat, Store
 from pbem.store.common import json_dumps
 from tests.archive.conftest import Cli, fill
 from tests.archive.test_site import dom
+from tests.store.conftest import Backend, backend  # noqa: F401  (backend: a fixture, both stores)
 
 ANN, BO, CY = "ann@example.org", "bo@example.org", "cy@example.org"
 # id -> (the players: black/white, the day it ended, its result as the server writes it)
@@ -59,7 +60,16 @@ def ids(store: Store, **spec: str) -> list[str]:
     return sorted(r.id for r in search(store, make_filters(**spec)))
 
 
-def test_search_by_result_in_the_store(store: Store) -> None:
+@pytest.fixture
+def any_store(backend: Backend):  # noqa: F811
+    opened = backend.open()
+    fill(opened, finished_rows())
+    yield opened
+    opened.close()
+
+
+def test_search_by_result_in_the_store(any_store: Store) -> None:
+    store = any_store
     assert ids(store, result="draw") == ["ac-2", "ac-6"]
     assert ids(store, result="resigned") == ["ac-3"]
     assert ids(store, result="forfeit") == ["ac-4"]
@@ -96,23 +106,20 @@ def test_search_by_result_on_the_command_line(tmp_path: Path, store: Store) -> N
     assert refused.value.code == 2
 
 
-def test_an_older_database_gets_its_results_filled_in(tmp_path: Path, monkeypatch) -> None:
-    path = tmp_path / "old.sqlite3"
+def test_an_older_database_gets_its_results_filled_in(backend: Backend, monkeypatch) -> None:  # noqa: F811
     before = next(i for i, m in enumerate(migrations.MIGRATIONS) if m.name == "results and address changes")
     monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:before])
-    open_store(path).close()
-    conn = sqlite3.connect(path)
+    open_store(backend.target).close()
     for row in finished_rows():
-        conn.execute("INSERT INTO games (id, game, status, created_at, updated_at, finished_at, record)"
-                     " VALUES (?, ?, 'over', ?, ?, ?, ?)",
-                     (row.id, row.game, iso(row.created_at), iso(row.finished_at), iso(row.finished_at),
-                      json_dumps(row.record)))
-        conn.executemany("INSERT INTO seats (game_id, seat, position, email) VALUES (?, ?, ?, ?)",
-                         [(row.id, s.seat, i, s.email) for i, s in enumerate(row.seats)])
-    conn.commit()
-    conn.close()
+        backend.sql("INSERT INTO games (id, game, status, created_at, updated_at, finished_at, record)"
+                    " VALUES (?, ?, 'over', ?, ?, ?, ?)",
+                    row.id, row.game, iso(row.created_at), iso(row.finished_at), iso(row.finished_at),
+                    json_dumps(row.record))
+        for i, s in enumerate(row.seats):
+            backend.sql("INSERT INTO seats (game_id, seat, position, email) VALUES (?, ?, ?, ?)",
+                        row.id, s.seat, i, s.email)
     monkeypatch.undo()
-    migrated = open_store(path)
+    migrated = backend.open()
     try:
         assert ids(migrated, result="draw") == ["ac-2", "ac-6"]
         assert ids(migrated, winner=ANN) == ["ac-1", "ac-3"] and ids(migrated, loser=ANN) == ["ac-4"]

@@ -21,7 +21,7 @@ from tests.cli.scores import table_totals
 
 PBEM = [sys.executable, "-m", "pbem.cli"]
 COMMANDS = ["new", "show", "move", "score", "replay", "selfplay", "analyse", "serve", "deliver", "process",
-            "init", "check-config", "send", "mailbox", "archive", "standings", "admin"]
+            "init", "check-config", "send", "mailbox", "archive", "standings", "admin", "store", "status"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

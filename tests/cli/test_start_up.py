@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from pbem.cli import main
-from tests.services.requirements import LOOPBACK
+from tests.services.postgres import Postgres
+from tests.services.requirements import LOOPBACK, free_port
 
 PBEM = [sys.executable, "-m", "pbem.cli"]
-NO_POSTGRES = "PostgreSQL support is not available in this installation"
 
 
 def check(config: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -67,13 +67,13 @@ def write_config(tmp_path: Path, text: str) -> Path:
 
 # --- init --------------------------------------------------------------------------------------------
 
-def test_init_offers_only_sqlite_and_its_file_passes_the_check(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_offers_sqlite_and_postgresql_and_its_file_passes_the_check(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "pbem.toml"
     assert main(["init", "-o", str(path)]) == 0
     assert capsys.readouterr().out.startswith(f"wrote {path}")
     text = path.read_text(encoding="utf-8")
-    assert "postgres" not in text.lower()
+    assert '# database = "postgresql://pbem@localhost/pbem"' in text
     assert "sqlite" in text.lower()
     # Port 2525 may be taken on a shared machine: the check would rightly fail on it.
     path.write_text(text.replace("port = 2525", "port = 0"), encoding="utf-8")
@@ -83,11 +83,29 @@ def test_init_offers_only_sqlite_and_its_file_passes_the_check(tmp_path: Path,
     assert not (tmp_path / "pbem-data").exists(), "a check creates nothing"
 
 
-def test_postgresql_is_refused_by_check_config_and_serve(tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    config = write_config(tmp_path, '[server]\ndatabase = "postgresql://pbem@localhost/pbem"\n'
-                                    '[smtp]\nport = 0\n')
-    refused_by_both(config, capsys, NO_POSTGRES)
+def test_an_unreachable_postgresql_is_refused_by_check_config_and_serve(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"postgresql://pbem@127.0.0.1:{free_port()}/pbem"
+    config = write_config(tmp_path, f'[server]\ndatabase = "{url}"\n[smtp]\nport = 0\n')
+    refused_by_both(config, capsys, f"cannot open the database {url}: Connection refused")
+
+
+def test_the_example_with_postgresql_passes_the_check(tmp_path: Path, postgres: Postgres,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """What a new user does: `pbem init`, uncomment the PostgreSQL line, name their server."""
+    path = tmp_path / "pbem.toml"
+    assert main(["init", "-o", str(path)]) == 0
+    dsn = postgres.create_database("init_example")
+    text = path.read_text(encoding="utf-8").replace(
+        '# database = "postgresql://pbem@localhost/pbem"', f'database = "{dsn}"')
+    path.write_text(text.replace("port = 2525", "port = 0"), encoding="utf-8")
+    code, out, err = check(path, capsys)
+    assert (code, err) == (0, ""), err
+    assert f"database {dsn}" in out
+    password = write_config(tmp_path, f'[server]\ndatabase = "{dsn.replace("@", ":s3cret@")}"\n'
+                                      '[smtp]\nport = 0\n')
+    code, out, err = check(password, capsys)
+    assert code == 0 and "s3cret" not in out + err
 
 
 # --- the listener port ---------------------------------------------------------------------------------
@@ -212,3 +230,20 @@ def test_every_problem_is_listed_at_once(tmp_path: Path, taken_port: int,
     code, _, err = check(config, capsys)
     lines = err.splitlines()
     assert code == 2 and len(lines) == 3 and all(line.startswith("pbem check-config: ") for line in lines)
+
+
+def test_the_deploy_worker_example_passes_the_check(tmp_path: Path, postgres: Postgres,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """deploy/workers/worker.toml.example, with this machine's database, folders and password files."""
+    example = Path(__file__).resolve().parents[2] / "deploy" / "workers" / "worker.toml.example"
+    (tmp_path / "pw").write_text("secret\n")
+    text = example.read_text(encoding="utf-8")
+    for old, new in [("postgresql://pbem@db.example.org/pbem", postgres.create_database("deploy_example")),
+                     ("/var/lib/pbem/worker-1", str(tmp_path / "w1")),
+                     ("/etc/pbem/imap-password", str(tmp_path / "pw")),
+                     ("/etc/pbem/smtp-password", str(tmp_path / "pw")), ("port = 2525", "port = 0")]:
+        assert old in text
+        text = text.replace(old, new)
+    code, out, err = check(write_config(tmp_path, text), capsys)
+    assert (code, err) == (0, ""), err
+    assert "SMTP listener 127.0.0.1:0" in out and "IMAP pbem@127.0.0.1:143" in out

@@ -302,7 +302,7 @@ def test_space_truckin_plays_on_after_a_drop_until_the_last_forfeit(server: Cloc
         for rcpt, message in out:
             latest[rcpt] = message
         row = server.game("st-1")
-        live = server.processor.cache.get("st-1", len(row.record["moves"]))
+        live = server.processor.cache.get("st-1", row.record)
         again = replay_record(row.record)
         assert live is not None and again.render() == live.render()
         assert again.score().totals == live.score().totals and again.to_move == live.to_move
@@ -350,7 +350,7 @@ def test_space_truckin_after_a_drop_plays_to_the_end_with_the_dropped_player_las
     assert sorted(rcpt for rcpt, _ in out) == [ALICE, BOB, CAROL]  # the dropped player gets the result
     row = server.game("st-1")
     result = row.record["result"]
-    live = server.processor.cache.get("st-1", len(row.record["moves"]))
+    live = server.processor.cache.get("st-1", row.record)
     state = replay_record(row.record)
     assert live is not None and state.is_over and state.render() == live.render()
     assert state.score().totals == live.score().totals == result["totals"]

@@ -92,12 +92,13 @@ class Postgres:
 
     host: str = LOOPBACK
 
-    def __init__(self, start_timeout: float = 30.0) -> None:
+    def __init__(self, start_timeout: float = 30.0, durable: bool = False) -> None:
         bin_dir = bindir()
         if bin_dir is None:
             missing(INSTALL_HINT)
         self.bindir: Path = bin_dir
         self.start_timeout = start_timeout
+        self.durable = durable  # the benchmarks' server: fsync and synchronous commit as shipped
         self._user: pwd.struct_passwd = service_user()
         self.tmp: Path = service_tmpdir("pbem-postgres-", self._user)
         self.data: Path = self.tmp / "data"
@@ -163,11 +164,12 @@ class Postgres:
                 "\n# tests/services/postgres.py: throw-away test cluster\n"
                 f"listen_addresses = '{self.host}'\n"
                 f"unix_socket_directories = '{self.socket_dir}'\n"
-                "fsync = off\n"
-                "synchronous_commit = off\n"
-                "full_page_writes = off\n"
-                "shared_buffers = 32MB\n"
-                "max_connections = 200\n"
+                + ("shared_buffers = 256MB\n" if self.durable else
+                   "fsync = off\n"
+                   "synchronous_commit = off\n"
+                   "full_page_writes = off\n"
+                   "shared_buffers = 32MB\n")
+                + "max_connections = 200\n"
                 "timezone = 'UTC'\n"
                 "log_min_messages = warning\n"
             )

@@ -1,12 +1,11 @@
 """Which pending mail is processed next: round-robin by sender, with a cap per sender and minute, so
-one address flooding the inbox cannot delay everybody else's moves."""
+one address flooding the inbox cannot delay everybody else's moves. On both stores (conftest.py)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-from pbem.store.sqlite import SQLiteStore
+from pbem.store.sql import SqlStore
 
 T0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 
@@ -16,8 +15,7 @@ def mail(sender: str | None, n: int) -> bytes:
     return f"{head}Message-ID: <{sender}-{n}@x>\r\n\r\nmove {n}\r\n".encode()
 
 
-def test_one_of_each_sender_first(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "s.sqlite3")
+def test_one_of_each_sender_first(store: SqlStore) -> None:
     ids: dict[str, list[int]] = {}
     for n in range(5):
         ids.setdefault("flood", []).append(
@@ -37,11 +35,9 @@ def test_one_of_each_sender_first(tmp_path: Path) -> None:
                       [flood[2]], [flood[3]], [flood[4]]]
     assert [m.sender for m in map(store.get_inbound, (flood[0], nobody[0]))] == ["flood@x.net", None]
     assert store.pending_fair(T0, 0, 3) == []
-    store.close()
 
 
-def test_cap_per_sender_and_minute_delays_but_never_drops(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "s.sqlite3")
+def test_cap_per_sender_and_minute_delays_but_never_drops(store: SqlStore) -> None:
     flood = [store.accept_inbound(mail("flood@x.net", n), "smtp", T0).inbound_id for n in range(6)]
     alice = store.accept_inbound(mail("alice@x.org", 0), "smtp", T0).inbound_id
     with store.transaction() as tx:  # three of the flood were processed 30 s ago
@@ -53,4 +49,3 @@ def test_cap_per_sender_and_minute_delays_but_never_drops(tmp_path: Path) -> Non
     later = T0 + timedelta(seconds=91)  # the three are more than a minute old: the flood moves on
     assert store.pending_fair(later, 3, 100) == [flood[3], alice]
     assert store.inbound_counts() == {"pending": 4, "done": 3, "ignored": 0, "failed": 0}
-    store.close()

@@ -5,7 +5,8 @@ keeps it waiting. During an outage the rows' own back-off grows towards an hour,
 tries the relay every ``probe_seconds`` while mail waits, and once the relay answers every waiting
 mail is due at once: everything queued leaves within one probe interval of the relay's return (30 s
 by default, within the one minute promised; 0.3 s here to keep the test short), not after each
-row's own back-off (10 minutes here).
+row's own back-off (10 minutes here). On both stores: with PostgreSQL each row is claimed (a row
+lock) while it is sent, and its mark is written under that claim.
 """
 
 from __future__ import annotations
@@ -23,19 +24,20 @@ from pbem.cli.admin import status_text
 from pbem.clock import ManualClock, SystemClock
 from pbem.config import RelayConfig
 from pbem.outbox.sender import OutboxSender
-from pbem.store.sqlite import SQLiteStore
+from pbem.store.sql import SqlStore
 from tests.services.smtp_sink import SmtpSink
+from tests.store.conftest import Backend, backend  # noqa: F401  (backend: a fixture, both stores)
 from tests.transport import PLAYER, SERVER, make_config, wait_until
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SQLiteStore]:
-    s = SQLiteStore(tmp_path / "pbem.sqlite3")
+def store(backend: Backend) -> Iterator[SqlStore]:  # noqa: F811
+    s = backend.open()
     yield s
     s.close()
 
 
-def _queue(store: SQLiteStore, now, recipients: list[str]) -> None:
+def _queue(store: SqlStore, now, recipients: list[str]) -> None:
     for i, rcpt in enumerate(recipients):
         with store.transaction() as tx:
             tx.queue_outbound(message_id=f"<o{i}.{time.time_ns()}@example.org>", sender=SERVER,
@@ -48,7 +50,7 @@ def _config(tmp_path: Path, sink: SmtpSink, probe: float = 30.0):
                                                    timeout_seconds=5, probe_seconds=probe))
 
 
-def test_permanent_refusal_is_given_up_and_shown(tmp_path: Path, store: SQLiteStore,
+def test_permanent_refusal_is_given_up_and_shown(tmp_path: Path, store: SqlStore,
                                                  smtp_sink: SmtpSink,
                                                  caplog: pytest.LogCaptureFixture) -> None:
     clock = ManualClock()
@@ -76,7 +78,7 @@ def test_permanent_refusal_is_given_up_and_shown(tmp_path: Path, store: SQLiteSt
     assert "gone@example.net" in report and "550 5.1.1 <gone@example.net>: no such user" in report
 
 
-def test_relay_back_sends_everything_at_once(tmp_path: Path, store: SQLiteStore,
+def test_relay_back_sends_everything_at_once(tmp_path: Path, store: SqlStore,
                                             smtp_sink: SmtpSink,
                                             caplog: pytest.LogCaptureFixture) -> None:
     smtp_sink.stop()

@@ -1,13 +1,18 @@
 """Versioned schema migrations, shipped as Python modules so they travel inside the wheel (and a
 zipped install) with no package-data configuration.
 
-Each migration lives in its own module ``mNNNN_<name>.py`` holding one SQL script per dialect; a
-dialect a migration does not (yet) support is ``None``. Migrations are append-only: once released, a
+Each migration lives in its own module ``mNNNN_<name>.py`` holding one SQL script per dialect,
+``SQLITE`` and ``POSTGRESQL``. Write the SQL both understand (TEXT timestamps and JSON, ``ON CONFLICT``
+upserts, partial indexes, ``ALTER TABLE ... ADD COLUMN``) and set ``POSTGRESQL = SQLITE``: most
+changes are then written once. Only true differences (column types of new tables: BIGINT and BYTEA
+in PostgreSQL, see ``dialects.py``) get two texts. Migrations are append-only: once released, a
 module is never edited, because databases in the field already carry its version number. To change
-the schema, add a module and append it to ``MIGRATIONS``.
+the schema, add a module and append it to ``MIGRATIONS``; tests/store/test_migrations.py migrates
+both databases from every earlier version.
 
-A SQLite script runs inside one ``BEGIN IMMEDIATE`` transaction together with the insert into
-``schema_version``, so a failed migration leaves the database at the previous version. (A future
+A script runs inside one transaction together with the insert into ``schema_version`` (SQLite:
+``BEGIN IMMEDIATE``; PostgreSQL: transactional DDL under an advisory lock), so a failed migration
+leaves the database at the previous version. (A future
 migration that has to rebuild a table with foreign keys pointing at it must switch
 ``PRAGMA foreign_keys`` off around the transaction, which the runner does not do yet.)
 """
@@ -23,6 +28,7 @@ from pbem.store.migrations import (
     m0004_mail,
     m0005_hostile_mail,
     m0006_classic,
+    m0007_workers,
 )
 
 
@@ -41,6 +47,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "mail threads and digests", m0004_mail.SQLITE, m0004_mail.POSTGRESQL),
     Migration(5, "hostile mail", m0005_hostile_mail.SQLITE, m0005_hostile_mail.POSTGRESQL),
     Migration(6, "results and address changes", m0006_classic.SQLITE, m0006_classic.POSTGRESQL),
+    Migration(7, "workers", m0007_workers.SQLITE, m0007_workers.POSTGRESQL),
 )
 
 

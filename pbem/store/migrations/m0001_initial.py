@@ -11,6 +11,8 @@ status scan over the outbox would otherwise read every stored message. (Columns 
 ALTER TABLE land after them; keep those small or indexed.)
 """
 
+from pbem.store.migrations.dialects import postgresql_from_sqlite
+
 SQLITE = """
 -- The durable intake queue. A message is stored once: its bytes (sha256) and its Message-ID are
 -- both unique, so an SMTP retry, an IMAP re-fetch or a second `pbem deliver` is recognised.
@@ -98,5 +100,6 @@ CREATE TABLE bounces (
 CREATE INDEX bounces_email ON bounces (email, at);
 """
 
-# Written together with the PostgreSQL backend, which does not exist yet.
-POSTGRESQL: str | None = None
+# The same tables in PostgreSQL; only the integer and blob types differ (written with the PostgreSQL
+# backend, before any PostgreSQL database existed).
+POSTGRESQL = postgresql_from_sqlite(SQLITE)

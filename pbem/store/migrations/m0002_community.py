@@ -44,4 +44,4 @@ CREATE TABLE meta (
 );
 """
 
-POSTGRESQL: str | None = None
+POSTGRESQL = SQLITE  # nothing in it differs between the two

@@ -1,5 +1,7 @@
-"""Behaviour of the SQLite store on real files: schema versions, durable de-duplicated intake,
-all-or-nothing transactions, the outbox, and use from several threads and processes at once."""
+"""Behaviour of both stores on real databases (a SQLite file, a PostgreSQL server; see conftest.py):
+schema versions, durable de-duplicated intake, all-or-nothing transactions, the outbox, and use from
+several threads and processes at once. SQLite's own mechanics are in test_sqlite.py, the migrations
+in test_migrations.py."""
 
 from __future__ import annotations
 
@@ -7,18 +9,16 @@ import inspect
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
 import time
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-from pbem.store import UnavailableBackendError, base, migrations, open_store, sqlite_path
+from pbem.store import base, migrations
 from pbem.store.base import GameRow, Seat
 from pbem.store.common import (
     SchemaVersionError,
@@ -28,7 +28,10 @@ from pbem.store.common import (
     normalise_message_id,
 )
 from pbem.store.migrations import Migration
-from pbem.store.sqlite import SQLiteStore, SQLiteTx, split_statements
+from pbem.store.postgres import PostgresStore
+from pbem.store.sql import SqlStore, SqlTx
+from pbem.store.sqlite import SQLiteStore
+from tests.store.conftest import Backend
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -56,127 +59,113 @@ def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.Comple
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
-# --- schema and migrations ----------------------------------------------------------------------
+# --- schema and migrations (from every earlier version: test_migrations.py) ---------------------
 
 
-def test_migrations_are_numbered_one_to_n() -> None:
-    migrations.check_sequence(migrations.MIGRATIONS)
-    for m in migrations.MIGRATIONS:
-        assert m.sqlite and split_statements(m.sqlite)
+TABLES = {"schema_version", "inbound", "games", "seats", "game_counters", "outbound", "imap_state",
+          "notices", "bounces", "observers", "players", "blocked", "once_keys", "meta",
+          "digest_items", "mail_threads", "workers", "bouncing", "address_changes"}
 
 
-def test_migrate_from_empty_file(store: SQLiteStore, db_path: Path) -> None:
+def tables(backend: Backend) -> set[str]:
+    if backend.kind == "sqlite":
+        return {r[0] for r in backend.sql("SELECT name FROM sqlite_master WHERE type = 'table'")
+                if not r[0].startswith("sqlite_")}
+    return {r[0] for r in backend.sql("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+
+
+def test_migrate_from_empty(store: SqlStore, backend: Backend) -> None:
     latest = migrations.latest_version()
     assert store.schema_version() == latest
     assert store.migrate() == latest  # idempotent
-    conn = sqlite3.connect(db_path)
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"schema_version", "inbound", "games", "seats", "game_counters", "outbound",
-            "imap_state", "notices", "bounces"} <= tables
-    assert conn.execute("SELECT version, name FROM schema_version ORDER BY version").fetchall() == [
+    assert tables(backend) == TABLES
+    assert backend.sql("SELECT version, name FROM schema_version ORDER BY version") == [
         (m.version, m.name) for m in migrations.MIGRATIONS]
-    conn.close()
 
 
-def test_connection_settings_in_every_thread(store: SQLiteStore) -> None:
-    def settings() -> tuple[object, ...]:
-        conn = store._conn()
-        return tuple(conn.execute(f"PRAGMA {p}").fetchone()[0]
-                     for p in ("journal_mode", "synchronous", "foreign_keys", "busy_timeout"))
-
-    expected = ("wal", 2, 1, 30000)  # synchronous 2 = FULL
-    assert settings() == expected
-    seen: list[tuple[object, ...]] = []
-    t = threading.Thread(target=lambda: seen.append(settings()))
-    t.start()
-    t.join()
-    assert seen == [expected]
-
-
-def test_reopen_keeps_data(db_path: Path) -> None:
-    with SQLiteStore(db_path) as s:
+def test_reopen_keeps_data(backend: Backend) -> None:
+    with backend.open() as s:
         first = s.accept_inbound(mail("<keep@x>"), "smtp", T0)
-    with SQLiteStore(db_path) as s:
+    with backend.open() as s:
         assert s.schema_version() == migrations.latest_version()
         assert [m.id for m in s.pending_inbound()] == [first.inbound_id]
         assert s.accept_inbound(mail("<keep@x>"), "smtp", T0).new is False
 
 
-def test_older_database_is_migrated(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with SQLiteStore(db_path) as s:
+def test_older_database_is_migrated(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    with backend.open() as s:
         s.accept_inbound(mail("<old@x>"), "smtp", T0)
     nxt = migrations.latest_version() + 1
-    v2 = Migration(nxt, "extra", "CREATE TABLE extra (x INTEGER); -- a comment; with a semicolon\n"
-                                 "INSERT INTO extra (x) SELECT COUNT(*) FROM inbound;")
-    monkeypatch.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS, v2))
-    with SQLiteStore(db_path) as s:
+    script = ("CREATE TABLE extra (x INTEGER); -- a comment; with a semicolon\n"
+              "INSERT INTO extra (x) SELECT COUNT(*) FROM inbound;")
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS,
+                                                   Migration(nxt, "extra", script, script)))
+    with backend.open() as s:
         assert s.schema_version() == nxt
-        assert s._conn().execute("SELECT x FROM extra").fetchall() == [(1,)]
+        assert backend.sql("SELECT x FROM extra") == [(1,)]
         assert len(s.pending_inbound()) == 1
 
 
-def test_failed_migration_leaves_previous_version(db_path: Path,
+def test_failed_migration_leaves_previous_version(backend: Backend,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    SQLiteStore(db_path).close()
+    backend.open().close()
     before = migrations.latest_version()
-    bad = Migration(before + 1, "bad", "CREATE TABLE extra (x INTEGER);\nINSERT INTO no_such VALUES (1);")
-    monkeypatch.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS, bad))
-    with pytest.raises(sqlite3.OperationalError, match="no_such"):
-        SQLiteStore(db_path)
+    script = "CREATE TABLE extra (x INTEGER);\nINSERT INTO no_such VALUES (1);"
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS,
+                                                   Migration(before + 1, "bad", script, script)))
+    with pytest.raises(Exception, match="no_such"):
+        backend.open()
     monkeypatch.undo()
-    with SQLiteStore(db_path) as s:
+    with backend.open() as s:
         assert s.schema_version() == before
-        assert s._conn().execute("SELECT name FROM sqlite_master WHERE name = 'extra'"
-                                 ).fetchone() is None
+        assert "extra" not in tables(backend)
 
 
-def test_newer_database_is_refused(db_path: Path) -> None:
-    SQLiteStore(db_path).close()
-    conn = sqlite3.connect(db_path)
-    conn.execute("INSERT INTO schema_version VALUES (99, 'from the future', '2099')")
-    conn.commit()
-    conn.close()
+def test_migration_missing_for_the_dialect(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend.open().close()
+    nxt = migrations.latest_version() + 1
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS,
+                                                   Migration(nxt, "half", None, None)))
+    with pytest.raises(StoreError, match=rf"migration {nxt} \(half\) has no (SQLite|PostgreSQL)"):
+        backend.open()
+
+
+def test_newer_database_is_refused(backend: Backend) -> None:
+    backend.open().close()
+    backend.sql("INSERT INTO schema_version VALUES (99, 'from the future', '2099')")
     latest = migrations.latest_version()
     with pytest.raises(SchemaVersionError, match=rf"version 99.*only versions up to {latest}\b"):
-        SQLiteStore(db_path)
+        backend.open()
 
 
-def test_split_statements_respects_strings_and_triggers() -> None:
-    script = """
-        CREATE TABLE t (x TEXT); -- trailing comment
-        INSERT INTO t VALUES ('a;b');
-        CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET x = x || ';'; END;
-        -- only a comment at the end
-    """
-    parts = split_statements(script)
-    assert len(parts) == 3
-    assert parts[1].endswith("\n        INSERT INTO t VALUES ('a;b');")
-    assert parts[2].endswith("END;")
-    with pytest.raises(ValueError, match="incomplete"):
-        split_statements("CREATE TABLE t (x TEXT); SELECT 1")
+def test_workers_migrating_at_once(backend: Backend) -> None:
+    """Four processes open a new database at the same moment: each migration runs once."""
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(_OPEN), backend.target],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(4)]
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert int(out) == migrations.latest_version()
+    assert backend.sql("SELECT COUNT(*) FROM schema_version") == [(migrations.latest_version(),)]
 
 
-def test_open_store_targets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    for target, expected in [(tmp_path / "a.db", tmp_path / "a.db"),
-                             (str(tmp_path / "b.db"), tmp_path / "b.db"),
-                             ("sqlite:///rel.db", Path("rel.db")),
-                             (f"sqlite:///{tmp_path}/abs.db", tmp_path / "abs.db")]:
-        assert sqlite_path(target) == expected
-        s = open_store(target)
-        assert isinstance(s, SQLiteStore)
-        s.close()
-        assert expected.exists()
-    with pytest.raises(UnavailableBackendError, match="PostgreSQL support is not available"):
-        open_store("postgresql://pbem@localhost/pbem")
-    with pytest.raises(UnavailableBackendError, match="unsupported"):
-        open_store("mysql://x/y")
-    with pytest.raises(ValueError):
-        SQLiteStore(":memory:")
+_OPEN = """
+    import sys
+    from pbem.store import open_store
+    sys.stdin.readline()
+    store = open_store(sys.argv[1])
+    print(store.schema_version())
+    store.close()
+"""
 
 
 def test_satisfies_the_protocols_exactly() -> None:
-    for proto, impl in [(base.Store, SQLiteStore), (base.Tx, SQLiteTx)]:
+    for proto, impl in [(base.Store, SQLiteStore), (base.Store, PostgresStore), (base.Tx, SqlTx)]:
         names = [n for n, v in vars(proto).items() if callable(v) and not n.startswith("_")]
         assert names
         for name in names:
@@ -204,7 +193,7 @@ def test_message_id_parsing() -> None:
     assert normalise_message_id("  ") is None
 
 
-def test_accept_dedupes_identical_bytes(store: SQLiteStore) -> None:
+def test_accept_dedupes_identical_bytes(store: SqlStore) -> None:
     raw = mail("<one@x>")
     first = store.accept_inbound(raw, "smtp", T0, source_ref="s1")
     assert first.new and first.status == "pending"
@@ -213,7 +202,7 @@ def test_accept_dedupes_identical_bytes(store: SQLiteStore) -> None:
     assert len(store.pending_inbound()) == 1
 
 
-def test_accept_dedupes_same_message_id_with_other_bytes(store: SQLiteStore) -> None:
+def test_accept_dedupes_same_message_id_with_other_bytes(store: SqlStore) -> None:
     first = store.accept_inbound(mail("<same@x>", body="via smtp"), "smtp", T0)
     with store.transaction() as tx:
         tx.mark_inbound(first.inbound_id, "done", "move applied", now=T0)
@@ -224,7 +213,7 @@ def test_accept_dedupes_same_message_id_with_other_bytes(store: SQLiteStore) -> 
     assert store.accept_inbound(mail("<SAME@x>"), "imap", T0).new
 
 
-def test_accept_without_message_id_dedupes_only_on_bytes(store: SQLiteStore) -> None:
+def test_accept_without_message_id_dedupes_only_on_bytes(store: SqlStore) -> None:
     a = store.accept_inbound(mail(None, body="one"), "deliver", T0)
     b = store.accept_inbound(mail(None, body="two"), "deliver", T0)
     assert a.new and b.new and a.inbound_id != b.inbound_id
@@ -232,7 +221,7 @@ def test_accept_without_message_id_dedupes_only_on_bytes(store: SQLiteStore) -> 
     assert [m.message_id for m in store.pending_inbound()] == [None, None]
 
 
-def test_inbound_fields_and_listing(store: SQLiteStore) -> None:
+def test_inbound_fields_and_listing(store: SqlStore) -> None:
     ids = [store.accept_inbound(mail(f"<m{i}@x>"), "smtp", T0 + timedelta(seconds=i)).inbound_id
            for i in range(250)]
     pending = store.pending_inbound(limit=3)
@@ -256,7 +245,7 @@ def test_inbound_fields_and_listing(store: SQLiteStore) -> None:
         tx.mark_inbound(10_000, "done", "", now=T0)
 
 
-def test_naive_datetimes_are_refused(store: SQLiteStore) -> None:
+def test_naive_datetimes_are_refused(store: SqlStore) -> None:
     with pytest.raises(ValueError, match="naive"):
         store.accept_inbound(mail("<n@x>"), "smtp", datetime(2025, 1, 1))
     assert dt_to_text(datetime(2025, 1, 1, 13, tzinfo=UTC).astimezone()) == \
@@ -266,18 +255,18 @@ def test_naive_datetimes_are_refused(store: SQLiteStore) -> None:
 _ACCEPT_THEN_DIE = """
     import os, signal, sys
     from datetime import UTC, datetime
-    from pbem.store.sqlite import SQLiteStore
-    store = SQLiteStore(sys.argv[1])
+    from pbem.store import open_store
+    store = open_store(sys.argv[1])
     r = store.accept_inbound(b"Message-ID: <durable@x>\\r\\n\\r\\nkeep me", "smtp",
                              datetime.now(UTC))
     os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def test_accepted_message_survives_sigkill(db_path: Path) -> None:
-    proc = run_python(_ACCEPT_THEN_DIE, str(db_path))
+def test_accepted_message_survives_sigkill(backend: Backend) -> None:
+    proc = run_python(_ACCEPT_THEN_DIE, backend.target)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    with SQLiteStore(db_path) as s:
+    with backend.open() as s:
         [m] = s.pending_inbound()
         assert (m.message_id, m.raw) == ("<durable@x>", b"Message-ID: <durable@x>\r\n\r\nkeep me")
 
@@ -285,8 +274,8 @@ def test_accepted_message_survives_sigkill(db_path: Path) -> None:
 _ACCEPT_FOREVER = """
     import sys
     from datetime import UTC, datetime
-    from pbem.store.sqlite import SQLiteStore
-    store = SQLiteStore(sys.argv[1])
+    from pbem.store import open_store
+    store = open_store(sys.argv[1])
     i = 0
     while True:
         r = store.accept_inbound(b"Message-ID: <k%d@x>\\r\\n\\r\\n" % i + b"x" * 5000, "smtp",
@@ -296,23 +285,24 @@ _ACCEPT_FOREVER = """
 """
 
 
-def test_every_acknowledged_message_survives_kill_in_the_middle(db_path: Path) -> None:
+def test_every_acknowledged_message_survives_kill_in_the_middle(backend: Backend) -> None:
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_ACCEPT_FOREVER),
-                             str(db_path)], stdout=subprocess.PIPE, text=True)
+                             backend.target], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     acknowledged = [int(proc.stdout.readline()) for _ in range(60)]
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    with SQLiteStore(db_path) as s:
+    with backend.open() as s:
         stored = {m.id for m in s.iter_inbound()}
         assert set(acknowledged) <= stored
-        assert s._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        if backend.kind == "sqlite":
+            assert backend.sql("PRAGMA integrity_check") == [("ok",)]
 
 
 # --- transactions and games ---------------------------------------------------------------------
 
 
-def test_transaction_rollback_leaves_nothing(store: SQLiteStore) -> None:
+def test_transaction_rollback_leaves_nothing(store: SqlStore) -> None:
     msg = store.accept_inbound(mail("<rb@x>"), "smtp", T0)
 
     class Boom(Exception):
@@ -340,10 +330,10 @@ def test_transaction_rollback_leaves_nothing(store: SQLiteStore) -> None:
         assert tx.seat_by_token_hash("t1") is None
         assert tx.claim_notice("auth:a", T0, 3600)  # the rolled-back claim did not count
         assert tx.next_game_id("ac") == "ac-1"  # nothing was committed, so the id is free
-    assert store._conn().execute("SELECT COUNT(*) FROM bounces").fetchone()[0] == 0
+    assert store._db().value("SELECT COUNT(*) FROM bounces") == 0
 
 
-def test_transaction_commits_everything(store: SQLiteStore) -> None:
+def test_transaction_commits_everything(store: SqlStore) -> None:
     msg = store.accept_inbound(mail("<c@x>"), "smtp", T0)
     with store.transaction() as tx:
         game_id = tx.next_game_id("ac")
@@ -359,7 +349,7 @@ def test_transaction_commits_everything(store: SQLiteStore) -> None:
     assert store.outbound_counts() == {"pending": 1, "sent": 0, "given_up": 0}
 
 
-def test_tx_is_dead_after_its_block_and_writes_do_not_nest(store: SQLiteStore) -> None:
+def test_tx_is_dead_after_its_block_and_writes_do_not_nest(store: SqlStore) -> None:
     with store.transaction() as tx:
         with pytest.raises(StoreError, match=r"inside store\.transaction"):
             store.accept_inbound(mail("<nest@x>"), "smtp", T0)
@@ -371,7 +361,7 @@ def test_tx_is_dead_after_its_block_and_writes_do_not_nest(store: SQLiteStore) -
     assert store.accept_inbound(mail("<nest@x>"), "smtp", T0).new
 
 
-def test_save_game_replaces_seats_and_fields(store: SQLiteStore) -> None:
+def test_save_game_replaces_seats_and_fields(store: SqlStore) -> None:
     with store.transaction() as tx:
         tx.insert_game(game_row("ac-1", tokens=("h1", "h2")))
     with store.transaction() as tx:
@@ -400,18 +390,18 @@ def test_save_game_replaces_seats_and_fields(store: SQLiteStore) -> None:
             tx.save_game(GameRow("ac-1", "alien-city", "paused", {}))
 
 
-def test_game_ids_per_prefix_never_collide(store: SQLiteStore) -> None:
+def test_game_ids_per_prefix_never_collide(store: SqlStore, backend: Backend) -> None:
     with store.transaction() as tx:
         tx.insert_game(game_row("ac-2"))  # e.g. imported with its old id
         assert [tx.next_game_id("ac") for _ in range(3)] == ["ac-1", "ac-3", "ac-4"]
         assert tx.next_game_id("st") == "st-1"
     with store.transaction() as tx:
         assert tx.next_game_id("ac") == "ac-5"
-    with pytest.raises(sqlite3.IntegrityError), store.transaction() as tx:
+    with pytest.raises(backend.integrity_error), store.transaction() as tx:
         tx.insert_game(game_row("ac-2"))
 
 
-def test_games_for_email_newest_activity_first(store: SQLiteStore) -> None:
+def test_games_for_email_newest_activity_first(store: SqlStore) -> None:
     with store.transaction() as tx:
         tx.insert_game(game_row("ac-1", emails=("a@x.org", "b@x.org"), updated_at=T0))
         tx.insert_game(game_row("ac-2", emails=("c@x.org", "a@x.org"),
@@ -427,7 +417,7 @@ def test_games_for_email_newest_activity_first(store: SQLiteStore) -> None:
         assert tx.games_for_email("nobody@x.org") == []
 
 
-def test_seat_by_token_hash(store: SQLiteStore) -> None:
+def test_seat_by_token_hash(store: SqlStore, backend: Backend) -> None:
     with store.transaction() as tx:
         tx.insert_game(game_row("ac-1", tokens=("aa", "")))
         tx.insert_game(game_row("ac-2", tokens=("", "")))  # empty hashes may repeat
@@ -435,17 +425,14 @@ def test_seat_by_token_hash(store: SQLiteStore) -> None:
         assert tx.seat_by_token_hash("aa") == ("ac-1", Seat("p1", "a@x.org", "Player 1", "aa"))
         assert tx.seat_by_token_hash("") is None
         assert tx.seat_by_token_hash("zz") is None
-    with pytest.raises(sqlite3.IntegrityError), store.transaction() as tx:
+    with pytest.raises(backend.integrity_error), store.transaction() as tx:
         tx.insert_game(game_row("ac-3", tokens=("aa",)))
-    plan = store._conn().execute("EXPLAIN QUERY PLAN SELECT * FROM seats WHERE token_hash = ?"
-                                 " AND token_hash <> ''", ("aa",)).fetchall()
-    assert "seats_token_hash" in str(plan)
 
 
 # --- outbox, notices, IMAP state ------------------------------------------------------------------
 
 
-def test_outbox_due_failed_backoff_sent(store: SQLiteStore) -> None:
+def test_outbox_due_failed_backoff_sent(store: SqlStore, backend: Backend) -> None:
     with store.transaction() as tx:
         ids = [tx.queue_outbound(message_id=f"<o{i}@pbem>", sender="pbem@x",
                                  recipients=["a@x.org", "b@x.org"], raw=f"mail {i}".encode(),
@@ -480,11 +467,11 @@ def test_outbox_due_failed_backoff_sent(store: SQLiteStore) -> None:
     assert store.outbound_counts() == {"pending": 0, "sent": 3, "given_up": 0}
     with pytest.raises(LookupError):
         store.mark_sent(999, later)
-    with pytest.raises(sqlite3.IntegrityError), store.transaction() as tx:  # ids are fixed
+    with pytest.raises(backend.integrity_error), store.transaction() as tx:  # ids are fixed
         tx.queue_outbound(message_id="<o0@pbem>", sender="s", recipients=["a"], raw=b"", now=T0)
 
 
-def test_claim_notice_rate_limit(store: SQLiteStore) -> None:
+def test_claim_notice_rate_limit(store: SqlStore) -> None:
     with store.transaction() as tx:
         assert tx.claim_notice("auth:ac-1:p1", T0, 3600) is True
         assert tx.claim_notice("auth:ac-1:p1", T0 + timedelta(minutes=59), 3600) is False
@@ -496,7 +483,7 @@ def test_claim_notice_rate_limit(store: SQLiteStore) -> None:
         assert tx.claim_notice("auth:ac-1:p1", T0 + timedelta(hours=2), 3600) is True
 
 
-def test_imap_state(store: SQLiteStore) -> None:
+def test_imap_state(store: SqlStore) -> None:
     assert store.imap_state("INBOX") is None
     store.set_imap_state("INBOX", 1234, 17)
     store.set_imap_state("INBOX", 1234, 18)
@@ -505,8 +492,8 @@ def test_imap_state(store: SQLiteStore) -> None:
     assert store.imap_state("Other") == (1, 2)
 
 
-def test_closed_store_refuses_use(db_path: Path) -> None:
-    s = SQLiteStore(db_path)
+def test_closed_store_refuses_use(backend: Backend) -> None:
+    s = backend.open()
     s.close()
     with pytest.raises(StoreError, match="closed"):
         s.pending_inbound()
@@ -518,10 +505,10 @@ def test_closed_store_refuses_use(db_path: Path) -> None:
 _WORKER = """
     import json, sys
     from datetime import UTC, datetime
-    from pbem.store.sqlite import SQLiteStore
+    from pbem.store import open_store
     path, tag, n, shared = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    sys.stdin.readline()  # start together: both also migrate the fresh file at the same time
-    store = SQLiteStore(path)
+    sys.stdin.readline()  # start together: both also migrate the fresh database at the same time
+    store = open_store(path)
     new_shared = 0
     errors = []
     for i in range(n):
@@ -536,8 +523,8 @@ _WORKER = """
 """
 
 
-def test_two_processes_accepting_concurrently(db_path: Path) -> None:
-    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(_WORKER), str(db_path),
+def test_two_processes_accepting_concurrently(backend: Backend) -> None:
+    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(_WORKER), backend.target,
                                tag, "200", "50"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for tag in ("p1", "p2")]
     time.sleep(0.3)
@@ -552,13 +539,13 @@ def test_two_processes_accepting_concurrently(db_path: Path) -> None:
         results.append(json.loads(out))
     assert [r["errors"] for r in results] == [[], []]
     assert sum(r["new_shared"] for r in results) == 50  # each shared id accepted exactly once
-    with SQLiteStore(db_path) as s:
+    with backend.open() as s:
         ids = {m.message_id for m in s.iter_inbound()}
         assert len(ids) == 450
         assert {f"<p{k}-{i}@x>" for k in (1, 2) for i in range(200)} <= ids
 
 
-def _process_pending(store: SQLiteStore, expected: int, deadline: float) -> int:
+def _process_pending(store: SqlStore, expected: int, deadline: float) -> int:
     """A stand-in for the processor: one transaction per message, as the server will do."""
     done = 0
     while done < expected and time.monotonic() < deadline:
@@ -579,10 +566,10 @@ def _process_pending(store: SQLiteStore, expected: int, deadline: float) -> int:
     return done
 
 
-def test_deliver_process_while_daemon_processes(db_path: Path) -> None:
-    store = SQLiteStore(db_path)
+def test_deliver_process_while_daemon_processes(backend: Backend) -> None:
+    store = backend.open()
     try:
-        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_WORKER), str(db_path),
+        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_WORKER), backend.target,
                                  "d", "200", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         assert proc.stdin is not None
@@ -600,7 +587,7 @@ def test_deliver_process_while_daemon_processes(db_path: Path) -> None:
         store.close()
 
 
-def test_threads_sharing_one_store(store: SQLiteStore) -> None:
+def test_threads_sharing_one_store(store: SqlStore) -> None:
     errors: list[BaseException] = []
     new_shared: list[bool] = []
 
@@ -627,7 +614,7 @@ def test_threads_sharing_one_store(store: SQLiteStore) -> None:
     assert len(store.list_games("active")) == 425
 
 
-def test_store_opened_before_fork_works_in_the_child(store: SQLiteStore) -> None:
+def test_store_opened_before_fork_works_in_the_child(store: SqlStore) -> None:
     store.accept_inbound(mail("<parent@x>"), "smtp", T0)
     pid = os.fork()
     if pid == 0:  # child: must not touch the parent's connection, must get its own
@@ -644,8 +631,8 @@ def test_store_opened_before_fork_works_in_the_child(store: SQLiteStore) -> None
 # --- throughput (printed, not asserted) -----------------------------------------------------------
 
 
-def test_throughput_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = SQLiteStore(tmp_path / "bench.sqlite3")
+def test_throughput_report(backend: Backend, capsys: pytest.CaptureFixture[str]) -> None:
+    store = backend.open()
     try:
         n = 300
         body = "x" * 2000
@@ -674,24 +661,20 @@ def test_throughput_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     finally:
         store.close()
     with capsys.disabled():
-        print(f"\n[store throughput] accept_inbound: {1 / accept_s:.0f}/s "
+        print(f"\n[{backend.kind} store throughput] accept_inbound: {1 / accept_s:.0f}/s "
               f"({accept_s * 1000:.2f} ms each); move transaction (get+save game, mark inbound, "
               f"2 outbound): {1 / tx_s:.0f}/s ({tx_s * 1000:.2f} ms each, record up to "
               f"{record_size} bytes)")
 
 
-def test_mark_sent_many_and_non_durable_transactions(store: SQLiteStore, db_path: Path) -> None:
+def test_mark_sent_many_and_non_durable_transactions(store: SqlStore, backend: Backend) -> None:
     with store.transaction(durable=False) as tx:
         ids = [tx.queue_outbound(message_id=f"<m{i}@x>", sender="s@x", recipients=["r@x"], raw=b"x",
                                  now=T0) for i in range(3)]
     # the commit is visible at once, to other connections too, before any flush
-    other = sqlite3.connect(db_path)
-    assert other.execute("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL").fetchone()[0] == 3
+    assert backend.sql("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL") == [(3,)]
     store.flush()
     store.mark_sent_many(ids[:2], T0 + timedelta(seconds=5))
     assert [o.id for o in store.due_outbound(T0 + timedelta(hours=1))] == [ids[2]]
     assert store.outbound_counts() == {"pending": 1, "sent": 2, "given_up": 0}
     store.mark_sent_many([], T0)  # nothing to do, no error
-    # durable=False leaves the connection at synchronous=FULL for the next transaction
-    assert store._conn().execute("PRAGMA synchronous").fetchone()[0] == 2
-    other.close()

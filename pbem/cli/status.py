@@ -1,0 +1,82 @@
+"""``pbem status``: what the servers sharing the configured database are doing right now.
+
+Read from the database alone, so it answers from any machine that can reach it: the workers whose
+heartbeat is recent (and those that went silent), who holds the IMAP and the scheduler roles, how
+much mail waits to be processed and to be sent, and how old the oldest waiting message is.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime, timedelta
+from typing import Any
+
+from pbem.cli.common import add_command, config_of, open_configured_store, out
+
+#: A worker writes its heartbeat every few seconds; one silent this long is taken for dead.
+ALIVE_SECONDS = 30
+ROLES = ("imap", "scheduler")
+
+
+def ago(now: datetime, then: datetime | None) -> str:
+    if then is None:
+        return "-"
+    seconds = max((now - then).total_seconds(), 0.0)
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
+def status_lines(store: Any, now: datetime, imap: bool) -> list[str]:
+    """The report, one fact a line; ``imap``: whether the configuration watches a mailbox."""
+    lines = []
+    alive_since = now - timedelta(seconds=ALIVE_SECONDS)
+    workers = store.workers()
+    alive = [w for w in workers if w.seen_at >= alive_since]
+    lines.append(f"workers: {len(alive)} alive" + (f", {len(workers) - len(alive)} silent"
+                                                   if len(workers) > len(alive) else ""))
+    for w in workers:
+        state = "alive" if w in alive else "silent (stopped without saying so?)"
+        roles = f", holds {' and '.join(w.roles)}" if w.roles and w in alive else ""
+        lines.append(f"  {w.host} pid {w.pid}: {state}, up {ago(now, w.started_at)}, "
+                     f"last heartbeat {ago(now, w.seen_at)} ago{roles}")
+    for role in ROLES:
+        if role == "imap" and not imap:
+            continue
+        holders = [f"{w.host} pid {w.pid}" for w in alive if role in w.roles]
+        lines.append(f"{role} role: {', '.join(holders) if holders else 'nobody'}")
+    figures = store.queue_figures()
+    oldest = figures["oldest_pending"]
+    lines.append(f"inbound: {figures['inbound_pending']} pending"
+                 + (f", the oldest received {ago(now, oldest)} ago" if oldest else ""))
+    due = figures["outbound_due_oldest"]
+    lines.append(f"outbox: {figures['outbound_pending']} waiting"
+                 + (f", the oldest due {ago(now, due)} ago" if due and due <= now else
+                    (" (none due yet)" if due else "")))
+    lines.append(f"games: {figures['games_active']} active")
+    return lines
+
+
+def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
+    from pbem.store.common import now_utc
+
+    config = config_of(args)
+    store = open_configured_store(config)
+    try:
+        for line in status_lines(store, now_utc(), imap=bool(config.imap.host)):
+            out(line)
+    finally:
+        store.close()
+    return 0
+
+
+def register_all(sub: argparse._SubParsersAction) -> None:
+    add_command(sub, "status", cmd_status,
+                "the workers serving the configured database, their roles and the mail waiting")
+
+
+__all__ = ["register_all", "status_lines"]
