@@ -23,9 +23,11 @@ services:
 lint: install
 	$(BIN)/ruff check .
 
+# Two test processes (pytest-xdist; a file's tests stay together, so its fixtures start once): the
+# suite waits on real services and browsers as much as it computes, so two use two cores well.
 test: install services
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The main job on embedded defaults: SMTP listener on 127.0.0.1:2525 for pbem@localhost, data and the
 # outbox Maildir in ./pbem-data. See the README for playing a game against it with `pbem send`.
