@@ -110,6 +110,7 @@ class ChallengeConfig:
 class Config:
     address: str = "pbem@localhost"
     name: str = "pbem"
+    language: str = "en"  # of mails to a player who chose none (``set language``, README "Languages")
     data_dir: Path = Path("./pbem-data")
     database: str = ""
     max_message_bytes: int = 2_000_000
@@ -179,6 +180,7 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
     return Config(
         address=server.get("address", "pbem@localhost").lower(),
         name=server.get("name", "pbem"),
+        language=server.get("language", "en"),
         data_dir=data_dir,
         database=database,
         max_message_bytes=server.get("max_message_bytes", 2_000_000),
@@ -253,6 +255,9 @@ EXAMPLE = '''\
 # The address players write to. Mails to a seat use plus-addresses: pbem+TOKEN@...
 address = "pbem@localhost"
 name = "pbem"
+# The language of mails to players who chose none: en, de or sk. A player's first mail with a
+# Content-Language or Accept-Language header picks theirs; 'set language de' changes it.
+language = "en"
 # Where the database, the outbox Maildir and logs live (relative to this file).
 data_dir = "./pbem-data"
 # The SQLite database: a file path (relative to this file) or sqlite:///path.

@@ -12,12 +12,14 @@ times are shown and needs no token.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 from engine import State
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import deadlines as dl
+from pbem.i18n import _
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
@@ -405,15 +407,16 @@ def on_game_saved(ctx: MailContext, row: GameRow, state: State) -> None:
                    dl.seat_vacations(ctx.tx, row, mover))
 
 
-def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: str) -> None:
+def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str]) -> None:
     """The "your move" mail says by when."""
     if row.deadline_at is None or state.is_over:
         return
     for planned in ctx.planned:
         if planned.game_id == row.id and planned.seat == state.to_move and planned.sections:
             zone = dl.player_zone(ctx.tx.get_player(planned.to))
-            planned.sections[0].lines.append(
-                f"Deadline for your move: {dl.format_when(row.deadline_at, zone, ctx.now)}.")
+            with ctx.speaking_to(planned.to):
+                planned.sections[0].lines.append(_("Deadline for your move: {when}.").format(
+                    when=dl.format_when(row.deadline_at, zone, ctx.now)))
 
 
 def games_listing(ctx: MailContext) -> list[Section]:

@@ -13,9 +13,12 @@ makes it moot, so it is dropped whenever the position changes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine import State, get_game, is_move_entry
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.moderation import record_action, rewind
+from pbem.i18n import _
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import BOARD, EVENT, MailContext, PlannedMail
@@ -83,24 +86,27 @@ def _observers(ctx: MailContext, row: GameRow) -> list[str]:
     return [e for e in ctx.tx.observers(row.id) if e not in seats and not ctx.tx.is_blocked(e)]
 
 
-def boards_to_observers(ctx: MailContext, row: GameRow, state: State, headline: str) -> None:
+def boards_to_observers(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str]) -> None:
     """Each observer gets the position as nobody's seat sees it (never hidden information)."""
     names = game_names(ctx.tx, row)
     for email in _observers(ctx, row):
-        ctx.planned.append(PlannedMail(
-            to=email, game_id=row.id, kind=BOARD, observer=True,
-            headline=f"{headline}; {who(state.to_move, None, names)} is to move.",
-            sections=[board_section(state, None, [scores_line(state, None, names)], with_legal=False)]))
+        with ctx.speaking_to(email):
+            ctx.planned.append(PlannedMail(
+                to=email, game_id=row.id, kind=BOARD, observer=True,
+                headline=_("{happened}; {player} is to move.").format(
+                    happened=headline(), player=who(state.to_move, None, names)),
+                sections=[board_section(state, None, [scores_line(state, None, names)], with_legal=False)]))
 
 
-def result_to_observers(ctx: MailContext, row: GameRow, state: State, headline: str,
-                        note: list[str]) -> None:
+def result_to_observers(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str],
+                        note: Callable[[], list[str]]) -> None:
     """However the game ended (last move, resignation, forfeit, a moderator), observers hear it,
     with what was said about it (a moderator's reason)."""
     for email in _observers(ctx, row):
-        ctx.planned.append(PlannedMail(
-            to=email, game_id=row.id, kind=EVENT, observer=True, headline=headline,
-            sections=[board_section(state, None, note, with_legal=False), result_section(row, state)]))
+        with ctx.speaking_to(email):
+            ctx.planned.append(PlannedMail(
+                to=email, game_id=row.id, kind=EVENT, observer=True, headline=headline(),
+                sections=[board_section(state, None, note(), with_legal=False), result_section(row, state)]))
 
 
 def games_watched(ctx: MailContext) -> list[Section]:

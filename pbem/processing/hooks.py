@@ -57,13 +57,15 @@ def after_move(ctx: MailContext, row: GameRow, state: State, seat: str) -> After
 
 
 # The players have been sent the board after a move; e.g. observers get it too.
-# Called as hook(ctx, row, state, headline).
-BOARD_SENT: list[Callable[[MailContext, GameRow, State, str], None]] = []
+# Called as hook(ctx, row, state, headline): ``headline()`` writes it in the language then active
+# (each recipient's, see pbem.i18n.speaking).
+BOARD_SENT: list[Callable[[MailContext, GameRow, State, Callable[[], str]], None]] = []
 
 # A game has ended (last move, resignation, forfeit, a moderator); the players have been told.
 # Called as hook(ctx, row, state, headline, note): the result as nobody's seat sees it, and what was
-# said about it (a moderator's reason).
-GAME_ENDED: list[Callable[[MailContext, GameRow, State, str, list[str]], None]] = []
+# said about it (a moderator's reason); both are functions, called in each recipient's language.
+GAME_ENDED: list[Callable[[MailContext, GameRow, State, Callable[[], str], Callable[[], list[str]]],
+                          None]] = []
 
 # Before any command of a mail runs: return a reason to ignore the mail (e.g. a blocked address),
 # or None. Called as hook(tx, mail).

@@ -23,16 +23,18 @@ from pbem import failpoints
 from pbem.clock import Clock, SystemClock
 from pbem.commands.parsing import VERBS, Command, CommandError, looks_like_command, parse_json, parse_text
 from pbem.config import Config
+from pbem.i18n import _, speaking, speaking_to
 from pbem.outbox.compose import Section
 from pbem.processing import features, hooks
 from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
 from pbem.processing.gamemail import board_section
 from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens, reply_key, retired_seat
 from pbem.processing.handlers import HANDLERS
+from pbem.processing.languages import sender_language
 from pbem.processing.outgoing import Outgoing
 from pbem.reading.incoming import IncomingMail, read_headers, read_mail
 from pbem.reading.limits import LimitExceeded, check_limits
-from pbem.store.base import Inbound, Store, Tx
+from pbem.store.base import GameRow, Inbound, Seat, Store, Tx
 from pbem.tokens import load_or_create_secret, token_hash
 
 log = logging.getLogger("pbem.processor")
@@ -115,7 +117,8 @@ class Processor:
         read_ms = (time.thread_time() - read_started) * 1000
         touched: dict = {}
         try:
-            with self.store.transaction(durable=False) as tx:
+            with (self.store.transaction(durable=False) as tx,
+                  speaking(sender_language(tx, mail, self.config))):  # the sender's answer
                 outcome, game_id, touched = self._handle(tx, inbound, mail, now, exceeded)
                 status = "ignored" if outcome.startswith("ignored") else "done"
                 tx.mark_inbound(inbound.id, status, outcome[:500], sender=mail.from_addr or None,
@@ -147,18 +150,23 @@ class Processor:
             seat = next((s for s in row.seats if s.seat == failure.seat), None) if row else None
             if row and seat and tx.claim_notice(f"auth:{row.id}:{seat.seat}", now,
                                                 self.config.auth_notice_interval_seconds):
-                planned = PlannedMail(
-                    to=seat.email, seat=seat.seat, game_id=row.id, kind=NOTICE,
-                    headline=f"A mail about {row.id} from {mail.from_addr or 'an unknown sender'} was "
-                             "not accepted",
-                    sections=[Section(lines=[
-                        f"It was not applied: moves and game commands for your seat ({seat.seat}) are "
-                        "accepted only from your registered address together with your token.",
-                        "If it was you: reply to this mail (its Reply-To carries your token). If it "
-                        "was not you, nothing changed.",
-                        "You will get at most one such notice per hour."])])
+                with speaking_to(tx, seat.email, self.config.language):
+                    planned = self._auth_notice(row, seat, mail)
                 self.outgoing.deliver(tx, planned, row, None, now)
         return f"ignored: authentication failed for {failure.game_id}"
+
+    @staticmethod
+    def _auth_notice(row: GameRow, seat: Seat, mail: IncomingMail) -> PlannedMail:
+        return PlannedMail(
+            to=seat.email, seat=seat.seat, game_id=row.id, kind=NOTICE,
+            headline=_("A mail about {game} from {sender} was not accepted").format(
+                game=row.id, sender=mail.from_addr or _("an unknown sender")),
+            sections=[Section(lines=[
+                _("It was not applied: moves and game commands for your seat ({seat}) are accepted "
+                  "only from your registered address together with your token.").format(seat=seat.seat),
+                _("If it was you: reply to this mail (its Reply-To carries your token). If it was not "
+                  "you, nothing changed."),
+                _("You will get at most one such notice per hour.")])])
 
     # --- one mail ----------------------------------------------------------------------------------
     def _handle(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime,

@@ -185,7 +185,7 @@ def test_history_board_n_games_and_record(server: Server) -> None:
     out = play(server, BO, to(out, BO)[0])
     moves = [e["move"] for e in server.game("ac-1").record["moves"]]
     reply = to(server.submit(server.mail(ANN, "history ac-1")), ANN)[0]
-    assert headline(reply) == "History of ac-1: 2 move(s)"
+    assert headline(reply) == "History of ac-1: 2 moves"
     lines = [line.split() for line in text_of(reply).splitlines() if line[:5].strip().endswith(".")]
     assert lines == [["1.", "black", "(you)", *moves[0].split()],
                      ["2.", "white", f"({BO})", *moves[1].split()]]
