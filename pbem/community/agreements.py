@@ -20,6 +20,7 @@ from typing import Any
 from engine import State
 from pbem.commands.parsing import GAME_ID, USAGE, Command, CommandError, game_verb_parser, register_verb
 from pbem.community.moderation import record_action
+from pbem.i18n import N_
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks, invitations
 from pbem.processing.context import EVENT, MailContext, PlannedMail
@@ -39,9 +40,9 @@ from pbem.store.base import GameRow, Seat
 KINDS = {"draw": "a draw", "abandon": "to abandon the game"}
 PROPOSALS = {"draw": "proposal of a draw", "abandon": "proposal to abandon the game"}
 RESULTS = {"draw": "agreed draw", "abandon": "abandoned by agreement"}
-USAGE_PROPOSE = "propose GAME draw|abandon   (end the game by agreement; not a move)"
-USAGE_REJECT = "reject GAME   (refuse a proposal to end the game)"
-USAGE_WITHDRAW = "withdraw GAME   (take back your proposal, or your open challenge)"
+USAGE_PROPOSE = N_("propose GAME draw|abandon   (end the game by agreement; not a move)")
+USAGE_REJECT = N_("reject GAME   (refuse a proposal to end the game)")
+USAGE_WITHDRAW = N_("withdraw GAME   (take back your proposal, or your open challenge)")
 MEANING = {
     "draw": "the game ends as a draw: equal standing for every player, rated as a draw",
     "abandon": "the game ends with no winner and is not rated",
@@ -294,7 +295,7 @@ def lapse_on_change(ctx: MailContext, row: GameRow, state: State) -> None:
 
 
 _accept_invitation = invitations.do_accept
-USAGE["accept"] = "accept GAME   (an invitation, or a proposal to end the game)"
+USAGE["accept"] = N_("accept GAME   (an invitation, or a proposal to end the game)")
 register_verb("propose", USAGE_PROPOSE, parse_propose)
 register_verb("reject", USAGE_REJECT, game_verb_parser("reject"))
 register_verb("withdraw", USAGE_WITHDRAW, game_verb_parser("withdraw"))

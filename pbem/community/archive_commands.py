@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pbem.archive.search import FilterError, check_game, game_date, make_filters, table
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.standings import compute, table_text, title_of
+from pbem.i18n import N_, _
 from pbem.outbox.compose import Section
 from pbem.processing import handlers, hooks
 from pbem.processing.context import MailContext
@@ -19,9 +20,9 @@ from pbem.processing.games import CommandFailed
 from pbem.processing.handlers import register_handler
 from pbem.store.base import GameRow
 
-HISTORY_USAGE = ("history GAME | history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (a "
+HISTORY_USAGE = N_("history GAME | history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (a "
                  "game's moves, or your finished games; dates YYYY-MM-DD)")
-STANDINGS_USAGE = "standings [GAME-NAME]   (games, wins, losses, draws and Elo rating)"
+STANDINGS_USAGE = N_("standings [GAME-NAME]   (games, wins, losses, draws and Elo rating)")
 MAX_ROWS = 50
 RATING_NOTE = (
     "Ratings: Elo from 1500 with K=32, expected score 1/(1+10^((Rb-Ra)/400)), in the order games "
@@ -40,8 +41,9 @@ def parse_history(line: str, words: list[str], in_game_reply: bool) -> Command |
         word = words[i].lower().strip(",;")
         if word in ("from", "to", "player"):
             if i + 1 >= len(words):
-                what = "an address" if word == "player" else "a date (YYYY-MM-DD)"
-                return CommandError(line, f"'{word}' needs {what}: {HISTORY_USAGE}")
+                what = _("an address") if word == "player" else _("a date (YYYY-MM-DD)")
+                return CommandError(line, _("'{word}' needs {what}: {usage}").format(
+                    word=word, what=what, usage=_(HISTORY_USAGE)))
             if word in args:
                 return CommandError(line, f"'{word}' is given twice: {HISTORY_USAGE}")
             value = words[i + 1].strip(",;<>")

@@ -30,6 +30,7 @@ from pbem.commands.parsing import Command, CommandError, game_verb_parser, regis
 from pbem.community.agreements import withdraw_proposal
 from pbem.community.archive_commands import finished_games
 from pbem.community.standings import INITIAL, compute
+from pbem.i18n import N_
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
@@ -41,8 +42,8 @@ from pbem.record import iso
 from pbem.store.base import GameRow, Seat, Tx
 from pbem.tokens import token_hash
 
-USAGE_CHALLENGES = "challenges [GAME-NAME]   (open challenges anyone may join)"
-USAGE_JOIN = "join GAME   (take a seat in an open challenge)"
+USAGE_CHALLENGES = N_("challenges [GAME-NAME]   (open challenges anyone may join)")
+USAGE_JOIN = N_("join GAME   (take a seat in an open challenge)")
 _RATING = re.compile(r"^(\d{1,4})(?:-|\.\.|–)(\d{1,4})$")
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from engine import State
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import deadlines as dl
-from pbem.i18n import _
+from pbem.i18n import N_, _
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
@@ -28,9 +28,9 @@ from pbem.processing.games import CommandFailed, address_proven, authenticate, m
 from pbem.processing.handlers import register_handler
 from pbem.store.base import GameRow, Seat
 
-USAGE_VACATION = "vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)"
-USAGE_TIMEZONE = "timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)"
-USAGE_TIMECONTROL = "timecontrol [GAME] [DAYS [forfeit|notify]]   (before the others accept)"
+USAGE_VACATION = N_("vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)")
+USAGE_TIMEZONE = N_("timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)")
+USAGE_TIMECONTROL = N_("timecontrol [GAME] [DAYS [forfeit|notify]]   (before the others accept)")
 _DATE = r"\d{4}-\d{1,2}-\d{1,2}"
 _RANGE = re.compile(rf"^({_DATE})(?:\s*(?:\.\.\.?|–|—|-|to|until|till)\s*|\s+)({_DATE})$", re.IGNORECASE)
 _SINGLE = re.compile(rf"^({_DATE})$")

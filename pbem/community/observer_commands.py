@@ -18,7 +18,7 @@ from collections.abc import Callable
 from engine import State, get_game, is_move_entry
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.moderation import record_action, rewind
-from pbem.i18n import _
+from pbem.i18n import N_, _
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import BOARD, EVENT, MailContext, PlannedMail
@@ -244,9 +244,10 @@ def lapse_undo(ctx: MailContext, row: GameRow, state: State) -> None:
         del row.record["undo_request"]
 
 
-register_verb("observe", "observe GAME   (get the board after every move)", _game_parser("observe"))
+register_verb("observe", N_("observe GAME   (get the board after every move)"), _game_parser("observe"))
 register_verb("unobserve", "unobserve GAME", _game_parser("unobserve"))
-register_verb("undo", "undo GAME   (ask your opponents to take back your last move)", _game_parser("undo"))
+register_verb("undo", N_("undo GAME   (ask your opponents to take back your last move)"),
+              _game_parser("undo"))
 register_verb("accept undo", "accept undo GAME", _game_parser("accept undo"))
 register_verb("decline undo", "decline undo GAME", _game_parser("decline undo"))
 register_handler("observe", do_observe)

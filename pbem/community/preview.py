@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from engine import MoveError
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
+from pbem.i18n import N_
 from pbem.outbox.compose import Section
 from pbem.processing.context import MailContext
 from pbem.processing.gamemail import game_names, scores_line, who
 from pbem.processing.games import CommandFailed, game_id_of, load_game, sender_seat
 from pbem.processing.handlers import register_handler
 
-USAGE = "preview GAME MOVE   (the board and the replies after MOVE; nothing is played)"
+USAGE = N_("preview GAME MOVE   (the board and the replies after MOVE; nothing is played)")
 
 
 def parse_preview(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:

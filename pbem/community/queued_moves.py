@@ -30,6 +30,7 @@ from engine import MoveError, State, get_game
 from pbem import failpoints
 from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
+from pbem.i18n import N_
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import MailContext
@@ -39,7 +40,7 @@ from pbem.processing.handlers import register_handler
 from pbem.record import append_move, iso
 from pbem.store.base import GameRow, Seat
 
-USAGE = "queue GAME [clear]   (then lines: if THEIR-MOVE then MY-MOVE; see help queue)"
+USAGE = N_("queue GAME [clear]   (then lines: if THEIR-MOVE then MY-MOVE; see help queue)")
 _LINE = re.compile(r"^\s*(?:if\s+(?P<their>.+?)\s+then\s+(?P<mine>.+?)|then\s+(?P<always>.+?))\s*\.?\s*$",
                    re.IGNORECASE)
 MAX_LINES = 20

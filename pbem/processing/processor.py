@@ -23,7 +23,7 @@ from pbem import failpoints
 from pbem.clock import Clock, SystemClock
 from pbem.commands.parsing import VERBS, Command, CommandError, looks_like_command, parse_json, parse_text
 from pbem.config import Config
-from pbem.i18n import _, speaking, speaking_to
+from pbem.i18n import _, ngettext, speaking, speaking_to
 from pbem.outbox.compose import Section
 from pbem.processing import features, hooks
 from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
@@ -216,9 +216,12 @@ class Processor:
             hook(ctx)
         unread = max(len(mail.command_lines) - most, 0) if turn is None else len(results) - most
         if unread > 0:
-            ctx.reply(Section(title="Too many commands", lines=[
-                f"Your mail has {most + unread} command lines; the first {most} were read, the "
-                f"other {unread} were not. Send the rest in another mail."]))
+            ctx.reply(Section(title=_("Too many commands"), lines=[
+                ngettext("Your mail has {total} command lines; the first {read} were read, the other "
+                         "{unread} was not. Send the rest in another mail.",
+                         "Your mail has {total} command lines; the first {read} were read, the other "
+                         "{unread} were not. Send the rest in another mail.", unread).format(
+                    total=most + unread, read=most, unread=unread)]))
             results = results[:most]
         if not results:
             self._nothing_found(ctx)
@@ -226,7 +229,7 @@ class Processor:
         for item in results:
             if isinstance(item, CommandError):
                 ctx.reply(Section(lines=[f"> {item.line.strip()}", item.message]), ctx.context_game,
-                          headline=f"Not understood: {item.line.strip()[:60]}")
+                          headline=_("Not understood: {line}").format(line=item.line.strip()[:60]))
                 outcomes.append("error")
                 continue
             first_new = len(ctx.reply_sections)
@@ -234,14 +237,14 @@ class Processor:
                 HANDLERS[item.verb](ctx, item)
                 outcomes.append(item.verb)
                 if item.note and item.verb not in NOTE_VERBS:
-                    ctx.reply(Section(lines=["I did not read these lines as commands:",
+                    ctx.reply(Section(lines=[_("I did not read these lines as commands:"),
                                              *(f"  {line}" for line in item.note)]))
                 if len(results) > 1 and len(ctx.reply_sections) > first_new:
                     ctx.reply_sections[first_new].lines.insert(0, f"> {item.line.strip()}")
             except CommandFailed as failed:
                 ctx.reply(Section(lines=[f"> {item.line.strip()}", failed.message]),
                           item.game or ctx.context_game,
-                          headline=failed.headline or f"Not done: {failed.message}")
+                          headline=failed.headline or _("Not done: {reason}").format(reason=failed.message))
                 for extra in failed.extra:
                     ctx.reply(extra)
                 outcomes.append(f"{item.verb} refused")
@@ -298,7 +301,7 @@ class Processor:
         loaded = ctx.load(ctx.context_game) if ctx.context_game else None
         plays = loaded is not None and any(seat.email == email for seat in loaded[0].seats)
         sentence = exceeded.sentence()
-        ctx.reply(Section(title="Your mail was not read", lines=[sentence[0].upper() + sentence[1:]]),
+        ctx.reply(Section(title=_("Your mail was not read"), lines=[sentence[0].upper() + sentence[1:]]),
                   ctx.context_game if plays else None)  # in that game's thread if it is theirs
         self._send_all(ctx, inbound)
         return reason + "; sender told", ctx.context_game, ctx.touched
@@ -333,18 +336,20 @@ class Processor:
         is the sender's move, so that replying to the answer works."""
         loaded = ctx.load(ctx.context_game) if ctx.context_game else None
         if loaded is None:
-            ctx.reply(Section(lines=["Send 'help' for the list of commands, or 'games' for yours."]),
-                      headline="I found no command in your mail")
+            ctx.reply(Section(lines=[_("Send 'help' for the list of commands, or 'games' for yours.")]),
+                      headline=_("I found no command in your mail"))
             return
         row, state = loaded
         mine = next((s for s in row.seats if s.email == ctx.mail.from_addr), None)
         viewer = mine.seat if mine else None
         if row.status == "active" and viewer is not None and state.to_move == viewer:
             ctx.reply(board_section(state, viewer), row.id,
-                      headline=f"I found no move in your mail; it is your move (move {state.ply + 1})")
+                      headline=_("I found no move in your mail; it is your move (move {number})").format(
+                          number=state.ply + 1))
         else:
-            ctx.reply(Section(lines=[f"Send 'board {row.id}' for the board or 'help' for the commands."]),
-                      row.id, headline=f"I found no command in your mail about {row.id}")
+            ctx.reply(Section(lines=[_("Send 'board {id}' for the board or 'help' for the commands."
+                                       ).format(id=row.id)]),
+                      row.id, headline=_("I found no command in your mail about {id}").format(id=row.id))
 
     def _send_all(self, ctx: MailContext, inbound: Inbound) -> None:
         """The answer to the sender (in the game's thread when it is about one game), then every mail
@@ -359,7 +364,7 @@ class Processor:
             seat = next((s.seat for s in row.seats if s.email == mail.from_addr), None) if row else None
             kinds = ctx.reply_kinds - {REPLY}
             kind = REPLY if REPLY in ctx.reply_kinds or not kinds else (TURN if TURN in kinds else CONFIRM)
-            headline = "; ".join(ctx.reply_headlines) or "Your commands"
+            headline = "; ".join(ctx.reply_headlines) or _("Your commands")
             subject = None
             if row is None:
                 subject = (f"Re: {mail.clean_subject}" if mail.clean_subject and not mail.subject_is_command
