@@ -147,7 +147,7 @@ def test_a_challenge_written_like_a_person_writes_it(server: Server) -> None:
     assert f"{ANN}: Looking forward to it" in text_of(invitation)
     assert [(link["text"], link["body"]) for link in mailto_links(invitation)] == [
         ("Accept", "accept ac-1"), ("Decline", "decline ac-1")]
-    assert "Time control: 7 day(s) per move" in text_of(invitation)
+    assert "Time control: 7 days per move" in text_of(invitation)
 
 
 def test_an_empty_reply_is_answered_in_the_thread(server: Server) -> None:
