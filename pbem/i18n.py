@@ -91,6 +91,16 @@ def speaking(lang: str | None) -> Iterator[str]:
         _ACTIVE.reset(token)
 
 
+_STATUS = {"invited": N_("invited"), "active": N_("running"), "over": N_("over"), "open": N_("open"),
+           "cancelled": N_("cancelled"), "declined": N_("declined"), "expired": N_("expired"),
+           "withdrawn": N_("withdrawn")}
+
+
+def status_word(status: str) -> str:
+    """A game's status (as stored) as the reader says it ("running" for the stored "active")."""
+    return _(_STATUS[status]) if status in _STATUS else status
+
+
 def language_of(settings: dict[str, Any], default: str = DEFAULT_LANGUAGE) -> str:
     """A player's language: their ``set language`` choice, else the server's default."""
     chosen = settings.get("language")
@@ -132,5 +142,18 @@ def install_jinja(environment: Any) -> None:
     environment.globals["language"] = language  # <html lang="...">
 
 
-__all__ = ["LANGUAGES", "N_", "Text", "_", "language", "language_of", "ngettext", "parse_language_header",
-           "say", "speaking", "speaking_to", "translations"]
+__all__ = [
+    "LANGUAGES",
+    "N_",
+    "Text",
+    "_",
+    "language",
+    "language_of",
+    "ngettext",
+    "parse_language_header",
+    "say",
+    "speaking",
+    "speaking_to",
+    "status_word",
+    "translations",
+]

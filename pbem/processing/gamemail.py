@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import State, get_game
-from pbem.i18n import N_, _, language
+from pbem.i18n import _, language
 from pbem.outbox.compose import Action, ActionGroup, Attachment, Section
 from pbem.record import PRIVATE_KEYS
 from pbem.store.base import GameRow, Tx
@@ -45,16 +45,6 @@ def who(seat: str | None, reader: str | None, names: dict[str, str]) -> str:
         return _("{seat} (you)").format(seat=seat)
     name = names.get(seat)
     return f"{seat} ({name})" if name and name != seat else seat
-
-
-_STATUS = {"invited": N_("invited"), "active": N_("running"), "over": N_("over"), "open": N_("open"),
-           "cancelled": N_("cancelled"), "declined": N_("declined"), "expired": N_("expired"),
-           "withdrawn": N_("withdrawn")}
-
-
-def status_word(status: str) -> str:
-    """A game's status as the reader says it ("running" for the stored "active")."""
-    return _(_STATUS[status]) if status in _STATUS else status
 
 
 def players_line(row: GameRow, reader: str | None, names: dict[str, str]) -> str:

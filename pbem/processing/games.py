@@ -199,7 +199,8 @@ def announce_position(ctx: MailContext, row: GameRow, state: State, event: Text,
         with ctx.speaking_to(seat.email):
             lines = [*(note or []), *notes_now(), *after.lines, *after.private.get(seat.seat, [])]
             said = say(event)
-            happened = said + "".join(f"; {_('you') if s == seat.seat else names.get(s, s)} {what}"
+            you = _("you")
+            happened = said + "".join(f"; {you if s == seat.seat else names.get(s, s)} {what}"
                                       for s, what in after.followed)
             if state.to_move == seat.seat:
                 first = _("Your move (move {number}). {happened}.").format(number=state.ply + 1,

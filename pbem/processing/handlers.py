@@ -13,7 +13,7 @@ from engine import MoveError, get_game, is_move_entry, replay
 from engine.registry import UnknownGameError
 from pbem.commands.helptext import help_text
 from pbem.commands.parsing import Command
-from pbem.i18n import _, ngettext
+from pbem.i18n import _, ngettext, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import CONFIRM, REPLY, TURN, MailContext
@@ -23,7 +23,6 @@ from pbem.processing.gamemail import (
     result_headline,
     result_section,
     scores_line,
-    status_word,
     who,
 )
 from pbem.processing.games import (

@@ -14,7 +14,7 @@ from engine import EngineError, State, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
 from pbem.commands.parsing import Command
-from pbem.i18n import N_, _, ngettext
+from pbem.i18n import N_, _, ngettext, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, TURN, MailContext, PlannedMail
@@ -23,7 +23,6 @@ from pbem.processing.gamemail import (
     game_names,
     players_line,
     scores_line,
-    status_word,
     thread_subject,
     who,
 )

@@ -8,10 +8,10 @@ time, to the opponents, or with ``all`` to the observers too. Notes stay in the 
 from __future__ import annotations
 
 from pbem.commands.parsing import Command
-from pbem.i18n import _, ngettext
+from pbem.i18n import _, ngettext, status_word
 from pbem.outbox.compose import Section
 from pbem.processing.context import EVENT, MailContext, PlannedMail
-from pbem.processing.gamemail import game_names, status_word
+from pbem.processing.gamemail import game_names
 from pbem.processing.games import CommandFailed, authenticate, game_id_of, load_game
 from pbem.processing.handlers import register_handler
 
