@@ -18,7 +18,7 @@ from collections.abc import Callable
 from engine import State, get_game, is_move_entry
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.moderation import record_action, rewind
-from pbem.i18n import N_, _
+from pbem.i18n import N_, _, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import BOARD, EVENT, MailContext, PlannedMail
@@ -47,7 +47,8 @@ from pbem.store.base import GameRow
 def _game_parser(verb: str):
     def parse(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
         if len(rest) > 1 or (rest and not GAME_ID.match(rest[0])):
-            return CommandError(line, f"{verb} takes a game id like ac-17: {verb} GAME")
+            return CommandError(line, _("{verb} takes a game id like ac-17: {usage}").format(
+                verb=verb, usage=f"{verb} GAME"))
         return Command(verb, line, game=rest[0].lower() if rest else None)
     return parse
 
@@ -58,16 +59,18 @@ def do_observe(ctx: MailContext, command: Command) -> None:
     row, state = load_game(ctx, game_id_of(ctx, command))
     email = ctx.mail.from_addr
     if any(s.email == email for s in row.seats):
-        raise CommandFailed(f"you play in game {row.id}; you get its boards anyway.")
+        raise CommandFailed(_("you play in game {id}; you get its boards anyway.").format(id=row.id))
     if row.status in ("declined", "cancelled"):
-        raise CommandFailed(f"game {row.id} was {row.status}; there is nothing to watch.")
+        raise CommandFailed(_("game {id} was {status}; there is nothing to watch.").format(
+            id=row.id, status=status_word(row.status)))
     added = ctx.tx.add_observer(row.id, email, ctx.now)
     names = game_names(ctx.tx, row)
-    headline = (f"You are now observing {row.id}" if added else f"You were already observing {row.id}")
-    lines = [players_line(row, None, names), f"To stop, send: unobserve {row.id}"]
+    headline = (_("You are now observing {id}") if added else _("You were already observing {id}")).format(
+        id=row.id)
+    lines = [players_line(row, None, names), _("To stop, send: unobserve {id}").format(id=row.id)]
     if row.status == "invited":
-        ctx.reply(Section(lines=[*lines, "The game has not started; you will get the board once "
-                                         "every player has accepted."]), row.id, headline=headline)
+        ctx.reply(Section(lines=[*lines, _("The game has not started; you will get the board once every "
+                                           "player has accepted.")]), row.id, headline=headline)
         return
     if row.status == "over":
         lines.insert(0, result_headline(row, state, None, names))
@@ -77,8 +80,8 @@ def do_observe(ctx: MailContext, command: Command) -> None:
 def do_unobserve(ctx: MailContext, command: Command) -> None:
     game_id = game_id_of(ctx, command)
     if not ctx.tx.remove_observer(game_id, ctx.mail.from_addr):
-        raise CommandFailed(f"you are not observing game {game_id}.")
-    ctx.reply(None, headline=f"You no longer observe {game_id}; no more mail about it")
+        raise CommandFailed(_("you are not observing game {id}.").format(id=game_id))
+    ctx.reply(None, headline=_("You no longer observe {id}; no more mail about it").format(id=game_id))
 
 
 def _observers(ctx: MailContext, row: GameRow) -> list[str]:
@@ -115,9 +118,10 @@ def games_watched(ctx: MailContext) -> list[Section]:
         return []
     lines = []
     for row in rows:
-        turn = f"{row.to_move} to move" if row.status == "active" else row.status
+        turn = (_("{player} to move").format(player=row.to_move) if row.status == "active"
+                else status_word(row.status))
         lines.append(f"{row.id}  {get_game(row.game).title}: {turn}")
-    return [Section(title="Games you watch", pre="\n".join(lines))]
+    return [Section(title=_("Games you watch"), pre="\n".join(lines))]
 
 
 # --- undo --------------------------------------------------------------------------------------------
