@@ -31,7 +31,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 _LOCALE_DIRS = {"pbem": _ROOT / "pbem" / "locale", "engine": _ROOT / "engine" / "locale"}
 
 _ENGLISH = gettext.NullTranslations()
-_ACTIVE: ContextVar[gettext.NullTranslations | None] = ContextVar("pbem_translations", default=None)
+_ACTIVE: ContextVar[gettext.NullTranslations] = ContextVar("pbem_translations", default=_ENGLISH)
 
 
 @cache
@@ -46,16 +46,12 @@ def translations(lang: str, domain: str = "pbem") -> gettext.NullTranslations:
         return _ENGLISH
 
 
-def _active() -> gettext.NullTranslations:
-    return _ACTIVE.get() or _ENGLISH
-
-
 def _(message: str) -> str:
-    return _active().gettext(message)
+    return _ACTIVE.get().gettext(message)
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:
-    return _active().ngettext(singular, plural, n)
+    return _ACTIVE.get().ngettext(singular, plural, n)
 
 
 def N_(message: str) -> str:
@@ -75,7 +71,7 @@ def say(text: Text) -> str:
 
 def language() -> str:
     """The active code, "en" outside any ``speaking``."""
-    info = _active().info()
+    info = _ACTIVE.get().info()
     return str(info.get("language", DEFAULT_LANGUAGE)) if info else DEFAULT_LANGUAGE
 
 
@@ -137,8 +133,7 @@ def install_jinja(environment: Any) -> None:
     time (newstyle: ``%`` formatting is done by gettext, and autoescaping applies)."""
     environment.add_extension("jinja2.ext.i18n")
     environment.install_gettext_callables(
-        lambda message: _active().gettext(message),
-        lambda singular, plural, n: _active().ngettext(singular, plural, n), newstyle=True)
+        _, ngettext, newstyle=True)
     environment.globals["language"] = language  # <html lang="...">
 
 

@@ -43,13 +43,18 @@ def source_msgids(domain: str) -> set[str]:
     return found
 
 
+def entries(domain: str, lang: str):
+    """Each message as (its English forms, its translated forms, the entry): plurals have several."""
+    for message in catalog(domain, lang):
+        if message.id:
+            ids = message.id if isinstance(message.id, tuple) else (message.id,)
+            yield ids, message.string if isinstance(message.string, tuple) else (message.string,), message
+
+
 @pytest.mark.parametrize(("domain", "lang"), CATALOGS)
 def test_every_text_is_translated_and_none_is_fuzzy(domain: str, lang: str) -> None:
     problems = []
-    for message in catalog(domain, lang):
-        if not message.id:
-            continue
-        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+    for _ids, strings, message in entries(domain, lang):
         if not all(strings):
             problems.append(f"missing: {message.id!r}")
         if message.fuzzy:
@@ -69,11 +74,7 @@ def test_the_catalog_holds_every_text_of_the_source(domain: str, lang: str) -> N
 @pytest.mark.parametrize(("domain", "lang"), CATALOGS)
 def test_placeholders_are_the_same_in_every_translation(domain: str, lang: str) -> None:
     wrong = []
-    for message in catalog(domain, lang):
-        if not message.id:
-            continue
-        ids = message.id if isinstance(message.id, tuple) else (message.id,)
-        strings = message.string if isinstance(message.string, tuple) else (message.string,)
+    for ids, strings, message in entries(domain, lang):
         wanted = placeholders(ids[-1])
         for string in strings:
             # a plural form may leave the count out ("one tower" said as a word), nothing else

@@ -14,18 +14,12 @@ from pbem.i18n import parse_language_header
 from pbem.resources import SchemaError
 from tests.server.harness import Server, headline, html_of, start_game, text_of, to
 from tests.server.players import follow, mailto_links
+from tests.server.test_processor import server  # noqa: F401  (the in-process server fixture)
 
 ANN, BO, OTTO = "ann@example.org", "bo@example.org", "otto@example.org"
 
 
-@pytest.fixture
-def server(tmp_path: Path):
-    server = Server(tmp_path)
-    yield server
-    server.close()
-
-
-def test_set_language_by_text_and_by_json_is_confirmed_then_used(server: Server) -> None:
+def test_set_language_by_text_and_by_json_is_confirmed_then_used(server: Server) -> None:  # noqa: F811
     asked = to(server.submit(server.mail(ANN, "set language sk")), ANN)[0]
     assert headline(asked) == "Confirm: set language sk"  # asked first, in the language it had
     done = to(server.submit(follow(mailto_links(asked)[0], ANN)), ANN)[0]
@@ -41,7 +35,7 @@ def test_set_language_by_text_and_by_json_is_confirmed_then_used(server: Server)
     assert "language nimmt en, de, sk, nicht 'fr'." in text_of(wrong)
 
 
-def test_the_first_mails_header_picks_the_language_until_the_player_chooses(server: Server) -> None:
+def test_the_first_mails_header_picks_the_language_until_the_player_chooses(server: Server) -> None:  # noqa: F811
     first = server.mail(BO, "help")
     first["Accept-Language"] = "fr-CH, de;q=0.8, en;q=0.5"
     answer = to(server.submit(first), BO)[0]
@@ -55,17 +49,17 @@ def test_the_first_mails_header_picks_the_language_until_the_player_chooses(serv
 
 
 def test_the_server_default_and_its_validation(tmp_path: Path) -> None:
-    server = Server(tmp_path, language="sk")
+    slovak = Server(tmp_path, language="sk")
     try:
-        answer = to(server.submit(server.mail(ANN, "games")), ANN)[0]
+        answer = to(slovak.submit(slovak.mail(ANN, "games")), ANN)[0]
         assert headline(answer) == "Nemáš žiadne hry"
     finally:
-        server.close()
+        slovak.close()
     with pytest.raises((ConfigError, SchemaError)):
         config_from_dict({"server": {"language": "fr"}})
 
 
-def test_one_move_is_told_to_each_reader_in_their_own_language(server: Server) -> None:
+def test_one_move_is_told_to_each_reader_in_their_own_language(server: Server) -> None:  # noqa: F811
     with server.store.transaction() as tx:
         tx.set_player(BO, {"language": "sk"})
         tx.set_player(OTTO, {"language": "de"})
