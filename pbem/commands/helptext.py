@@ -61,7 +61,8 @@ def _commands() -> str:
 
 
 def _games() -> str:
-    lines = [_("Games (send 'rules GAME' for the rules, 'new GAME with ADDRESS' to play):"), ""]
+    lines = [textwrap.fill(_("Games (send 'rules GAME' for the rules, 'new GAME with ADDRESS' to play):"),
+                           WIDTH), ""]
     for name in available_games():
         game = get_game(name)
         lines.append(f"  {name}: {game.title}, {players_text(game.min_players, game.max_players)}")
@@ -106,5 +107,5 @@ def help_text(topic: str | None) -> str:
         known = ["commands", "notation", "rulings", *available_games()]
         near = difflib.get_close_matches(words[0], known, n=2, cutoff=0.5)
         hint = " " + _("Did you mean {words}?").format(words=_(" or ").join(near)) if near else ""
-        return _("No help topic {topic!r}.{hint} Topics: {topics}.").format(
-            topic=topic, hint=hint, topics=", ".join(known)) + "\n\n" + _commands()
+        return textwrap.fill(_("No help topic {topic!r}.{hint} Topics: {topics}.").format(
+            topic=topic, hint=hint, topics=", ".join(known)), WIDTH) + "\n\n" + _commands()

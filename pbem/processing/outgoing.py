@@ -66,7 +66,10 @@ class Outgoing:
         if decision == "digest":
             tx.hold_for_digest(planned.to, planned.game_id, planned.headline, now)
         elif decision == "now":
-            with speaking_to(tx, planned.to, self.config.language):  # the footer, the subject, the template
+            # the footer, the subject, the template: in the reader's language; the answer to a mail
+            # from someone who chose none, in the one their mail's headers asked for
+            default = language() if planned.answering is not None else self.config.language
+            with speaking_to(tx, planned.to, default):
                 message = self.compose(tx, planned, row, state, now, prefs)
             tx.queue_outbound(message_id=message["Message-ID"], sender=self.config.address,
                               recipients=[planned.to], raw=to_bytes(message), now=now)
