@@ -54,6 +54,12 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return _ACTIVE.get().ngettext(singular, plural, n)
 
 
+def pgettext(context: str, message: str) -> str:
+    """For one English text that needs two translations ("a draw" as a result, and as what is
+    proposed: "remíza" / "remízu")."""
+    return _ACTIVE.get().pgettext(context, message)
+
+
 def N_(message: str) -> str:
     """Marks a text for the catalog where it is defined (a constant); ``_()`` translates it where it
     is read, because at import time nobody's language is known."""
@@ -89,7 +95,7 @@ def speaking(lang: str | None) -> Iterator[str]:
 
 _STATUS = {"invited": N_("invited"), "active": N_("running"), "over": N_("over"), "open": N_("open"),
            "cancelled": N_("cancelled"), "declined": N_("declined"), "expired": N_("expired"),
-           "withdrawn": N_("withdrawn")}
+           "withdrawn": N_("withdrawn"), "rejected": N_("rejected"), "accepted": N_("accepted")}
 
 
 def status_word(status: str) -> str:

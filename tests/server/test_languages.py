@@ -82,3 +82,17 @@ def test_language_headers_are_read_as_clients_write_them() -> None:
     assert parse_language_header("fr, it") is None
     assert parse_language_header("de;q=0, en") == "en"
     assert parse_language_header(None) is None
+
+
+def test_a_proposal_is_put_to_each_player_in_their_words(server: Server) -> None:  # noqa: F811
+    with server.store.transaction() as tx:
+        tx.set_player(BO, {"language": "sk"})
+    ann_turn, _bo = start_game(server, ANN, BO)
+    out = server.submit(reply_to(ann_turn, ANN, "propose ac-1 draw"))
+    assert headline(to(out, ANN)[0]).startswith("You proposed a draw in ac-1; waiting for")
+    asked = to(out, BO)[0]
+    assert headline(asked).startswith(f"{ANN} navrhuje remízu v ac-1")
+    assert "Ak súhlasíš, odpovedz: accept ac-1" in text_of(asked)
+    out = server.submit(reply_to(asked, BO, "reject"))
+    assert headline(to(out, BO)[0]).startswith(f"Odmietol si návrh remízy od {ANN} v ac-1")
+    assert headline(to(out, ANN)[0]).startswith(f"Your move (move 1). {BO} rejected your proposal in ac-1")
