@@ -315,7 +315,8 @@ def lapse_on_move(ctx: MailContext, row: GameRow, state: State, seat: str) -> ho
     names = game_names(ctx.tx, row)
     _close(ctx, row, state, "lapsed", lapsed_by=seat)
     proposer = names.get(proposal.get("seat", ""), proposal.get("seat", ""))
-    return hooks.AfterMove(lines=[f"{proposer}'s {_proposal(proposal)} lapsed with this move."])
+    return hooks.AfterMove(lines=[lambda: _("{player}'s {proposal} lapsed with this move.").format(
+        player=proposer, proposal=_proposal(proposal))])
 
 
 def lapse_on_change(ctx: MailContext, row: GameRow, state: State) -> None:

@@ -188,19 +188,19 @@ def announce_position(ctx: MailContext, row: GameRow, state: State, event: Text,
 
     if state.is_over:
         def end_note() -> list[str]:
-            done = say(event) + "".join(f"; {names.get(s, s)} {what}" for s, what in after.followed)
+            done = say(event) + "".join(f"; {names.get(s, s)} {say(what)}" for s, what in after.followed)
             before = [f"{done[:1].upper()}{done[1:]}."] if after.followed else []
-            return [*before, *notes_now(), *after.lines, *(note or [])]
+            return [*before, *notes_now(), *map(say, after.lines), *(note or [])]
         announce_end(ctx, row, state, exclude=exclude, note=end_note)
         return
     for seat in row.seats:
         if seat.seat == exclude or seat.seat in state.dropped_seats:
             continue
         with ctx.speaking_to(seat.email):
-            lines = [*(note or []), *notes_now(), *after.lines, *after.private.get(seat.seat, [])]
+            lines = [*(note or []), *notes_now(), *map(say, after.lines), *after.private.get(seat.seat, [])]
             said = say(event)
             you = _("you")
-            happened = said + "".join(f"; {you if s == seat.seat else names.get(s, s)} {what}"
+            happened = said + "".join(f"; {you if s == seat.seat else names.get(s, s)} {say(what)}"
                                       for s, what in after.followed)
             if state.to_move == seat.seat:
                 first = _("Your move (move {number}). {happened}.").format(number=state.ply + 1,
@@ -219,7 +219,7 @@ def announce_position(ctx: MailContext, row: GameRow, state: State, event: Text,
                 sections=[board_section(state, seat.seat, lines)]))
     def public() -> str:
         return (_("{event} (move {number})").format(event=say(event), number=number) if number
-                else say(event)) + "".join(f"; {names.get(s, s)} {what}" for s, what in after.followed)
+                else say(event)) + "".join(f"; {names.get(s, s)} {say(what)}" for s, what in after.followed)
     for hook in hooks.BOARD_SENT:
         hook(ctx, row, state, public)
 

@@ -13,7 +13,7 @@ from engine import MoveError, get_game, is_move_entry, replay
 from engine.registry import UnknownGameError
 from pbem.commands.helptext import help_text
 from pbem.commands.parsing import Command
-from pbem.i18n import _, ngettext, status_word
+from pbem.i18n import _, ngettext, say, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import CONFIRM, REPLY, TURN, MailContext
@@ -214,8 +214,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
                       lambda: _("{player} played {move}").format(player=mover, move=canonical),
                       exclude=seat.seat, note=note, after=after, number=number,
                       notes=(lambda: notes_again(before, added, start)) if notes else [])
-    followed = "".join(f" {names.get(s, s)} {what[:1]}{what[1:]}." for s, what in after.followed)
-    notes = [*notes, *after.lines, *after.private.get(seat.seat, [])]
+    followed = "".join(f" {names.get(s, s)} {say(what)}." for s, what in after.followed)
+    notes = [*notes, *map(say, after.lines), *after.private.get(seat.seat, [])]
     if state.is_over:
         if followed:
             notes.insert(0, followed.strip())

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pbem.i18n import Text
+
 if TYPE_CHECKING:
     from engine import State
     from pbem.processing.context import MailContext
@@ -28,8 +30,9 @@ class AfterMove:
     nobody else's business); ``tell`` are seats that must hear of the move even when it is not their
     turn (the one whose queued reply was played)."""
 
-    followed: list[tuple[str, str]] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
+    # texts for several readers: strings, or functions that write them in each reader's language
+    followed: list[tuple[str, Text]] = field(default_factory=list)
+    lines: list[Text] = field(default_factory=list)
     private: dict[str, list[str]] = field(default_factory=dict)
     tell: list[str] = field(default_factory=list)
 
