@@ -5,9 +5,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test run lint services bench clean
+.PHONY: install catalogs i18n test run lint services bench clean
 
-install: $(STAMP)
+install: $(STAMP) catalogs
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON)"; exit 1; }
@@ -15,6 +15,28 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
+
+# The compiled message catalogs (*.mo, not in git), made from the .po files: the build does it too
+# (hatch_build.py), this keeps them fresh after a .po changes without reinstalling.
+catalogs: $(STAMP)
+	$(BIN)/python -c 'import hatch_build, pathlib; hatch_build.compile_catalogs(pathlib.Path("."))'
+
+# Refresh the catalogs after texts changed: extract the English texts (pbem/locale/pbem.pot), merge
+# them into each language's .po (new texts appear untranslated; tests/test_catalogs.py lists them),
+# compile. See README "Languages".
+I18N_LANGS := de sk
+i18n: $(STAMP)
+	$(BIN)/pybabel -q extract -F babel.cfg --no-location --sort-output --width 100 \
+		--project pbem -o pbem/locale/pbem.pot pbem templates
+	if test -d engine/locale; then $(BIN)/pybabel -q extract -F babel.cfg --no-location \
+		--sort-output --width 100 --project pbem -o engine/locale/engine.pot engine; fi
+	for d in pbem engine; do test -f $$d/locale/$$d.pot || continue; for l in $(I18N_LANGS); do \
+		test -f $$d/locale/$$l/LC_MESSAGES/$$d.po || $(BIN)/pybabel -q init -D $$d -l $$l \
+			-i $$d/locale/$$d.pot -d $$d/locale; \
+		$(BIN)/pybabel -q update -D $$d -l $$l -i $$d/locale/$$d.pot -d $$d/locale \
+			--no-fuzzy-matching --width 100 --ignore-obsolete; \
+	done; done
+	$(MAKE) catalogs
 
 # Installs the real services the tests start (Dovecot, PostgreSQL) when they are missing.
 services:

@@ -123,6 +123,7 @@ class ComputerConfig:
 class Config:
     address: str = "pbem@localhost"
     name: str = "pbem"
+    language: str = "en"  # of mails to a player who chose none (``set language``, README "Languages")
     data_dir: Path = Path("./pbem-data")
     database: str = ""
     max_message_bytes: int = 2_000_000
@@ -193,6 +194,7 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
     return Config(
         address=server.get("address", "pbem@localhost").lower(),
         name=server.get("name", "pbem"),
+        language=server.get("language", "en"),
         data_dir=data_dir,
         database=database,
         max_message_bytes=server.get("max_message_bytes", 2_000_000),
@@ -268,6 +270,9 @@ EXAMPLE = '''\
 # The address players write to. Mails to a seat use plus-addresses: pbem+TOKEN@...
 address = "pbem@localhost"
 name = "pbem"
+# The language of mails to players who chose none: en, de or sk. A player's first mail with a
+# Content-Language or Accept-Language header picks theirs; 'set language de' changes it.
+language = "en"
 # Where the database, the outbox Maildir and logs live (relative to this file).
 data_dir = "./pbem-data"
 # The database: a SQLite file (a path relative to this file, or sqlite:///path), or PostgreSQL, which

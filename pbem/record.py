@@ -143,6 +143,14 @@ def append_move(game: Game, state: State, record: dict[str, Any], text: str, now
     return canonical, notes
 
 
+def notes_again(before: State, entries: list[dict[str, Any]], start: int) -> list[str]:
+    """The announcements of ``entries`` (a move and its chance events, at ``start`` in the record)
+    made once more from the position ``before`` them: in the language now active, for a reader
+    other than the one whose language the move was played in."""
+    state = before.copy()
+    return [note for i, entry in enumerate(entries) for note in apply_entry(state, entry, start + i)]
+
+
 def positions(record: Mapping[str, Any], game: Game | None = None) -> Iterator[State]:
     """Each position in turn: ply 0, then after every move (chance events and drops folded in: they
     are not plies, so they belong to the position of the move before them)."""

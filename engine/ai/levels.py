@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.base import EngineError
+from engine.i18n import N_, _
 
 
 @dataclass(frozen=True)
@@ -17,10 +18,10 @@ class Level:
 
 
 LEVELS: dict[int, Level] = {
-    1: Level(1, "random", "a random legal move", None),
-    2: Level(2, "greedy", "the move that gains the most points at once", None),
-    3: Level(3, "search", "Monte Carlo tree search", 2.0),
-    4: Level(4, "strong search", "a longer search that weighs the scoring as it plays ahead", 10.0),
+    1: Level(1, N_("random"), N_("a random legal move"), None),
+    2: Level(2, N_("greedy"), N_("the move that gains the most points at once"), None),
+    3: Level(3, N_("search"), N_("Monte Carlo tree search"), 2.0),
+    4: Level(4, N_("strong search"), N_("a longer search that weighs the scoring as it plays ahead"), 10.0),
 }
 
 # The level of ``new GAME with computer`` when none is named (``computer:N`` names one).
@@ -30,8 +31,9 @@ DEFAULT_LEVEL = 3
 def level_info(level: int, offered: tuple[int, ...]) -> Level:
     """The level, if the game offers it; else EngineError naming those it does."""
     if level not in offered or level not in LEVELS:
-        names = ", ".join(f"{n} ({LEVELS[n].name})" for n in offered)
-        raise EngineError(f"there is no computer level {level}: levels are {names}")
+        names = ", ".join(f"{n} ({_(LEVELS[n].name)})" for n in offered)
+        raise EngineError(_("there is no computer level {level}: levels are {names}").format(
+            level=level, names=names))
     return LEVELS[level]
 
 
@@ -46,11 +48,11 @@ def player_entry(level: int) -> dict[str, object]:
 
 def levels_help(offered: tuple[int, ...]) -> str:
     """The levels a game offers, as a player reads them in ``help`` (at most 72 columns)."""
-    lines = [f"Computer levels (the default is {DEFAULT_LEVEL}):"]
+    lines = [_("Computer levels (the default is {level}):").format(level=DEFAULT_LEVEL)]
     for n in offered:
         level = LEVELS[n]
-        time = f"; {level.seconds:g} s a move" if level.seconds else ""
-        text = f"  {n}  {level.name}: {level.description}{time}"
+        time = _("; {seconds} s a move").format(seconds=f"{level.seconds:g}") if level.seconds else ""
+        text = f"  {n}  {_(level.name)}: {_(level.description)}{time}"
         while len(text) > 72:
             cut = text.rfind(" ", 0, 72)
             lines.append(text[:cut])

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine import get_game
 from engine.registry import UnknownGameError, available_games
+from pbem.i18n import _, status_word
 from pbem.store.base import GAME_STATUSES, RESULT_FILTERS, GameRow, Store
 from pbem.store.common import result_columns
 
@@ -86,7 +87,7 @@ class Filters:
                  f"result {self.result}" if self.result else None,
                  f"won by {self.winner}" if self.winner else None,
                  f"lost by {self.loser}" if self.loser else None]
-        return ", ".join(p for p in parts if p) or "all games"
+        return ", ".join(p for p in parts if p) or _("all games")
 
 
 def _midnight(day: date) -> datetime:
@@ -212,23 +213,25 @@ def result_text(record: Mapping[str, Any], status: str) -> str:
     winners = [str(w) for w in result.get("winners") or []]
     if reason in ("declined", "cancelled"):
         by = result.get("by")
-        return f"{reason} by {by}" if by else reason
+        word = status_word(reason)
+        return _("{what} by {player}").format(what=word, player=by) if by else word
     if not winners:
-        text = "no winner"
+        text = _("no winner")
     elif len(winners) == 1:
-        text = f"{winners[0]} wins"
+        text = _("{player} wins").format(player=winners[0])
     else:
         players = record.get("players") or {}
         everyone = len(players) and set(winners) == set(players)
-        text = ("draw: " if everyone or len(players) == 2 else "shared win: ") + ", ".join(winners)
+        text = (_("draw: {players}") if everyone or len(players) == 2 else _("shared win: {players}")).format(
+            players=", ".join(winners))
     if reason == "resigned" and result.get("resigned"):
-        text = f"{result['resigned']} resigned; {text}"
+        text = _("{player} resigned; {result}").format(player=result["resigned"], result=text)
     elif reason == "abandoned by agreement":
-        text = reason
+        text = _("abandoned by agreement")
     elif reason == "agreed draw":
-        text = f"agreed draw: {', '.join(winners)}"
+        text = _("agreed draw: {players}").format(players=", ".join(winners))
     elif reason == "forfeit" and result.get("forfeited"):
-        text = f"{result['forfeited']} forfeited; {text}"
+        text = _("{player} forfeited; {result}").format(player=result["forfeited"], result=text)
     elif reason and reason not in ("scored", "resigned"):
         text = f"{text} ({reason})"
     totals = result.get("totals")

@@ -21,6 +21,7 @@ from pbem.archive.export import archive_text, file_stem, write_atomic
 from pbem.archive.names import PublicNames, public_name, public_record, seat_label
 from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
+from pbem.i18n import N_, _, language, ngettext, speaking, status_word
 from pbem.record import describe_action, iso, player_view, positions_with_actions
 from pbem.store.base import RESULT_FILTERS, GameRow, Store
 from pbem.store.common import result_columns
@@ -80,7 +81,7 @@ _SCRIPT = """
     current = n;
     figs.forEach(function (fig, i) { fig.hidden = i !== n; });
     slider.value = String(n);
-    label.textContent = 'Ply ' + n + ' of ' + last;
+    label.textContent = label.dataset.template.replace('{n}', n).replace('{last}', last);
     prev.disabled = n === 0;
     next.disabled = n === last;
     if (remember) {
@@ -118,7 +119,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def _head(title: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+    return (f'<!DOCTYPE html>\n<html lang="{language()}"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n")
 
@@ -136,6 +137,10 @@ def _day(row: GameRow) -> str:
     return when.strftime("%Y-%m-%d") if when else ""
 
 
+def _ply(n: int) -> str:
+    return escape(_("ply {n}").format(n=n))
+
+
 def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
     """One game: header, boards at every ply with navigation, a legend of the symbols, moves, final
     scoring. ``names`` are the seats' public names (``PublicNames.of``; seat names without it)."""
@@ -147,31 +152,35 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
     prefix = f"{file_stem(row.id)}-"
     title = f"{row.id}: {game.title}"
     figures: list[str] = []
+    scores = _("Scores: {scores}")
     state: Any = None
     for state, actions in positions_with_actions(view, game):
         ply = state.ply
-        caption = f"Ply {ply}" + (f": {state.last_move}" if state.last_move else ": the start")
+        caption = (_("Ply {n}: {move}").format(n=ply, move=state.last_move) if state.last_move
+                   else _("Ply {n}: the start").format(n=ply))
         totals = ", ".join(f"{seat} {points}" for seat, points in state.score().totals.items())
         info = state.replay_info()
         extra = ""
         if info.get("tile") and not state.is_over:
-            extra = f" Drawn next: {info['tile']} (clock quadrant {info.get('quadrant')})."
+            extra = " " + _("Drawn next: {tile} (clock quadrant {quadrant}).").format(
+                tile=info["tile"], quadrant=info.get("quadrant"))
         links = []
         if ply > 0:
-            links.append(f'<a class="prev" href="#ply-{ply - 1}">&larr; ply {ply - 1}</a>')
-        links.append(f'<a class="next" href="#ply-{ply + 1}">ply {ply + 1} &rarr;</a>')
+            links.append(f'<a class="prev" href="#ply-{ply - 1}">&larr; {_ply(ply - 1)}</a>')
+        links.append(f'<a class="next" href="#ply-{ply + 1}">{_ply(ply + 1)} &rarr;</a>')
         # moderators' and players' actions (rollback, pause, undo, ...) taken at this position
         noted = "".join(f'<p class="action">{escape(describe_action(action))}</p>' for action in actions)
         figures.append(
             f'<figure class="ply" id="ply-{ply}" data-ply="{ply}">'
-            f"<figcaption>{escape(caption)}. Scores: {escape(totals)}.{escape(extra)} "
+            f"<figcaption>{escape(caption)}. {escape(scores.format(scores=totals))}."
+            f"{escape(extra)} "
             f"{' '.join(links)}</figcaption>{noted}"
-            + svg.board(state, prefix, f"{row.id} after ply {ply}") + "</figure>")
+            + svg.board(state, prefix, _("{id} after ply {n}").format(id=row.id, n=ply)) + "</figure>")
     if state is None:
         raise ValueError(f"{row.id}: the record has no position")
     figures[-1] = figures[-1].replace('class="ply"', 'class="ply last"', 1)
     # the last figure's "next" link leads nowhere
-    last_next = f'<a class="next" href="#ply-{state.ply + 1}">ply {state.ply + 1} &rarr;</a>'
+    last_next = f'<a class="next" href="#ply-{state.ply + 1}">{_ply(state.ply + 1)} &rarr;</a>'
     figures[-1] = figures[-1].replace(last_next, "", 1)
     moves = []
     number = 0
@@ -184,27 +193,34 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
         moves.append(f'<li><a href="#ply-{number}">{escape(str(entry.get("seat", "")))}: '
                      f'{escape(str(entry["move"]))}</a>{when}</li>')
     score = state.score()
-    heading = "Final scoring" if state.is_over else f"Scoring at the end of the record (ply {state.ply})"
+    word = {key: escape(text) for key, text in (
+        ("all", _("all games")), ("previous", _("previous")), ("next", _("next")),
+        ("label", _("Ply {n} of {last}")), ("symbols", _("Symbols")), ("moves", _("Moves")))}
+    heading = (_("Final scoring") if state.is_over
+               else _("Scoring at the end of the record (ply {n})").format(n=state.ply))
     last = state.ply
     return "".join([
         _head(title),
-        '<p><a href="../index.html">&larr; all games</a></p>',
+        f'<p><a href="../index.html">&larr; {word["all"]}</a></p>',
         f"<h1>{escape(title)}</h1>",
         _players_html(row, names),
-        f'<p class="result">Result: {escape(result_text(view, row.status))}. '
-        f"Status: {escape(row.status)}. Date: {escape(_day(row))}.</p>",
+        '<p class="result">' + escape(_("Result: {result}. Status: {status}. Date: {date}.").format(
+            result=result_text(view, row.status), status=status_word(row.status), date=_day(row))) + "</p>",
         svg.defs(state, prefix),
         '<nav class="plies" id="ply-nav" hidden>'
-        '<button type="button" id="ply-prev">&larr; previous</button>'
+        f'<button type="button" id="ply-prev">&larr; {word["previous"]}</button>'
         f'<input type="range" id="ply-slider" min="0" max="{last}" value="{last}" aria-label="ply">'
-        '<button type="button" id="ply-next">next &rarr;</button>'
-        f'<span id="ply-label">Ply {last} of {last}</span></nav>',
+        f'<button type="button" id="ply-next">{word["next"]} &rarr;</button>'
+        f'<span id="ply-label" data-template="{word["label"]}">'
+        f'{word["label"].format(n=last, last=last)}</span></nav>',
         '<div id="boards">', "\n".join(figures), "</div>",
-        f'<section class="legend"><h2>Symbols</h2>{game.renderer.svg_legend(state, prefix)}</section>',
-        f"<h2>Moves</h2><ol class=\"moves\">{''.join(moves)}</ol>",
+        f'<section class="legend"><h2>{word["symbols"]}</h2>{game.renderer.svg_legend(state, prefix)}'
+        "</section>",
+        f"<h2>{word['moves']}</h2><ol class=\"moves\">{''.join(moves)}</ol>",
         f'<h2>{escape(heading)}</h2><pre class="score">{escape(score.text)}</pre>',
-        f'<p>The record (hidden information removed): <a href="{escape(file_stem(row.id))}.json">'
-        f"{escape(file_stem(row.id))}.json</a>; <code>pbem replay</code> shows every position.</p>",
+        "<p>" + escape(_("The record (hidden information removed):")) +
+        f' <a href="{escape(file_stem(row.id))}.json">{escape(file_stem(row.id))}.json</a>; '
+        + _("<code>pbem replay</code> shows every position.") + "</p>",
         f"<script>{_SCRIPT}</script>\n</body></html>\n",
     ])
 
@@ -214,6 +230,8 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime,
                challenges: list[GameRow] | None = None) -> str:
     """The list of games; ``names`` maps a game id to its seats' public names."""
     body = []
+    heads = [escape(_(h)) for h in (N_("Game"), N_("Kind"), N_("Players"), N_("Result"), N_("Date"),
+                                    N_("Moves"))]
     for row in rows:
         stem = escape(file_stem(row.id))
         plies = sum(1 for e in row.record.get("moves", []) if "move" in e)
@@ -222,17 +240,18 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime,
             f'<td><a href="games/{stem}.html">{escape(row.id)}'
             f"</a></td><td>{escape(get_game(row.game).title)}</td>"
             f"<td>{_players_html(row, (names or {}).get(row.id, {}))}</td>"
-            f'<td data-label="Result">{escape(result_text(row.record, row.status))}</td>'
-            f'<td class="date" data-label="Date">{escape(_day(row))}</td>'
-            f'<td data-label="Moves">{plies}</td></tr>')
-    table = ("<table class=\"games\"><thead><tr><th>Game</th><th>Kind</th><th>Players</th><th>Result</th>"
-             "<th>Date</th><th>Moves</th></tr></thead><tbody>" + "\n".join(body) + "</tbody></table>"
-             if body else "<p>No games.</p>")
+            f'<td data-label="{heads[3]}">{escape(result_text(row.record, row.status))}</td>'
+            f'<td class="date" data-label="{heads[4]}">{escape(_day(row))}</td>'
+            f'<td data-label="{heads[5]}">{plies}</td></tr>')
+    table = ('<table class="games"><thead><tr>' + "".join(f"<th>{h}</th>" for h in heads)
+             + "</tr></thead><tbody>" + "\n".join(body) + "</tbody></table>"
+             if body else "<p>" + escape(_("No games.")) + "</p>")
     return "".join([
-        _head("Game archive"),
-        "<h1>Game archive</h1>",
-        f"<p>{len(rows)} game{'s' if len(rows) != 1 else ''} ({escape(filters.describe())}), "
-        f"newest first. Made {escape(iso(now))}.</p>",
+        _head(_("Game archive")),
+        "<h1>" + escape(_("Game archive")) + "</h1>",
+        "<p>" + escape(ngettext("{n} game ({which}), newest first. Made {when}.",
+                                "{n} games ({which}), newest first. Made {when}.", len(rows)).format(
+            n=len(rows), which=filters.describe(), when=iso(now))) + "</p>",
         search_form() if body else "",
         table,
         challenges_section(challenges or [], names or {}),
@@ -275,7 +294,7 @@ _SEARCH_SCRIPT = """
       row.hidden = !ok;
       if (ok) { shown += 1; }
     });
-    count.textContent = shown + ' of ' + rows.length + ' games match.';
+    count.textContent = count.dataset.template.replace('{shown}', shown).replace('{total}', rows.length);
   }
   form.addEventListener('input', apply);
   form.addEventListener('change', apply);
@@ -299,14 +318,19 @@ def result_attributes(row: GameRow) -> str:
 def search_form() -> str:
     """Shown by the script (a static site has no server to ask): a GET form, so a search is a link."""
     choices = "".join(f'<option value="{name}">{name}</option>' for name in RESULT_FILTERS)
-    return ('<form id="search" method="get" hidden><fieldset><legend>Search</legend>'
-            '<label>Result <select name="result"><option value="">any</option>' + choices
-            + "</select></label> "
-            '<label>Winner <input name="winner" type="search" size="14"></label> '
-            '<label>Loser <input name="loser" type="search" size="14"></label> '
-            '<label>From <input name="from" type="date"></label> '
-            '<label>To <input name="to" type="date"></label> '
-            '<button type="submit">Search</button> <output id="search-count"></output>'
+    word = {key: escape(text) for key, text in (
+        ("search", _("Search")), ("result", _("Result")), ("any", _("any")), ("winner", _("Winner")),
+        ("loser", _("Loser")), ("from", _("From")), ("to", _("To")),
+        ("count", _("{shown} of {total} games match.")))}
+    return (f'<form id="search" method="get" hidden><fieldset><legend>{word["search"]}</legend>'
+            f'<label>{word["result"]} <select name="result"><option value="">{word["any"]}</option>'
+            + choices + "</select></label> "
+            f'<label>{word["winner"]} <input name="winner" type="search" size="14"></label> '
+            f'<label>{word["loser"]} <input name="loser" type="search" size="14"></label> '
+            f'<label>{word["from"]} <input name="from" type="date"></label> '
+            f'<label>{word["to"]} <input name="to" type="date"></label> '
+            f'<button type="submit">{word["search"]}</button> '
+            f'<output id="search-count" data-template="{word["count"]}"></output>'
             "</fieldset></form>")
 
 
@@ -331,7 +355,14 @@ def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str
 
 
 def write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None = None,
-               now: datetime | None = None) -> SiteReport:
+               now: datetime | None = None, language: str = "en") -> SiteReport:
+    """The site in one ``language`` (en, de, sk): the pages' words and the engine's alike."""
+    with speaking(language):
+        return _write_site(store, directory, filters, progress=progress, now=now)
+
+
+def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None,
+                now: datetime | None) -> SiteReport:
     now = now or datetime.now(UTC)
     games_dir = directory / "games"
     games_dir.mkdir(parents=True, exist_ok=True)

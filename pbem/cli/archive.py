@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from pbem.cli.common import CONFIG_HELP, SetupError, config_of, open_configured_store, progress_bar
 from pbem.config import ConfigError
+from pbem.i18n import LANGUAGES
 from pbem.store.base import GAME_STATUSES, RESULT_FILTERS, Store
 
 if TYPE_CHECKING:  # the archive modules load only when an archive command runs
@@ -132,7 +133,8 @@ def cmd_html(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         with progress_bar("writing pages") as bar:
-            report = write_site(store, out, filters, progress=bar)
+            report = write_site(store, out, filters, progress=bar,
+                                language=args.language or config_of(args).language)
     finally:
         store.close()
     for game_id, reason in report.failed:
@@ -222,6 +224,8 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p = add("html", cmd_html, "write a static site: DIR/index.html and a page per game with the "
                               "board at every ply (hidden information never shown)")
     p.add_argument("directory", metavar="DIR", help="the folder to write the site into")
+    p.add_argument("--language", choices=LANGUAGES,
+                   help="the pages' language (default: the server's, [server] language)")
     _filter_options(p)
 
     p = sub.add_parser("standings", help="games, wins, losses, draws and Elo rating per player",

@@ -9,17 +9,19 @@ from collections.abc import Callable
 from engine import get_game
 from engine.options import describe_options
 from engine.registry import UnknownGameError, available_games
+from pbem.commands.keywords import keywords_help
 from pbem.commands.parsing import USAGE
+from pbem.i18n import N_, _, ngettext
 
-INTRO = ("Write commands one per line at the top of a mail (or in the subject). Greetings, quoted "
-         "text and signatures are ignored. Commands:")
-MOVES = ("Moves: press Reply on the mail that says it is your move and write the move on the first "
-         "line; anything you write below it goes to your opponents as a note. Every game mail's "
-         "Reply-To carries your secret token: a move counts only when it comes from your address "
-         "with that token, so reply rather than write a new mail. In the HTML part of a mail, each "
-         "legal move is a link: tap it and press Send.")
-JSON = ("JSON: every command may be sent as a JSON turn file (the whole body or an "
-        "application/json attachment); its fields are the words of the command, e.g.")
+INTRO = N_("Write commands one per line at the top of a mail (or in the subject). Greetings, quoted "
+           "text and signatures are ignored. Commands:")
+MOVES = N_("Moves: press Reply on the mail that says it is your move and write the move on the first "
+           "line; anything you write below it goes to your opponents as a note. Every game mail's "
+           "Reply-To carries your secret token: a move counts only when it comes from your address "
+           "with that token, so reply rather than write a new mail. In the HTML part of a mail, each "
+           "legal move is a link: tap it and press Send.")
+JSON = N_("JSON: every command may be sent as a JSON turn file (the whole body or an "
+          "application/json attachment); its fields are the words of the command, e.g.")
 JSON_EXAMPLE = ('  {"commands": [{"command": "move", "game": "ac-17", "move": "tower red C4"}]}\n'
                 '  {"command": "vacation", "from": "2026-12-20", "to": "2027-01-03"}')
 
@@ -32,7 +34,7 @@ WIDTH = 76
 def usage_lines() -> str:
     """Each command's usage, wrapped so that no line passes the mail width."""
     lines = []
-    for text in USAGE.values():
+    for text in map(_, USAGE.values()):
         form, sep, note = text.partition("   (")
         if len(text) + 2 <= WIDTH or not sep:
             lines.append(f"  {text}")
@@ -44,18 +46,23 @@ def usage_lines() -> str:
 
 
 def players_text(low: int, high: int) -> str:
-    return f"{low} players" if low == high else f"{low}-{high} players"
+    if low == high:
+        return ngettext("{n} player", "{n} players", low).format(n=low)
+    return ngettext("{low}-{high} player", "{low}-{high} players", high).format(low=low, high=high)
 
 
 def _commands() -> str:
-    topics = "Help topics: " + ", ".join(["commands", *HELP_TOPICS, "notation", "rulings", "games",
-                                         *available_games()]) + "."
-    return "\n\n".join([textwrap.fill(INTRO, WIDTH), usage_lines(), textwrap.fill(MOVES, WIDTH),
-                        textwrap.fill(JSON, WIDTH) + "\n" + JSON_EXAMPLE, textwrap.fill(topics, WIDTH)])
+    topics = _("Help topics: {topics}.").format(topics=", ".join(
+        ["commands", *HELP_TOPICS, "notation", "rulings", "games", *available_games()]))
+    local = keywords_help()
+    return "\n\n".join([textwrap.fill(_(INTRO), WIDTH), usage_lines(), *([local] if local else []),
+                        textwrap.fill(_(MOVES), WIDTH), textwrap.fill(_(JSON), WIDTH) + "\n" + JSON_EXAMPLE,
+                        textwrap.fill(topics, WIDTH)])
 
 
 def _games() -> str:
-    lines = ["Games (send 'rules GAME' for the rules, 'new GAME with ADDRESS' to play):", ""]
+    lines = [textwrap.fill(_("Games (send 'rules GAME' for the rules, 'new GAME with ADDRESS' to play):"),
+                           WIDTH), ""]
     for name in available_games():
         game = get_game(name)
         lines.append(f"  {name}: {game.title}, {players_text(game.min_players, game.max_players)}")
@@ -66,15 +73,17 @@ def _game_help(name: str, part: str | None) -> str:
     game = get_game(name)
     topics = game.help_topics()
     if part:
-        return topics.get(part, f"No topic {part!r} for {game.title}; topics: {', '.join(topics)}")
+        return topics.get(part, _("No topic {part!r} for {game}; topics: {topics}").format(
+            part=part, game=game.title, topics=", ".join(topics)))
     options = "\n".join(textwrap.fill(f"{usage}: {text}", WIDTH, initial_indent="  ",
                                       subsequent_indent="      ")
                         for usage, text in describe_options(game))
     return "\n\n".join([
         f"{game.title} ({players_text(game.min_players, game.max_players)})",
-        "Options for 'new " + game.name + " [OPTIONS] with ADDRESS':\n" + (options or "  none"),
-        topics.get("rules", ""), "Rulings:\n" + topics.get("rulings", ""),
-        "Notation:\n" + topics.get("notation", ""),
+        _("Options for 'new {game} [OPTIONS] with ADDRESS':").format(game=game.name) + "\n"
+        + (options or "  " + _("none")),
+        topics.get("rules", ""), _("Rulings:") + "\n" + topics.get("rulings", ""),
+        _("Notation:") + "\n" + topics.get("notation", ""),
     ])
 
 
@@ -97,5 +106,6 @@ def help_text(topic: str | None) -> str:
     except UnknownGameError:
         known = ["commands", "notation", "rulings", *available_games()]
         near = difflib.get_close_matches(words[0], known, n=2, cutoff=0.5)
-        hint = f" Did you mean {' or '.join(near)}?" if near else ""
-        return f"No help topic {topic!r}.{hint} Topics: {', '.join(known)}.\n\n" + _commands()
+        hint = " " + _("Did you mean {words}?").format(words=_(" or ").join(near)) if near else ""
+        return textwrap.fill(_("No help topic {topic!r}.{hint} Topics: {topics}.").format(
+            topic=topic, hint=hint, topics=", ".join(known)), WIDTH) + "\n\n" + _commands()

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from pbem.commands.keywords import english_inner, english_verb, is_keyword
+from pbem.i18n import N_, _
 from pbem.resources import json_path, validator
 
 # In the order help lists them and suggestions prefer them: playing first, resigning last.
@@ -36,23 +38,30 @@ GAME_ID = re.compile(r"^[a-z]+-\d+$", re.IGNORECASE)
 #: against the levels the game offers).
 COMPUTER_WORD = re.compile(r"^computer(?::(.*))?$", re.IGNORECASE)
 USAGE = {
-    "move": "move GAME MOVE   (or just MOVE in a reply to your board mail)",
-    "board": "board GAME [N]   (the board now, or after move N)",
-    "history": "history GAME   (every move so far, numbered)",
-    "games": "games   (your games: opponents, whose turn, deadlines, results)",
-    "rules": "rules [GAME]   (the rules and every ruling the server applies)",
-    "help": "help [TOPIC]   (topics: commands, notation, settings, a game's name)",
-    "message": "message GAME [all] TEXT   (a note to your opponents; all: observers too)",
-    "settings": "settings   (what you have chosen with set)",
-    "set": "set KEY VALUE   (notify, mail, nickname, address: see help settings)",
-    "new": "new GAME [OPTIONS] with ADDRESS|computer[:LEVEL] [...] [as SEAT]   (or 'new GAME "
-           "[OPTIONS] open' for anyone: see challenges; help new)",
-    "accept": "accept GAME",
-    "decline": "decline GAME",
-    "rematch": "rematch GAME   (the same players and options, seats swapped)",
-    "record": "record GAME   (the game record as an attachment, for pbem replay)",
-    "resign": "resign GAME   (asks you to confirm first)",
+    "move": N_("move GAME MOVE   (or just MOVE in a reply to your board mail)"),
+    "board": N_("board GAME [N]   (the board now, or after move N)"),
+    "history": N_("history GAME   (every move so far, numbered)"),
+    "games": N_("games   (your games: opponents, whose turn, deadlines, results)"),
+    "rules": N_("rules [GAME]   (the rules and every ruling the server applies)"),
+    "help": N_("help [TOPIC]   (topics: commands, notation, settings, a game's name)"),
+    "message": N_("message GAME [all] TEXT   (a note to your opponents; all: observers too)"),
+    "settings": N_("settings   (what you have chosen with set)"),
+    "set": N_("set KEY VALUE   (notify, mail, nickname, language, address: see help settings)"),
+    "new": N_("new GAME [OPTIONS] with ADDRESS|computer[:LEVEL] [...] [as SEAT]   (or 'new GAME "
+              "[OPTIONS] open' for anyone: see challenges; help new)"),
+    "accept": N_("accept GAME"),
+    "decline": N_("decline GAME"),
+    "rematch": N_("rematch GAME   (the same players and options, seats swapped)"),
+    "record": N_("record GAME   (the game record as an attachment, for pbem replay)"),
+    "resign": N_("resign GAME   (asks you to confirm first)"),
 }
+
+
+def usage(verb: str) -> str:
+    """The command's usage line in the reader's language (the command words stay English)."""
+    return _(USAGE[verb])
+
+
 # Suggesting "resign" for a typo would invite one word to end a game ("design" is as near to it
 # as "resing"), so it is never suggested: whoever means it finds it in 'help'.
 _CAUTIOUS = {"resign": 2.0}
@@ -167,7 +176,7 @@ def looks_like_command(line: str, *, near: bool = True) -> bool:
     if not words or text.endswith("?"):
         return False
     word = words[0].lower().rstrip(":")
-    if word in VERBS or word == "token" or any(v.startswith(word + " ") for v in _EXTRA):
+    if word in VERBS or word == "token" or is_keyword(word) or any(v.startswith(word + " ") for v in _EXTRA):
         return True
     if not near or len(word) < 4 or len(words) > 3 or text[-1] in "!.,;":
         return False
@@ -198,8 +207,10 @@ def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | No
     if not text:
         return None
     words = text.split()
-    verb = words[0].lower().rstrip(":")
+    verb = english_verb(words[0].lower().rstrip(":"))  # "hilfe", "ťah": the German and Slovak words
     rest = words[1:]
+    if verb in ("new", "resign"):
+        rest = [english_inner(w) for w in rest]  # "mit", "als", "bestätigen"
     if verb == "token":
         return None
     if rest and f"{verb} {rest[0].lower()}" in _EXTRA:  # two-word commands, e.g. "accept undo GAME"
@@ -214,7 +225,8 @@ def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | No
     raw_rest = line.split()[1:]  # with the final full stop, which belongs to a nickname or a note
     if verb == "set":
         if len(raw_rest) < 2:
-            return CommandError(line, f"set takes a setting and a value: {USAGE['set']}")
+            return CommandError(line, _("set takes a setting and a value: {usage}").format(
+                usage=usage("set")))
         return Command("set", line, args={"key": raw_rest[0].lower(), "value": " ".join(raw_rest[1:])})
     if verb in ("accept", "decline", "rematch", "record", "history"):
         return _game_command(line, verb, rest)
@@ -238,35 +250,37 @@ def parse_line(line: str, *, in_game_reply: bool) -> Command | CommandError | No
     if verb == "move":
         if rest and GAME_ID.match(rest[0]):
             if len(rest) < 2:
-                return CommandError(line, f"the move is missing: {USAGE['move']}")
+                return CommandError(line, _("the move is missing: {usage}").format(usage=usage("move")))
             move, ply = _move_number(" ".join(rest[1:]))
             return Command("move", line, game=rest[0].lower(), move=move, ply=ply)
         if rest and in_game_reply:
             move, ply = _move_number(" ".join(rest))
             return Command("move", line, move=move, ply=ply)
-        return CommandError(line, f"name the game: {USAGE['move']}")
+        return CommandError(line, _("name the game: {usage}").format(usage=usage("move")))
     if verb == "new":
         return _parse_new(line, rest)
     if in_game_reply:
         move, ply = _move_number(text)
         return Command("move", line, move=move, ply=ply)
     near = suggest_verbs(verb)
-    hint = f" Did you mean {' or '.join(near)}?" if near else ""
+    hint = " " + _("Did you mean {words}?").format(words=_(" or ").join(near)) if near else ""
     return CommandError(
-        line, f"unknown command {words[0]!r}.{hint} Send 'help' for the list of commands. To "
-              "move, reply to your board mail with the move, or write: move GAME MOVE.")
+        line, _("unknown command {word!r}.{hint} Send 'help' for the list of commands. To move, reply "
+                "to your board mail with the move, or write: move GAME MOVE.").format(
+                  word=words[0], hint=hint))
 
 
 def _game_command(line: str, verb: str, rest: list[str]) -> Command | CommandError:
     if len(rest) > 1 or (rest and not GAME_ID.match(rest[0])):
-        return CommandError(line, f"{verb} takes a game id like ac-17: {USAGE[verb]}")
+        return CommandError(line, _("{verb} takes a game id like ac-17: {usage}").format(
+            verb=verb, usage=usage(verb)))
     return Command(verb, line, game=rest[0].lower() if rest else None)
 
 
 def _parse_message(line: str, rest: list[str]) -> Command | CommandError:
     game = rest[0].lower() if rest and GAME_ID.match(rest[0]) else None
     words = rest[1:] if game else rest
-    to_all = bool(words) and words[0].lower() == "all"
+    to_all = bool(words) and english_inner(words[0]) == "all"
     words = words[1:] if to_all else words
     command = Command("message", line, game=game, args={"all": to_all})
     if words:
@@ -276,13 +290,13 @@ def _parse_message(line: str, rest: list[str]) -> Command | CommandError:
 
 def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     if not rest:
-        return CommandError(line, f"which game? {USAGE['new']}")
+        return CommandError(line, _("which game? {usage}").format(usage=usage("new")))
     lowered = [w.lower() for w in rest]
     if "with" not in lowered and "open" in lowered[1:]:
         return _parse_open(line, rest)
     if "with" not in lowered:
-        return CommandError(line, f"say whom you challenge: {USAGE['new']} (or 'new GAME open' for "
-                                  "anyone)")
+        return CommandError(line, _("say whom you challenge: {usage} (or 'new GAME open' for anyone)"
+                                    ).format(usage=usage("new")))
     at = lowered.index("with")
     option_words = rest[1:at]
     tail = rest[at + 1:]
@@ -297,7 +311,8 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     opponents = [w.lower() for w in cleaned if opponent(w)]
     option_words = option_words + [w for w in cleaned if not opponent(w)]  # "with bob@x time 3"
     if not opponents:
-        return CommandError(line, f"'with' takes mail addresses or 'computer': {USAGE['new']}")
+        return CommandError(line, _("'with' takes mail addresses or 'computer': {usage}").format(
+            usage=usage("new")))
     return Command("new", line, game=rest[0].lower(), opponents=opponents, seat=seat,
                    option_words=option_words)
 
@@ -388,7 +403,7 @@ def _parse_json_command(verb: str, item: dict[str, Any]) -> Command | CommandErr
     parsed = parse_line(line, in_game_reply=True)  # a move without "game" names the reply's game
     if isinstance(parsed, Command):  # the lines a text form takes after its command line
         parsed.note += [" ".join(str(x).split()) for x in item.get("lines") or [] if str(x).strip()]
-    return parsed if parsed is not None else CommandError(line, f"{verb}: nothing to do")
+    return parsed if parsed is not None else CommandError(line, _("{verb}: nothing to do").format(verb=verb))
 
 
 def _json_word(value: Any) -> str:

@@ -23,6 +23,7 @@ from datetime import timedelta
 from pbem.commands.parsing import Command, CommandError, game_verb_parser, register_verb
 from pbem.community.agreements import answer
 from pbem.community.moderation import ADDRESS, ModerationError, record_action
+from pbem.i18n import N_
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing.context import EVENT, NOTICE, MailContext, PlannedMail
 from pbem.processing.gamemail import board_section, game_names, scores_line, who
@@ -35,8 +36,8 @@ from pbem.tokens import token_hash
 CODE_HOURS = 48
 CODE_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 8
-USAGE_CONFIRM = "confirm address CODE   (from your new address: the code mailed there)"
-USAGE_REKEY = "rekey GAME   (a new secret token for your seat, e.g. after a mail leaked)"
+USAGE_CONFIRM = N_("confirm address CODE   (from your new address: the code mailed there)")
+USAGE_REKEY = N_("rekey GAME   (a new secret token for your seat, e.g. after a mail leaked)")
 RUNNING = ("invited", "active", "open")
 
 

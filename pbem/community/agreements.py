@@ -20,6 +20,7 @@ from typing import Any
 from engine import State
 from pbem.commands.parsing import GAME_ID, USAGE, Command, CommandError, game_verb_parser, register_verb
 from pbem.community.moderation import record_action
+from pbem.i18n import N_, _, ngettext, pgettext, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks, invitations
 from pbem.processing.context import EVENT, MailContext, PlannedMail
@@ -36,15 +37,15 @@ from pbem.processing.handlers import register_handler
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat
 
-KINDS = {"draw": "a draw", "abandon": "to abandon the game"}
-PROPOSALS = {"draw": "proposal of a draw", "abandon": "proposal to abandon the game"}
+KINDS = {"draw": "a draw", "abandon": "to abandon the game"}  # in the reader's words: _kind()
+PROPOSALS = {"draw": N_("proposal of a draw"), "abandon": N_("proposal to abandon the game")}
 RESULTS = {"draw": "agreed draw", "abandon": "abandoned by agreement"}
-USAGE_PROPOSE = "propose GAME draw|abandon   (end the game by agreement; not a move)"
-USAGE_REJECT = "reject GAME   (refuse a proposal to end the game)"
-USAGE_WITHDRAW = "withdraw GAME   (take back your proposal, or your open challenge)"
+USAGE_PROPOSE = N_("propose GAME draw|abandon   (end the game by agreement; not a move)")
+USAGE_REJECT = N_("reject GAME   (refuse a proposal to end the game)")
+USAGE_WITHDRAW = N_("withdraw GAME   (take back your proposal, or your open challenge)")
 MEANING = {
-    "draw": "the game ends as a draw: equal standing for every player, rated as a draw",
-    "abandon": "the game ends with no winner and is not rated",
+    "draw": N_("the game ends as a draw: equal standing for every player, rated as a draw"),
+    "abandon": N_("the game ends with no winner and is not rated"),
 }
 
 
@@ -52,7 +53,7 @@ def parse_propose(line: str, rest: list[str], in_game_reply: bool) -> Command | 
     words = list(rest)
     game = words.pop(0).lower() if words and GAME_ID.match(words[0]) else None
     if len(words) != 1 or words[0].lower() not in KINDS:
-        return CommandError(line, f"propose what? {USAGE_PROPOSE}")
+        return CommandError(line, _("propose what? {usage}").format(usage=_(USAGE_PROPOSE)))
     return Command("propose", line, game=game, args={"what": words[0].lower()})
 
 
@@ -68,11 +69,18 @@ def _pending(row: GameRow, state: State) -> dict[str, Any] | None:
 
 
 def _describe(proposal: dict[str, Any]) -> str:
-    return KINDS.get(str(proposal.get("what")), "an end by agreement")
+    what = str(proposal.get("what"))
+    return _kind(what) if what in KINDS else _("an end by agreement")
+
+
+def _kind(what: str) -> str:
+    """What is proposed, as the object of "proposes": its own translation (a case of its own)."""
+    return pgettext("proposed", "a draw") if what == "draw" else pgettext("proposed", "to abandon the game")
 
 
 def _proposal(proposal: dict[str, Any]) -> str:
-    return PROPOSALS.get(str(proposal.get("what")), "proposal")
+    kind = PROPOSALS.get(str(proposal.get("what")), N_("proposal"))
+    return _(kind)
 
 
 def _close(ctx: MailContext, row: GameRow, state: State, outcome: str, **details: Any) -> dict[str, Any]:
@@ -89,16 +97,18 @@ def _nothing_pending(row: GameRow, names: dict[str, str]) -> CommandFailed:
     last = next((a for a in reversed(row.record.get("actions") or [])
                  if isinstance(a, dict) and a.get("action") == "proposal"), None)
     if last is None:
-        return CommandFailed(f"nobody has proposed to end game {row.id}. To propose it: "
-                             f"propose {row.id} draw (or abandon).")
+        return CommandFailed(_("nobody has proposed to end game {id}. To propose it: propose {id} draw "
+                               "(or abandon).").format(id=row.id))
     seat = str(last.get("seat"))
-    what = f"{names.get(seat, seat)}'s {_proposal(last)}"
+    what = _("{player}'s {proposal}").format(player=names.get(seat, seat), proposal=_proposal(last))
     outcome = last.get("outcome")
     if outcome == "lapsed":
-        mover = str(last.get("lapsed_by", "a player"))
-        return CommandFailed(f"{what} lapsed when {names.get(mover, mover)} moved; nothing is "
-                             f"pending in game {row.id}. A new one: propose {row.id} draw (or abandon).")
-    return CommandFailed(f"{what} was {outcome}; nothing is pending in game {row.id}.")
+        mover = str(last.get("lapsed_by", _("a player")))
+        return CommandFailed(_("{what} lapsed when {player} moved; nothing is pending in game {id}. A new "
+                               "one: propose {id} draw (or abandon).").format(
+            what=what, player=names.get(mover, mover), id=row.id))
+    return CommandFailed(_("{what} was {outcome}; nothing is pending in game {id}.").format(
+        what=what, outcome=status_word(str(outcome)), id=row.id))
 
 
 def tell(ctx: MailContext, row: GameRow, state: State, seat: Seat, event: str, lines: list[str],
@@ -108,12 +118,12 @@ def tell(ctx: MailContext, row: GameRow, state: State, seat: Seat, event: str, l
     names = game_names(ctx.tx, row)
     sections = [Section(lines=list(lines), actions=actions or [])]
     if state.to_move == seat.seat and row.status == "active":
-        headline = f"Your move (move {state.ply + 1}). {event}"
+        headline = _("Your move (move {number}).").format(number=state.ply + 1) + f" {event}"
         sections.append(board_section(state, seat.seat, [scores_line(state, seat.seat, names)]))
     else:
         headline = event
         sections[0].lines += [scores_line(state, seat.seat, names),
-                              f"{who(state.to_move, seat.seat, names)} is to move."]
+                              _("{player} is to move.").format(player=who(state.to_move, seat.seat, names))]
     ctx.planned.append(PlannedMail(to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
                                    headline=headline, sections=sections))
 
@@ -124,7 +134,8 @@ def answer(ctx: MailContext, row: GameRow, state: State, seat: Seat, headline: s
     reply says so and carries the board, so that answering it with a move works."""
     ctx.reply(Section(lines=list(lines), actions=actions or []), row.id,
               headline=headline if state.to_move != seat.seat or row.status != "active"
-              else f"{headline}. Your move (move {state.ply + 1}) meanwhile")
+              else _("{headline}. Your move (move {number}) meanwhile").format(
+                  headline=headline, number=state.ply + 1))
     if state.to_move == seat.seat and row.status == "active":
         names = game_names(ctx.tx, row)
         ctx.reply(board_section(state, seat.seat, [scores_line(state, seat.seat, names)]))
@@ -134,9 +145,11 @@ def _running(ctx: MailContext, command: Command) -> tuple[GameRow, State, Seat]:
     row, state = load_game(ctx, game_id_of(ctx, command))
     seat = authenticate(ctx, row, command)
     if row.status != "active":
-        raise CommandFailed(f"game {row.id} is {row.status}; only a running game can end by agreement.")
+        raise CommandFailed(_("game {id} is {status}; only a running game can end by agreement.").format(
+            id=row.id, status=status_word(row.status)))
     if seat.seat in state.dropped_seats:
-        raise CommandFailed(f"you were dropped from game {row.id} at a deadline; it goes on without you.")
+        raise CommandFailed(_("you were dropped from game {id} at a deadline; it goes on without you."
+                              ).format(id=row.id))
     return row, state, seat
 
 
@@ -149,11 +162,11 @@ def do_propose(ctx: MailContext, command: Command) -> None:
     pending = _pending(row, state)
     if pending is not None:
         if pending.get("seat") == seat.seat:
-            raise CommandFailed(f"you have already proposed {_describe(pending)} in game {row.id}; wait "
-                                f"for the answer, or take it back: withdraw {row.id}")
-        raise CommandFailed(f"{names.get(pending['seat'], pending['seat'])} has proposed "
-                            f"{_describe(pending)} in game {row.id}; answer it first: accept {row.id} "
-                            f"or reject {row.id}")
+            raise CommandFailed(_("you have already proposed {what} in game {id}; wait for the answer, or "
+                                  "take it back: withdraw {id}").format(what=_describe(pending), id=row.id))
+        raise CommandFailed(_("{player} has proposed {what} in game {id}; answer it first: accept {id} or "
+                              "reject {id}").format(player=names.get(pending["seat"], pending["seat"]),
+                                                    what=_describe(pending), id=row.id))
     others = [s for s in _playing(row, state) if s.seat != seat.seat]
     row.record["proposal"] = {"what": what, "seat": seat.seat, "by": seat.email, "at": iso(ctx.now),
                               "ply": state.ply, "accepted": []}
@@ -161,21 +174,30 @@ def do_propose(ctx: MailContext, command: Command) -> None:
     ctx.tx.save_game(row)
     ctx.outcomes.append(f"{seat.seat} proposed {what}")
     waiting = ", ".join(names.get(s.seat, s.email) for s in others)
-    everyone = "every other player accepts" if len(others) > 1 else f"{waiting} accepts"
-    answer(ctx, row, state, seat, f"You proposed {KINDS[what]} in {row.id}; waiting for {waiting}", [
-        f"If {everyone}, {MEANING[what]}. It lapses when anyone moves; it does not change whose turn "
-        "it is.", f"To take it back, send: withdraw {row.id}"],
-        [ActionGroup("", [Action("Withdraw", f"withdraw {row.id}")])])
+    everyone = (_("every other player accepts") if len(others) > 1
+                else _("{player} accepts").format(player=waiting))
+    answer(ctx, row, state, seat, _("You proposed {what} in {id}; waiting for {players}").format(
+        what=_kind(what), id=row.id, players=waiting), [
+        _("If {who}, {meaning}. It lapses when anyone moves; it does not change whose turn it is.").format(
+            who=everyone, meaning=_(MEANING[what])),
+        _("To take it back, send: withdraw {id}").format(id=row.id)],
+        [ActionGroup("", [Action(_("Withdraw"), f"withdraw {row.id}")])])
     proposer = names.get(seat.seat, seat.email)
     notes = [f"{proposer}: {line}" for line in command.note if line.strip()]
-    lines = [f"{proposer} proposes {KINDS[what]}: if "
-             + ("every player still in the game accepts" if len(others) > 1 else "you accept")
-             + f", {MEANING[what]}.", *notes,
-             f"To agree, reply: accept {row.id}", f"To refuse, reply: reject {row.id}",
-             "A move by anyone also ends the proposal; it does not change whose turn it is."]
-    answers = [ActionGroup("", [Action("Accept", f"accept {row.id}"), Action("Reject", f"reject {row.id}")])]
     for other in others:
-        tell(ctx, row, state, other, f"{proposer} proposes {KINDS[what]} in {row.id}", lines, answers)
+        with ctx.speaking_to(other.email):
+            lines = [_("{player} proposes {what}: if {who}, {meaning}.").format(
+                         player=proposer, what=_kind(what), meaning=_(MEANING[what]),
+                         who=(_("every player still in the game accepts") if len(others) > 1
+                              else _("you accept"))),
+                     *notes,
+                     _("To agree, reply: accept {id}").format(id=row.id),
+                     _("To refuse, reply: reject {id}").format(id=row.id),
+                     _("A move by anyone also ends the proposal; it does not change whose turn it is.")]
+            answers = [ActionGroup("", [Action(_("Accept"), f"accept {row.id}"),
+                                        Action(_("Reject"), f"reject {row.id}")])]
+            tell(ctx, row, state, other, _("{player} proposes {what} in {id}").format(
+                player=proposer, what=_kind(what), id=row.id), lines, answers)
 
 
 def do_accept(ctx: MailContext, command: Command) -> None:
@@ -187,8 +209,8 @@ def do_accept(ctx: MailContext, command: Command) -> None:
         return
     row, state, seat, names, proposal = _answering(ctx, command)
     if proposal["seat"] == seat.seat:
-        raise CommandFailed(f"this is your own proposal; the other players answer it. To take it "
-                            f"back: withdraw {row.id}")
+        raise CommandFailed(_("this is your own proposal; the other players answer it. To take it back: "
+                              "withdraw {id}").format(id=row.id))
     accepted = proposal.setdefault("accepted", [])
     if seat.seat not in accepted:
         accepted.append(seat.seat)
@@ -196,9 +218,11 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     if waiting:
         row.updated_at = ctx.now
         ctx.tx.save_game(row)
-        answer(ctx, row, state, seat, f"You accepted {_describe(proposal)} in {row.id}", [
-            "It is agreed when " + ", ".join(names.get(s.seat, s.email) for s in waiting)
-            + " accept(s) as well."])
+        answer(ctx, row, state, seat, _("You accepted {what} in {id}").format(
+            what=_describe(proposal), id=row.id), [
+            ngettext("It is agreed when {players} accepts as well.",
+                     "It is agreed when {players} accept as well.", len(waiting)).format(
+                players=", ".join(names.get(s.seat, s.email) for s in waiting))])
         return
     what = str(proposal["what"])
     _close(ctx, row, state, "accepted", accepted_by=list(accepted))
@@ -216,12 +240,14 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     ctx.tx.save_game(row)
     ctx.touched[row.id] = (row, state)
     ctx.outcomes.append(f"{RESULTS[what]} in {row.id}")
-    agreed = (f"{names.get(proposal['seat'], proposal['seat'])} proposed {KINDS[what]}; "
-              + ", ".join(names.get(s, s) for s in accepted) + " accepted.")
+    def agreed() -> list[str]:
+        return [_("{player} proposed {what}; {players} accepted.").format(
+            player=names.get(proposal["seat"], proposal["seat"]), what=_kind(what),
+            players=", ".join(names.get(s, s) for s in accepted))]
     ctx.reply(result_section(row, state), row.id, headline=result_headline(row, state, seat.seat, names))
-    ctx.reply(Section(lines=[agreed]))
+    ctx.reply(Section(lines=agreed()))
     ctx.attach_record = True
-    announce_end(ctx, row, state, exclude=seat.seat, note=[agreed])
+    announce_end(ctx, row, state, exclude=seat.seat, note=agreed)
 
 
 def _answering(ctx: MailContext, command: Command
@@ -238,38 +264,45 @@ def _answering(ctx: MailContext, command: Command
 def do_reject(ctx: MailContext, command: Command) -> None:
     row, state, seat, names, proposal = _answering(ctx, command)
     if proposal["seat"] == seat.seat:
-        raise CommandFailed(f"this is your own proposal; to take it back, send: withdraw {row.id}")
+        raise CommandFailed(_("this is your own proposal; to take it back, send: withdraw {id}").format(
+            id=row.id))
     _close(ctx, row, state, "rejected", answered_by=seat.seat)
     row.updated_at = ctx.now
     ctx.tx.save_game(row)
     ctx.outcomes.append(f"{seat.seat} rejected {proposal['what']}")
     proposer = names.get(proposal["seat"], proposal["seat"])
-    answer(ctx, row, state, seat, f"You rejected {proposer}'s {_proposal(proposal)} in {row.id}",
-           ["The game goes on."])
+    answer(ctx, row, state, seat, _("You rejected {player}'s {proposal} in {id}").format(
+        player=proposer, proposal=_proposal(proposal), id=row.id), [_("The game goes on.")])
     rejecter = names.get(seat.seat, seat.email)
     others = [s for s in _playing(row, state) if s.seat != seat.seat]
     for other in others:
-        whose = "your" if other.seat == proposal["seat"] else f"{proposer}'s"
-        tell(ctx, row, state, other, f"{rejecter} rejected {whose} proposal in {row.id}; the game goes on",
-             [f"{rejecter} does not agree to {_describe(proposal)}."])
+        with ctx.speaking_to(other.email):
+            mine = other.seat == proposal["seat"]
+            event = (_("{player} rejected your proposal in {id}; the game goes on") if mine
+                     else _("{player} rejected {proposer}'s proposal in {id}; the game goes on")).format(
+                player=rejecter, proposer=proposer, id=row.id)
+            tell(ctx, row, state, other, event, [_("{player} does not agree to {what}.").format(
+                player=rejecter, what=_describe(proposal))])
 
 
 def withdraw_proposal(ctx: MailContext, command: Command) -> None:
     row, state, seat, names, proposal = _answering(ctx, command)
     if proposal["seat"] != seat.seat:
-        raise CommandFailed(f"only {names.get(proposal['seat'], proposal['seat'])}, who proposed it, can "
-                            f"withdraw it; to refuse it, send: reject {row.id}")
+        raise CommandFailed(_("only {player}, who proposed it, can withdraw it; to refuse it, send: reject "
+                              "{id}").format(player=names.get(proposal["seat"], proposal["seat"]), id=row.id))
     _close(ctx, row, state, "withdrawn")
     row.updated_at = ctx.now
     ctx.tx.save_game(row)
     ctx.outcomes.append(f"{seat.seat} withdrew {proposal['what']}")
-    answer(ctx, row, state, seat, f"You withdrew your {_proposal(proposal)} in {row.id}",
-           ["The game goes on."])
+    answer(ctx, row, state, seat, _("You withdrew your {proposal} in {id}").format(
+        proposal=_proposal(proposal), id=row.id), [_("The game goes on.")])
     proposer = names.get(seat.seat, seat.email)
     others = [s for s in _playing(row, state) if s.seat != seat.seat]
     for other in others:
-        tell(ctx, row, state, other, f"{proposer} withdrew the proposal in {row.id}; the game goes on",
-             [f"{proposer} no longer proposes {_describe(proposal)}."])
+        with ctx.speaking_to(other.email):
+            tell(ctx, row, state, other, _("{player} withdrew the proposal in {id}; the game goes on").format(
+                player=proposer, id=row.id), [_("{player} no longer proposes {what}.").format(
+                    player=proposer, what=_describe(proposal))])
 
 
 # --- lapsing -----------------------------------------------------------------------------------------
@@ -282,7 +315,8 @@ def lapse_on_move(ctx: MailContext, row: GameRow, state: State, seat: str) -> ho
     names = game_names(ctx.tx, row)
     _close(ctx, row, state, "lapsed", lapsed_by=seat)
     proposer = names.get(proposal.get("seat", ""), proposal.get("seat", ""))
-    return hooks.AfterMove(lines=[f"{proposer}'s {_proposal(proposal)} lapsed with this move."])
+    return hooks.AfterMove(lines=[lambda: _("{player}'s {proposal} lapsed with this move.").format(
+        player=proposer, proposal=_proposal(proposal))])
 
 
 def lapse_on_change(ctx: MailContext, row: GameRow, state: State) -> None:
@@ -294,7 +328,7 @@ def lapse_on_change(ctx: MailContext, row: GameRow, state: State) -> None:
 
 
 _accept_invitation = invitations.do_accept
-USAGE["accept"] = "accept GAME   (an invitation, or a proposal to end the game)"
+USAGE["accept"] = N_("accept GAME   (an invitation, or a proposal to end the game)")
 register_verb("propose", USAGE_PROPOSE, parse_propose)
 register_verb("reject", USAGE_REJECT, game_verb_parser("reject"))
 register_verb("withdraw", USAGE_WITHDRAW, game_verb_parser("withdraw"))

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pbem.archive.search import FilterError, check_game, game_date, make_filters, table
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.standings import compute, table_text, title_of
+from pbem.i18n import N_, _, ngettext
 from pbem.outbox.compose import Section
 from pbem.processing import handlers, hooks
 from pbem.processing.context import MailContext
@@ -19,11 +20,11 @@ from pbem.processing.games import CommandFailed
 from pbem.processing.handlers import register_handler
 from pbem.store.base import GameRow
 
-HISTORY_USAGE = ("history GAME | history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (a "
+HISTORY_USAGE = N_("history GAME | history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (a "
                  "game's moves, or your finished games; dates YYYY-MM-DD)")
-STANDINGS_USAGE = "standings [GAME-NAME]   (games, wins, losses, draws and Elo rating)"
+STANDINGS_USAGE = N_("standings [GAME-NAME]   (games, wins, losses, draws and Elo rating)")
 MAX_ROWS = 50
-RATING_NOTE = (
+RATING_NOTE = N_(
     "Ratings: Elo from 1500 with K=32, expected score 1/(1+10^((Rb-Ra)/400)), in the order games "
     "finished. Games of more than two players count as results between every two players, weighted "
     "K/(n-1): winners beat the others and tie among themselves. Resignations and forfeits are losses.")
@@ -40,39 +41,44 @@ def parse_history(line: str, words: list[str], in_game_reply: bool) -> Command |
         word = words[i].lower().strip(",;")
         if word in ("from", "to", "player"):
             if i + 1 >= len(words):
-                what = "an address" if word == "player" else "a date (YYYY-MM-DD)"
-                return CommandError(line, f"'{word}' needs {what}: {HISTORY_USAGE}")
+                what = _("an address") if word == "player" else _("a date (YYYY-MM-DD)")
+                return CommandError(line, _("'{word}' needs {what}: {usage}").format(
+                    word=word, what=what, usage=_(HISTORY_USAGE)))
             if word in args:
-                return CommandError(line, f"'{word}' is given twice: {HISTORY_USAGE}")
+                return CommandError(line, _("'{word}' is given twice: {usage}").format(
+                    word=word, usage=_(HISTORY_USAGE)))
             value = words[i + 1].strip(",;<>")
             if word == "player" and "@" not in value:
-                return CommandError(line, f"'player' takes a mail address, not {value!r}: {HISTORY_USAGE}")
+                return CommandError(line, _("'player' takes a mail address, not {value!r}: {usage}").format(
+                    value=value, usage=_(HISTORY_USAGE)))
             args[word] = value.lower() if word == "player" else value
             i += 2
             continue
         if "game" in args:
-            return CommandError(line, f"I do not understand {words[i]!r} here: {HISTORY_USAGE}")
+            return CommandError(line, _("I do not understand {word!r} here: {usage}").format(
+                word=words[i], usage=_(HISTORY_USAGE)))
         try:
             args["game"] = check_game(word)
         except FilterError as exc:
-            return CommandError(line, f"{exc}. {HISTORY_USAGE}")
+            return CommandError(line, f"{exc}. {_(HISTORY_USAGE)}")
         i += 1
     try:
         make_filters(game=args.get("game"), date_from=args.get("from"), date_to=args.get("to"))
     except FilterError as exc:
-        return CommandError(line, f"{exc}. {HISTORY_USAGE}")
+        return CommandError(line, f"{exc}. {_(HISTORY_USAGE)}")
     return Command("history", line, args=args)
 
 
 def parse_standings(line: str, words: list[str], in_game_reply: bool) -> Command | CommandError:
     if len(words) > 1:
-        return CommandError(line, f"standings takes at most a game name: {STANDINGS_USAGE}")
+        return CommandError(line, _("standings takes at most a game name: {usage}").format(
+            usage=_(STANDINGS_USAGE)))
     if not words:
         return Command("standings", line)
     try:
         return Command("standings", line, args={"game": check_game(words[0])})
     except FilterError as exc:
-        return CommandError(line, f"{exc}. {STANDINGS_USAGE}")
+        return CommandError(line, f"{exc}. {_(STANDINGS_USAGE)}")
 
 
 def do_history(ctx: MailContext, command: Command) -> None:
@@ -88,13 +94,15 @@ def do_history(ctx: MailContext, command: Command) -> None:
     rows = [r for r in ctx.tx.games_for_email(filters.player or "") if filters.matches(r)]
     rows.sort(key=lambda r: (game_date(r) or _EPOCH, r.id), reverse=True)
     shown = rows[:MAX_ROWS]
-    lines = [f"{len(rows)} game{'s' if len(rows) != 1 else ''}: {filters.describe()}, newest first."]
+    lines = [ngettext("{n} game: {which}, newest first.", "{n} games: {which}, newest first.",
+                      len(rows)).format(n=len(rows), which=filters.describe())]
     if len(rows) > len(shown):
-        lines.append(f"The newest {len(shown)} are shown; narrow the search with 'from DATE' and "
-                     "'to DATE'.")
+        lines.append(_("The newest {n} are shown; narrow the search with 'from DATE' and 'to DATE'.").format(
+            n=len(shown)))
     if not rows:
-        lines.append(f"Usage: {HISTORY_USAGE}")
-    ctx.reply(Section(title=f"History of {player}", lines=lines, pre=table(shown) if rows else None))
+        lines.append(_("Usage: {usage}").format(usage=_(HISTORY_USAGE)))
+    ctx.reply(Section(title=_("History of {player}").format(player=player), lines=lines,
+                      pre=table(shown) if rows else None))
 
 
 def finished_games(ctx: MailContext, game: str | None) -> list[GameRow]:
@@ -106,18 +114,22 @@ def do_standings(ctx: MailContext, command: Command) -> None:
     game = command.args.get("game")
     standings = compute(finished_games(ctx, game), game)
     if not standings:
-        what = f"of {title_of(game)} " if game else ""
-        ctx.reply(Section(title="Standings", lines=[f"No finished games {what}yet."]))
+        ctx.reply(Section(title=_("Standings"), lines=[
+            _("No finished games of {game} yet.").format(game=title_of(game)) if game
+            else _("No finished games yet.")]))
         return
     me = ctx.mail.from_addr
     for name, lines in standings.items():
         notes = []
         for rank, line in enumerate(lines, 1):
             if line.player == me:
-                notes.append(f"You are number {rank} of {len(lines)}: {line.games} games, {line.wins} won, "
-                             f"{line.losses} lost, {line.draws} drawn, rating {line.rating:.0f}.")
-        ctx.reply(Section(title=f"Standings: {title_of(name)}", lines=notes, pre=table_text(name, lines)))
-    ctx.reply(Section(lines=[RATING_NOTE]))
+                notes.append(_("You are number {rank} of {count}: {games} games, {wins} won, {losses} lost, "
+                               "{draws} drawn, rating {rating}.").format(
+                    rank=rank, count=len(lines), games=line.games, wins=line.wins, losses=line.losses,
+                    draws=line.draws, rating=f"{line.rating:.0f}"))
+        ctx.reply(Section(title=_("Standings: {game}").format(game=title_of(name)), lines=notes,
+                          pre=table_text(name, lines)))
+    ctx.reply(Section(lines=[_(RATING_NOTE)]))
 
 
 def _mark_finished(ctx: MailContext, row: GameRow, state: object) -> None:

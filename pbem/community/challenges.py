@@ -30,6 +30,7 @@ from pbem.commands.parsing import Command, CommandError, game_verb_parser, regis
 from pbem.community.agreements import withdraw_proposal
 from pbem.community.archive_commands import finished_games
 from pbem.community.standings import INITIAL, compute
+from pbem.i18n import N_, _, ngettext, speaking_to, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
@@ -41,20 +42,21 @@ from pbem.record import iso
 from pbem.store.base import GameRow, Seat, Tx
 from pbem.tokens import token_hash
 
-USAGE_CHALLENGES = "challenges [GAME-NAME]   (open challenges anyone may join)"
-USAGE_JOIN = "join GAME   (take a seat in an open challenge)"
+USAGE_CHALLENGES = N_("challenges [GAME-NAME]   (open challenges anyone may join)")
+USAGE_JOIN = N_("join GAME   (take a seat in an open challenge)")
 _RATING = re.compile(r"^(\d{1,4})(?:-|\.\.|–)(\d{1,4})$")
 
 
 def parse_challenges(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
     if len(rest) > 1:
-        return CommandError(line, f"challenges takes at most a game name: {USAGE_CHALLENGES}")
+        return CommandError(line, _("challenges takes at most a game name: {usage}").format(
+            usage=_(USAGE_CHALLENGES)))
     if not rest:
         return Command("challenges", line)
     try:
         return Command("challenges", line, args={"game": get_game(rest[0].lower()).name})
     except UnknownGameError as exc:
-        return CommandError(line, f"{exc}. {USAGE_CHALLENGES}")
+        return CommandError(line, f"{exc}. {_(USAGE_CHALLENGES)}")
 
 
 # --- posting -----------------------------------------------------------------------------------------
@@ -66,7 +68,8 @@ def _take(words: list[str], key: str) -> tuple[str | None, list[str]]:
         return None, words
     at = lowered.index(key)
     if at + 1 >= len(words):
-        raise CommandFailed(f"'{key}' needs a value: new GAME open players N rating LOW-HIGH")
+        raise CommandFailed(_("'{key}' needs a value: new GAME open players N rating LOW-HIGH").format(
+            key=key))
     return words[at + 1], words[:at] + words[at + 2:]
 
 
@@ -81,15 +84,16 @@ def _open_terms(command: Command, game_name: str) -> tuple[int, list[int] | None
     players = game.min_players
     if count is not None:
         if not count.isdigit() or not game.min_players <= int(count) <= game.max_players:
-            raise CommandFailed(f"{game.title} is for {game.min_players} to {game.max_players} players, "
-                                f"not {count!r}: e.g. new {game.name} open players {game.max_players}")
+            raise CommandFailed(_("{game} is for {low} to {high} players, not {count!r}: e.g. new {name} "
+                                  "open players {high}").format(
+                game=game.title, low=game.min_players, high=game.max_players, count=count, name=game.name))
         players = int(count)
     if rating is None:
         return players, None
     match = _RATING.match(rating)
     if match is None or int(match.group(1)) > int(match.group(2)):
-        raise CommandFailed(f"a rating range is two numbers, low first, like rating 1400-1700, not "
-                            f"{rating!r}")
+        raise CommandFailed(_("a rating range is two numbers, low first, like rating 1400-1700, not "
+                              "{rating!r}").format(rating=rating))
     return players, [int(match.group(1)), int(match.group(2))]
 
 
@@ -113,11 +117,14 @@ def post(ctx: MailContext, command: Command) -> None:
     ctx.tx.save_game(row)
     ctx.outcomes.append(f"open challenge {row.id}")
     ctx.reply(Section(lines=[
-        *_describe(ctx, row), f"You would play {mine.seat}. Anyone may take a seat with: join {row.id}",
-        f"You hear from me when the game starts. To take the challenge down: withdraw {row.id}"],
-        actions=[ActionGroup("", [Action("Withdraw", f"withdraw {row.id}")])]), row.id,
-        headline=f"Open challenge {row.id} posted: {get_game(row.game).title}, waiting for "
-                 f"{players - 1} player(s)")
+        *_describe(ctx, row),
+        _("You would play {seat}. Anyone may take a seat with: join {id}").format(seat=mine.seat, id=row.id),
+        _("You hear from me when the game starts. To take the challenge down: withdraw {id}").format(
+            id=row.id)],
+        actions=[ActionGroup("", [Action(_("Withdraw"), f"withdraw {row.id}")])]), row.id,
+        headline=ngettext("Open challenge {id} posted: {game}, waiting for {n} player",
+                          "Open challenge {id} posted: {game}, waiting for {n} players", players - 1).format(
+            id=row.id, game=get_game(row.game).title, n=players - 1))
 
 
 def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None = None) -> list[str]:
@@ -125,19 +132,25 @@ def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None =
     info = row.record.get("open") or {}
     control = row.record.get("time_control") or {}
     days = control.get("days_per_move", ctx.config.deadlines.default_days)
-    lines = [f"{get_game(row.game).title} for {info.get('players', len(row.seats))} players, "
-             f"{describe_options(row.record.get('options') or {})}; {days:g} day(s) per move."]
+    count = int(info.get("players", len(row.seats)))
+    lines = [ngettext("{game} for {n} players, {options}; {days} day per move.",
+                      "{game} for {n} players, {options}; {days} days per move.",
+                      int(days) if float(days) == int(days) else 2).format(
+        game=get_game(row.game).title, n=count, options=describe_options(row.record.get("options") or {}),
+        days=f"{days:g}")]
     if ratings is not None:
         author = _author(row)
-        lines.append(f"By {_name(ctx.tx, author)} (rating {_rating(ratings, author.email)}); "
-                     f"{len(row.seats)} of {info.get('players')} seats taken; free: "
-                     + ", ".join(_free_seats(row)) + ".")
+        lines.append(_("By {player} (rating {rating}); {taken} of {n} seats taken; free: {free}.").format(
+            player=_name(ctx.tx, author), rating=_rating(ratings, author.email), taken=len(row.seats),
+            n=info.get("players"), free=", ".join(_free_seats(row))))
     if info.get("rating"):
         low, high = info["rating"]
-        lines.append(f"For players rated {low} to {high} in {get_game(row.game).title}.")
+        lines.append(_("For players rated {low} to {high} in {game}.").format(
+            low=low, high=high, game=get_game(row.game).title))
     expires = _when(info.get("expires_at"))
     if expires:
-        lines.append(f"It expires on {expires:%Y-%m-%d %H:%M} UTC unless it is full by then.")
+        lines.append(_("It expires on {when} UTC unless it is full by then.").format(
+            when=f"{expires:%Y-%m-%d %H:%M}"))
     return lines
 
 
@@ -154,7 +167,8 @@ def _name(tx: Tx, seat: Seat) -> str:
 
 def _rating(ratings: dict[str, float], email: str) -> str:
     value = ratings.get(email)
-    return f"{value:.0f}" if value is not None else f"{INITIAL:.0f}, no rated games yet"
+    return f"{value:.0f}" if value is not None else _("{rating}, no rated games yet").format(
+        rating=f"{INITIAL:.0f}")
 
 
 def _when(text: Any) -> datetime | None:
@@ -177,18 +191,19 @@ def _ratings(ctx: MailContext, game: str) -> dict[str, float]:
 def do_challenges(ctx: MailContext, command: Command) -> None:
     rows = ctx.tx.search_games(status="open", game=command.args.get("game"))
     if not rows:
-        ctx.reply(Section(lines=["Post one that anyone may join, e.g.: new alien-city open",
-                                 "(options as for any new game; 'rating 1400-1700' limits who may join)"]),
-                  headline="No open challenges")
+        ctx.reply(Section(lines=[_("Post one that anyone may join, e.g.: new alien-city open"),
+                                 _("(options as for any new game; 'rating 1400-1700' limits who may join)")]),
+                  headline=_("No open challenges"))
         return
     ratings = {name: _ratings(ctx, name) for name in {r.game for r in rows}}
-    ctx.reply(None, headline=f"Open challenges: {len(rows)}")
+    ctx.reply(None, headline=_("Open challenges: {n}").format(n=len(rows)))
     for row in rows:
         lines = _describe(ctx, row, ratings[row.game])
         mine = any(s.email == ctx.mail.from_addr for s in row.seats)
-        lines.append(f"This is yours: withdraw {row.id}" if mine else f"To play: join {row.id}")
+        lines.append((_("This is yours: withdraw {id}") if mine else _("To play: join {id}")).format(
+            id=row.id))
         ctx.reply(Section(title=row.id, lines=lines, actions=[] if mine else [
-            ActionGroup("", [Action(f"Join {row.id}", f"join {row.id}")])]))
+            ActionGroup("", [Action(_("Join {id}").format(id=row.id), f"join {row.id}")])]))
 
 
 def do_join(ctx: MailContext, command: Command) -> None:
@@ -197,26 +212,30 @@ def do_join(ctx: MailContext, command: Command) -> None:
     if row.status != "open":
         raise CommandFailed(_closed(row))
     if any(s.email == email for s in row.seats):
-        raise CommandFailed(f"you already have a seat in {row.id}"
-                            + (" (it is your own challenge)." if _author(row).email == email else "."))
+        raise CommandFailed((_("you already have a seat in {id} (it is your own challenge).")
+                             if _author(row).email == email else _("you already have a seat in {id}.")
+                             ).format(id=row.id))
     if email == ctx.config.address:
-        raise CommandFailed(f"{email} is the server, not a player.")
+        raise CommandFailed(_("{address} is the server, not a player.").format(address=email))
     free = _free_seats(row)
     if not free:
-        raise CommandFailed(f"challenge {row.id} is full.")
+        raise CommandFailed(_("challenge {id} is full.").format(id=row.id))
     info = row.record.get("open") or {}
     if info.get("rating"):
         low, high = info["rating"]
         mine = _ratings(ctx, row.game).get(email, INITIAL)
         if not low <= round(mine) <= high:
-            raise CommandFailed(f"challenge {row.id} is for players rated {low} to {high} in "
-                                f"{get_game(row.game).title}; your rating is {mine:.0f}.")
+            raise CommandFailed(_("challenge {id} is for players rated {low} to {high} in {game}; your "
+                                  "rating is {rating}.").format(id=row.id, low=low, high=high,
+                                                                game=get_game(row.game).title,
+                                                                rating=f"{mine:.0f}"))
     if not address_proven(ctx, command):
         line = f"join {row.id}"
         ctx.reply(Section(lines=[
-            *_describe(ctx, row), "Joining starts the game for you, so I ask first: reply to this mail "
-            "with the line below (or tap it). Nothing has happened yet.", f"  {line}"],
-            actions=[ActionGroup("", [Action("Join", line)])]), headline=f"Confirm: {line}")
+            *_describe(ctx, row), _("Joining starts the game for you, so I ask first: reply to this mail "
+                                    "with the line below (or tap it). Nothing has happened yet."),
+            f"  {line}"], actions=[ActionGroup("", [Action(_("Join"), line)])]),
+            headline=_("Confirm: {line}").format(line=line))
         return
     seat_name = free[0]
     row.record.setdefault("players", {})[seat_name] = {"name": ctx.mail.from_name, "email": email}
@@ -229,7 +248,10 @@ def do_join(ctx: MailContext, command: Command) -> None:
     if len(free) > 1:
         ctx.tx.save_game(row)
         ctx.reply(Section(lines=_describe(ctx, row)), row.id,
-                  headline=f"You joined {row.id} as {seat_name}; waiting for {len(free) - 1} more player(s)")
+                  headline=ngettext("You joined {id} as {seat}; waiting for {n} more player",
+                                    "You joined {id} as {seat}; waiting for {n} more players",
+                                    len(free) - 1).format(
+                      id=row.id, seat=seat_name, n=len(free) - 1))
         return
     info["filled_at"] = iso(ctx.now)
     start_game(ctx, row, state, seat)
@@ -238,12 +260,15 @@ def do_join(ctx: MailContext, command: Command) -> None:
 def _closed(row: GameRow) -> str:
     reason = (row.record.get("result") or {}).get("reason")
     if row.status == "cancelled" and reason == "expired":
-        return f"challenge {row.id} expired unjoined; send 'challenges' for the open ones."
+        return _("challenge {id} expired unjoined; send 'challenges' for the open ones.").format(id=row.id)
     if row.status == "cancelled" and reason == "withdrawn":
-        return f"challenge {row.id} was withdrawn by its author; send 'challenges' for the open ones."
+        return _("challenge {id} was withdrawn by its author; send 'challenges' for the open ones.").format(
+            id=row.id)
     if row.status in ("active", "over"):
-        return f"challenge {row.id} is full: the game has started. Send 'challenges' for the open ones."
-    return f"game {row.id} is not an open challenge (it is {row.status})."
+        return _("challenge {id} is full: the game has started. Send 'challenges' for the open ones.").format(
+            id=row.id)
+    return _("game {id} is not an open challenge (it is {status}).").format(
+        id=row.id, status=status_word(row.status))
 
 
 def do_withdraw(ctx: MailContext, command: Command) -> None:
@@ -257,12 +282,12 @@ def do_withdraw(ctx: MailContext, command: Command) -> None:
     row = loaded[0]
     seat = authenticate(ctx, row, command)
     if seat is not _author(row):
-        raise CommandFailed(f"only the author of challenge {row.id} can withdraw it; to leave it, ask "
-                            "them (or a moderator).")
+        raise CommandFailed(_("only the author of challenge {id} can withdraw it; to leave it, ask them (or "
+                              "a moderator).").format(id=row.id))
     planned = close(ctx.tx, row, ctx.now, "withdrawn")
     ctx.planned += [p for p in planned if p.to != seat.email]
     ctx.outcomes.append(f"withdrew {row.id}")
-    ctx.reply(None, headline=f"Your open challenge {row.id} is withdrawn")
+    ctx.reply(None, headline=_("Your open challenge {id} is withdrawn").format(id=row.id))
 
 
 def close(tx: Tx, row: GameRow, now: datetime, reason: str) -> list[PlannedMail]:
@@ -272,12 +297,18 @@ def close(tx: Tx, row: GameRow, now: datetime, reason: str) -> list[PlannedMail]
     row.record["result"] = {"reason": reason, "at": iso(now)}
     tx.save_game(row)
     title = get_game(row.game).title
-    what = "expired before enough players joined" if reason == "expired" else "was withdrawn by its author"
-    return [PlannedMail(to=s.email, kind=EVENT, subject=f"[pbem] Open challenge {row.id} {reason}",
-                        headline=f"The open challenge {row.id} ({title}) {what}",
-                        sections=[Section(lines=["No game was played. Send 'challenges' for the open "
-                                                 "ones, or post one: new " + row.game + " open"])])
-            for s in row.seats]
+    planned = []
+    for seat in row.seats:
+        with speaking_to(tx, seat.email):
+            headline = (_("The open challenge {id} ({game}) expired before enough players joined")
+                        if reason == "expired"
+                        else _("The open challenge {id} ({game}) was withdrawn by its author")).format(
+                id=row.id, game=title)
+            planned.append(PlannedMail(
+                to=seat.email, kind=EVENT, subject=f"[pbem] {headline}", headline=headline,
+                sections=[Section(lines=[_("No game was played. Send 'challenges' for the open ones, or post "
+                                           "one: new {game} open").format(game=row.game)])]))
+    return planned
 
 
 def expired(tx: Tx, now: datetime) -> list[str]:

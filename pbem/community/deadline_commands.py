@@ -12,12 +12,14 @@ times are shown and needs no token.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
 from engine import State
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import deadlines as dl
+from pbem.i18n import N_, _, ngettext
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
@@ -26,9 +28,9 @@ from pbem.processing.games import CommandFailed, address_proven, authenticate, m
 from pbem.processing.handlers import register_handler
 from pbem.store.base import GameRow, Seat
 
-USAGE_VACATION = "vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)"
-USAGE_TIMEZONE = "timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)"
-USAGE_TIMECONTROL = "timecontrol [GAME] [DAYS [forfeit|notify]]   (before the others accept)"
+USAGE_VACATION = N_("vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)")
+USAGE_TIMEZONE = N_("timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)")
+USAGE_TIMECONTROL = N_("timecontrol [GAME] [DAYS [forfeit|notify]]   (before the others accept)")
 _DATE = r"\d{4}-\d{1,2}-\d{1,2}"
 _RANGE = re.compile(rf"^({_DATE})(?:\s*(?:\.\.\.?|–|—|-|to|until|till)\s*|\s+)({_DATE})$", re.IGNORECASE)
 _SINGLE = re.compile(rf"^({_DATE})$")
@@ -52,18 +54,21 @@ def parse_vacation(line: str, rest: list[str], in_game_reply: bool) -> Command |
         return Command("vacation", line, args={"action": "cancel"})
     match = _RANGE.match(text) or _SINGLE.match(text)
     if not match:
-        return CommandError(line, f"write the first and last day of your vacation: {USAGE_VACATION}")
+        return CommandError(line, _("write the first and last day of your vacation: {usage}").format(
+            usage=_(USAGE_VACATION)))
     try:
         first = _date(match.group(1))
         last = _date(match.group(2)) if match.lastindex == 2 else first
     except ValueError as exc:
-        return CommandError(line, f"not a date: {exc}. {USAGE_VACATION}")
+        return CommandError(line, _("not a date: {reason}. {usage}").format(
+            reason=exc, usage=_(USAGE_VACATION)))
     return Command("vacation", line, args={"action": "set", "from": first, "to": last})
 
 
 def parse_timezone(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
     if len(rest) > 1:
-        return CommandError(line, f"one timezone name, like Europe/Bratislava: {USAGE_TIMEZONE}")
+        return CommandError(line, _("one timezone name, like Europe/Bratislava: {usage}").format(
+            usage=_(USAGE_TIMEZONE)))
     return Command("timezone", line, args={"name": rest[0] if rest else None})
 
 
@@ -74,7 +79,8 @@ def parse_timecontrol(line: str, rest: list[str], in_game_reply: bool) -> Comman
     if words:
         match = _DAYS.match(words.pop(0))
         if not match:
-            return CommandError(line, f"the days per move are a number: {USAGE_TIMECONTROL}")
+            return CommandError(line, _("the days per move are a number: {usage}").format(
+                usage=_(USAGE_TIMECONTROL)))
         days = float(match.group(1))
         if words and words[0].lower() in _DAY_WORDS:
             words.pop(0)
@@ -83,7 +89,8 @@ def parse_timecontrol(line: str, rest: list[str], in_game_reply: bool) -> Comman
     if words:
         policy = words.pop(0).lower()
         if policy not in dl.POLICIES or words:
-            return CommandError(line, f"after the days comes forfeit or notify: {USAGE_TIMECONTROL}")
+            return CommandError(line, _("after the days comes forfeit or notify: {usage}").format(
+                usage=_(USAGE_TIMECONTROL)))
     return Command("timecontrol", line, game=game, args={"days": days, "policy": policy})
 
 
@@ -138,8 +145,8 @@ def _require_token(ctx: MailContext, what: str) -> None:
     games = [g for g in ctx.tx.games_for_email(ctx.mail.from_addr) if g.status in ("invited", "active")]
     if games and not address_proven(ctx):
         raise CommandFailed(
-            f"{what} moves your deadlines, so it needs your token: reply to a mail of one of your games "
-            "(its Reply-To carries the token), or add a line 'token YOURTOKEN'.")
+            _("{what} moves your deadlines, so it needs your token: reply to a mail of one of your games "
+              "(its Reply-To carries the token), or add a line 'token YOURTOKEN'.").format(what=what))
 
 
 def _is_moderator(ctx: MailContext, command: Command) -> bool:
@@ -168,16 +175,19 @@ def _deadline_lines(ctx: MailContext, email: str, settings: dict[str, Any]) -> l
     lines = []
     for row in _my_moves(ctx, email):
         if row.deadline_at is not None:
-            lines.append(f"{row.id}: your move, deadline {dl.format_when(row.deadline_at, zone, ctx.now)}")
+            lines.append(_("{id}: your move, deadline {when}").format(
+                id=row.id, when=dl.format_when(row.deadline_at, zone, ctx.now)))
         elif dl.is_paused(row):
-            lines.append(f"{row.id}: your move; the clock is paused")
+            lines.append(_("{id}: your move; the clock is paused").format(id=row.id))
     return lines
 
 
 def _zone_line(settings: dict[str, Any]) -> str:
     zone = dl.player_zone(settings)
-    hint = "" if settings.get("timezone") else " (change it with: timezone Area/City)"
-    return f"Times are shown in your timezone, {zone.key}{hint}."
+    if settings.get("timezone"):
+        return _("Times are shown in your timezone, {zone}.").format(zone=zone.key)
+    return _("Times are shown in your timezone, {zone} (change it with: timezone Area/City).").format(
+        zone=zone.key)
 
 
 def _retime(ctx: MailContext, email: str, old: list[dl.Interval], new: list[dl.Interval]) -> list[str]:
@@ -200,11 +210,14 @@ def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
         end = dl.vacation_intervals({"vacations": [entry]})[0][1]
         if end > ctx.now:
             days = sum(dl.vacation_days(entry).values())
-            lines.append(f"Vacation {entry['from']} to {entry['to']} ({days} day{'s' if days != 1 else ''}).")
+            lines.append(ngettext("Vacation {first} to {last} ({n} day).",
+                                  "Vacation {first} to {last} ({n} days).", days).format(
+                first=entry["from"], last=entry["to"], n=days))
     if not lines:
-        lines.append("You have no vacation planned.")
+        lines.append(_("You have no vacation planned."))
     used = dl.days_used(settings, year)
-    lines.append(f"Vacation days used in {year}: {used} of {allowance}; {max(0, allowance - used)} left.")
+    lines.append(_("Vacation days used in {year}: {used} of {allowance}; {left} left.").format(
+        year=year, used=used, allowance=allowance, left=max(0, allowance - used)))
     lines.append(_zone_line(settings))
     return lines
 
@@ -214,29 +227,30 @@ def do_vacation(ctx: MailContext, command: Command) -> None:
     email = ctx.mail.from_addr
     settings = _settings(ctx)
     if action == "show":
-        ctx.reply(Section(title="Your vacations", lines=[
+        ctx.reply(Section(title=_("Your vacations"), lines=[
             *_vacation_summary(ctx, settings), *_deadline_lines(ctx, email, settings)]))
         return
-    _require_token(ctx, "a vacation")
+    _require_token(ctx, _("a vacation"))
     old = dl.vacation_intervals(settings)
     if action == "cancel":
         cancelled = _cancel_vacations(ctx, settings)
         if not cancelled:
-            raise CommandFailed("you have no current or planned vacation to cancel.")
-        title = "Vacation cancelled"
-        first_lines = [f"Cancelled: {text}." for text in cancelled]
+            raise CommandFailed(_("you have no current or planned vacation to cancel."))
+        title = _("Vacation cancelled")
+        first_lines = [_("Cancelled: {what}.").format(what=text) for text in cancelled]
     else:
         entry = _new_vacation(ctx, settings, command.args["from"], command.args["to"])
         settings["vacations"] = [*dl.vacations(settings), entry]
-        title = "Vacation set"
-        first_lines = [f"Your clocks stop from the start of {entry['from']} to the end of {entry['to']} "
-                       f"({dl.player_zone(settings).key}). Games where you are to move wait for you; "
-                       "games where you are not to move go on until it is your turn."]
+        title = _("Vacation set")
+        first_lines = [_("Your clocks stop from the start of {first} to the end of {last} ({zone}). Games "
+                         "where you are to move wait for you; games where you are not to move go on until "
+                         "it is your turn.").format(first=entry["from"], last=entry["to"],
+                                                    zone=dl.player_zone(settings).key)]
     ctx.tx.set_player(email, settings)
     moved = _retime(ctx, email, old, dl.vacation_intervals(settings))
     lines = [*first_lines, *_vacation_summary(ctx, settings)]
     if moved:
-        lines.append("Deadlines moved: " + ", ".join(moved) + ".")
+        lines.append(_("Deadlines moved: {games}.").format(games=", ".join(moved)))
     lines += _deadline_lines(ctx, email, settings)
     ctx.reply(Section(title=title, lines=lines))
     ctx.outcomes.append(f"vacation {action}")
@@ -247,24 +261,29 @@ def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last:
     today = ctx.now.astimezone(zone).date()
     allowance = ctx.config.deadlines.vacation_days_per_year
     if last < first:
-        raise CommandFailed(f"the vacation ends ({last}) before it starts ({first}).")
+        raise CommandFailed(_("the vacation ends ({last}) before it starts ({first}).").format(
+            last=last, first=first))
     if last < today or first < today:
-        raise CommandFailed(f"a vacation cannot start in the past: today is {today} in {zone.key}.")
+        raise CommandFailed(_("a vacation cannot start in the past: today is {today} in {zone}.").format(
+            today=today, zone=zone.key))
     if (last - first).days >= 366:
-        raise CommandFailed("a vacation is at most a year long.")
+        raise CommandFailed(_("a vacation is at most a year long."))
     entry = dl.vacation_entry(first, last, zone)
     (start, end), = dl.vacation_intervals({"vacations": [entry]})
     for other in dl.vacations(settings):
         (o_start, o_end), = dl.vacation_intervals({"vacations": [other]})
         if o_end > ctx.now and start < o_end and o_start < end:
-            raise CommandFailed(f"it overlaps your vacation {other['from']} to {other['to']}; cancel that "
-                                "one first ('vacation cancel') or choose other days.")
+            raise CommandFailed(_("it overlaps your vacation {first} to {last}; cancel that one first "
+                                  "('vacation cancel') or choose other days.").format(
+                first=other["from"], last=other["to"]))
     for year, days in sorted(dl.vacation_days(entry).items()):
         left = allowance - dl.days_used(settings, year)
         if days > left:
-            raise CommandFailed(
-                f"that is {days} vacation day{'s' if days != 1 else ''} in {year}, but you have only "
-                f"{max(0, left)} of your {allowance} days a year left for {year}.")
+            raise CommandFailed(ngettext(
+                "that is {n} vacation day in {year}, but you have only {left} of your {allowance} days a "
+                "year left for {year}.", "that is {n} vacation days in {year}, but you have only {left} of "
+                "your {allowance} days a year left for {year}.", days).format(
+                n=days, year=year, left=max(0, left), allowance=allowance))
     keep_from = today.year - KEEP_VACATIONS_YEARS
     settings["vacations"] = [v for v in dl.vacations(settings)
                              if date.fromisoformat(v["to"]).year >= keep_from]
@@ -281,9 +300,9 @@ def _cancel_vacations(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
         if end <= ctx.now:
             kept.append(entry)
         elif start > ctx.now:
-            cancelled.append(f"{entry['from']} to {entry['to']}")
+            cancelled.append(_("{first} to {last}").format(first=entry["from"], last=entry["to"]))
         else:
-            cancelled.append(f"the rest of {entry['from']} to {entry['to']}")
+            cancelled.append(_("the rest of {first} to {last}").format(first=entry["from"], last=entry["to"]))
             kept.append({**entry, "to": max(today, date.fromisoformat(entry["from"])).isoformat(),
                          "end": ctx.now.isoformat()})
     settings["vacations"] = kept
@@ -298,14 +317,14 @@ def do_timezone(ctx: MailContext, command: Command) -> None:
     if name:
         found = dl.find_timezone(name)
         if found is None:
-            raise CommandFailed(f"I do not know the timezone {name!r}: write it as Area/City, like "
-                                "Europe/Bratislava or America/New_York (or UTC).")
+            raise CommandFailed(_("I do not know the timezone {name!r}: write it as Area/City, like "
+                                  "Europe/Bratislava or America/New_York (or UTC).").format(name=name))
         settings["timezone"] = found
         ctx.tx.set_player(ctx.mail.from_addr, settings)
         ctx.outcomes.append(f"timezone {found}")
     zone = dl.player_zone(settings)
-    ctx.reply(Section(title=f"Your timezone: {zone.key}", lines=[
-        f"It is now {dl.format_when(ctx.now, zone)} there.", _zone_line(settings),
+    ctx.reply(Section(title=_("Your timezone: {zone}").format(zone=zone.key), lines=[
+        _("It is now {when} there.").format(when=dl.format_when(ctx.now, zone)), _zone_line(settings),
         *_deadline_lines(ctx, ctx.mail.from_addr, settings)]))
 
 
@@ -381,9 +400,10 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
 def _game_deadline_lines(ctx: MailContext, row: GameRow) -> list[str]:
     zone = dl.player_zone(_settings(ctx))
     if row.deadline_at is not None and row.to_move:
-        return [f"{row.to_move} to move by {dl.format_when(row.deadline_at, zone, ctx.now)}."]
+        return [_("{seat} to move by {when}.").format(seat=row.to_move,
+                                                      when=dl.format_when(row.deadline_at, zone, ctx.now))]
     if dl.is_paused(row):
-        return ["The clock is paused."]
+        return [_("The clock is paused.")]
     return []
 
 
@@ -405,15 +425,16 @@ def on_game_saved(ctx: MailContext, row: GameRow, state: State) -> None:
                    dl.seat_vacations(ctx.tx, row, mover))
 
 
-def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: str) -> None:
+def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str]) -> None:
     """The "your move" mail says by when."""
     if row.deadline_at is None or state.is_over:
         return
     for planned in ctx.planned:
         if planned.game_id == row.id and planned.seat == state.to_move and planned.sections:
             zone = dl.player_zone(ctx.tx.get_player(planned.to))
-            planned.sections[0].lines.append(
-                f"Deadline for your move: {dl.format_when(row.deadline_at, zone, ctx.now)}.")
+            with ctx.speaking_to(planned.to):
+                planned.sections[0].lines.append(_("Deadline for your move: {when}.").format(
+                    when=dl.format_when(row.deadline_at, zone, ctx.now)))
 
 
 def games_listing(ctx: MailContext) -> list[Section]:
@@ -422,8 +443,8 @@ def games_listing(ctx: MailContext) -> list[Section]:
     if not lines:
         return []
     if dl.on_vacation(settings, ctx.now):
-        lines.append("You are on vacation: your clocks are stopped until it ends.")
-    return [Section(title="Your deadlines", lines=[*lines, _zone_line(settings)])]
+        lines.append(_("You are on vacation: your clocks are stopped until it ends."))
+    return [Section(title=_("Your deadlines"), lines=[*lines, _zone_line(settings)])]
 
 
 register_verb("vacation", USAGE_VACATION, parse_vacation)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import addresses, moderation
+from pbem.i18n import N_
 from pbem.processing import hooks
 from pbem.processing.context import MailContext
 from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens
@@ -19,7 +20,7 @@ from pbem.processing.handlers import register_handler
 from pbem.reading.incoming import IncomingMail
 from pbem.store.base import Tx
 
-USAGE = "admin OPERATION ...   (moderators only: list, show, pause, rollback, ...)"
+USAGE = N_("admin OPERATION ...   (moderators only: list, show, pause, rollback, ...)")
 DETAILS = ("admin list [STATUS] [GAME-NAME] [ADDRESS] | admin show GAME | admin resend GAME [WHY] | "
            "admin pause|resume GAME [WHY] | admin deadline GAME YYYY-MM-DD[THH:MM] [WHY] | "
            "admin replace GAME SEAT ADDRESS [WHY] | admin rollback GAME N [WHY] | "

@@ -13,9 +13,12 @@ makes it moot, so it is dropped whenever the position changes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine import State, get_game, is_move_entry
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.moderation import record_action, rewind
+from pbem.i18n import N_, _, ngettext, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import BOARD, EVENT, MailContext, PlannedMail
@@ -44,7 +47,8 @@ from pbem.store.base import GameRow
 def _game_parser(verb: str):
     def parse(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
         if len(rest) > 1 or (rest and not GAME_ID.match(rest[0])):
-            return CommandError(line, f"{verb} takes a game id like ac-17: {verb} GAME")
+            return CommandError(line, _("{verb} takes a game id like ac-17: {usage}").format(
+                verb=verb, usage=f"{verb} GAME"))
         return Command(verb, line, game=rest[0].lower() if rest else None)
     return parse
 
@@ -55,16 +59,18 @@ def do_observe(ctx: MailContext, command: Command) -> None:
     row, state = load_game(ctx, game_id_of(ctx, command))
     email = ctx.mail.from_addr
     if any(s.email == email for s in row.seats):
-        raise CommandFailed(f"you play in game {row.id}; you get its boards anyway.")
+        raise CommandFailed(_("you play in game {id}; you get its boards anyway.").format(id=row.id))
     if row.status in ("declined", "cancelled"):
-        raise CommandFailed(f"game {row.id} was {row.status}; there is nothing to watch.")
+        raise CommandFailed(_("game {id} was {status}; there is nothing to watch.").format(
+            id=row.id, status=status_word(row.status)))
     added = ctx.tx.add_observer(row.id, email, ctx.now)
     names = game_names(ctx.tx, row)
-    headline = (f"You are now observing {row.id}" if added else f"You were already observing {row.id}")
-    lines = [players_line(row, None, names), f"To stop, send: unobserve {row.id}"]
+    headline = (_("You are now observing {id}") if added else _("You were already observing {id}")).format(
+        id=row.id)
+    lines = [players_line(row, None, names), _("To stop, send: unobserve {id}").format(id=row.id)]
     if row.status == "invited":
-        ctx.reply(Section(lines=[*lines, "The game has not started; you will get the board once "
-                                         "every player has accepted."]), row.id, headline=headline)
+        ctx.reply(Section(lines=[*lines, _("The game has not started; you will get the board once every "
+                                           "player has accepted.")]), row.id, headline=headline)
         return
     if row.status == "over":
         lines.insert(0, result_headline(row, state, None, names))
@@ -74,8 +80,8 @@ def do_observe(ctx: MailContext, command: Command) -> None:
 def do_unobserve(ctx: MailContext, command: Command) -> None:
     game_id = game_id_of(ctx, command)
     if not ctx.tx.remove_observer(game_id, ctx.mail.from_addr):
-        raise CommandFailed(f"you are not observing game {game_id}.")
-    ctx.reply(None, headline=f"You no longer observe {game_id}; no more mail about it")
+        raise CommandFailed(_("you are not observing game {id}.").format(id=game_id))
+    ctx.reply(None, headline=_("You no longer observe {id}; no more mail about it").format(id=game_id))
 
 
 def _observers(ctx: MailContext, row: GameRow) -> list[str]:
@@ -83,24 +89,27 @@ def _observers(ctx: MailContext, row: GameRow) -> list[str]:
     return [e for e in ctx.tx.observers(row.id) if e not in seats and not ctx.tx.is_blocked(e)]
 
 
-def boards_to_observers(ctx: MailContext, row: GameRow, state: State, headline: str) -> None:
+def boards_to_observers(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str]) -> None:
     """Each observer gets the position as nobody's seat sees it (never hidden information)."""
     names = game_names(ctx.tx, row)
     for email in _observers(ctx, row):
-        ctx.planned.append(PlannedMail(
-            to=email, game_id=row.id, kind=BOARD, observer=True,
-            headline=f"{headline}; {who(state.to_move, None, names)} is to move.",
-            sections=[board_section(state, None, [scores_line(state, None, names)], with_legal=False)]))
+        with ctx.speaking_to(email):
+            ctx.planned.append(PlannedMail(
+                to=email, game_id=row.id, kind=BOARD, observer=True,
+                headline=_("{happened}; {player} is to move.").format(
+                    happened=headline(), player=who(state.to_move, None, names)),
+                sections=[board_section(state, None, [scores_line(state, None, names)], with_legal=False)]))
 
 
-def result_to_observers(ctx: MailContext, row: GameRow, state: State, headline: str,
-                        note: list[str]) -> None:
+def result_to_observers(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str],
+                        note: Callable[[], list[str]]) -> None:
     """However the game ended (last move, resignation, forfeit, a moderator), observers hear it,
     with what was said about it (a moderator's reason)."""
     for email in _observers(ctx, row):
-        ctx.planned.append(PlannedMail(
-            to=email, game_id=row.id, kind=EVENT, observer=True, headline=headline,
-            sections=[board_section(state, None, note, with_legal=False), result_section(row, state)]))
+        with ctx.speaking_to(email):
+            ctx.planned.append(PlannedMail(
+                to=email, game_id=row.id, kind=EVENT, observer=True, headline=headline(),
+                sections=[board_section(state, None, note(), with_legal=False), result_section(row, state)]))
 
 
 def games_watched(ctx: MailContext) -> list[Section]:
@@ -109,9 +118,10 @@ def games_watched(ctx: MailContext) -> list[Section]:
         return []
     lines = []
     for row in rows:
-        turn = f"{row.to_move} to move" if row.status == "active" else row.status
+        turn = (_("{player} to move").format(player=row.to_move) if row.status == "active"
+                else status_word(row.status))
         lines.append(f"{row.id}  {get_game(row.game).title}: {turn}")
-    return [Section(title="Games you watch", pre="\n".join(lines))]
+    return [Section(title=_("Games you watch"), pre="\n".join(lines))]
 
 
 # --- undo --------------------------------------------------------------------------------------------
@@ -120,59 +130,66 @@ def do_undo(ctx: MailContext, command: Command) -> None:
     row, state = load_game(ctx, game_id_of(ctx, command))
     seat = authenticate(ctx, row, command)
     if row.status != "active":
-        raise CommandFailed(f"game {row.id} is {row.status}; only moves of running games can be "
-                            "taken back.")
+        raise CommandFailed(_("game {id} is {status}; only moves of running games can be taken back.").format(
+            id=row.id, status=status_word(row.status)))
     pending = row.record.get("undo_request")
     if pending:
-        raise CommandFailed(f"{pending['seat']} has already asked to take back a move in game {row.id};"
-                            " wait for the answer.")
+        raise CommandFailed(_("{seat} has already asked to take back a move in game {id}; wait for the "
+                              "answer.").format(seat=pending["seat"], id=row.id))
     moves = [entry for entry in row.record["moves"] if is_move_entry(entry)]
     mine = [i for i, entry in enumerate(moves) if entry.get("seat") == seat.seat]
     if not mine:
-        raise CommandFailed(f"you have made no move in game {row.id} yet.")
+        raise CommandFailed(_("you have made no move in game {id} yet.").format(id=row.id))
     count = len(moves) - mine[-1]
     entries = row.record["moves"]
     first = next(i for i, entry in enumerate(entries) if entry is moves[mine[-1]])
     if any("drop" in entry for entry in entries[first:]):
         # taking the move back would bring the dropped player back: a moderator's decision
-        raise CommandFailed(f"a player was dropped from game {row.id} after your last move, so it "
-                            "cannot be taken back by agreement; ask a moderator (rollback).")
+        raise CommandFailed(_("a player was dropped from game {id} after your last move, so it cannot be "
+                              "taken back by agreement; ask a moderator (rollback).").format(id=row.id))
     others = [s for s in row.seats if s.seat != seat.seat and s.seat not in state.dropped_seats]
     row.record["undo_request"] = {"seat": seat.seat, "by": seat.email, "at": iso(ctx.now),
                                   "ply": state.ply, "moves": count, "accepted": []}
     row.updated_at = ctx.now
     ctx.tx.save_game(row)
-    what = (f"your last move ({moves[mine[-1]]['move']})" if count == 1
-            else f"your last move ({moves[mine[-1]]['move']}) and the {count - 1} move(s) after it")
+    last = moves[mine[-1]]["move"]
     ctx.reply(Section(lines=[
-        f"You asked to take back {what}. It is taken back when "
-        + ", ".join(s.seat for s in others) + " accept(s); a move made meanwhile cancels the request."]),
-        row.id, headline=f"Undo asked in {row.id}")
-    asked = (f"{seat.seat} ({seat.email}) asks to take back their last move "
-             f"({moves[mine[-1]]['move']})" + (f" and the {count - 1} move(s) after it" if count > 1 else "")
-             + f" in game {row.id}, going back to move {state.ply - count}.")
+        ngettext("You asked to take back your last move ({move}). It is taken back when {players} "
+                 "accept(s); a move made meanwhile cancels the request.",
+                 "You asked to take back your last move ({move}) and the {n} moves after it. It is taken "
+                 "back when {players} accept(s); a move made meanwhile cancels the request.", count).format(
+            move=last, n=count - 1, players=", ".join(s.seat for s in others))]),
+        row.id, headline=_("Undo asked in {id}").format(id=row.id))
     names = game_names(ctx.tx, row)
     for other in others:
-        ctx.planned.append(PlannedMail(
-            to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-            headline=f"{who(seat.seat, other.seat, names)} asks to take back a move in {row.id}",
-            sections=[Section(lines=[
-                asked, f"To agree, reply: accept undo {row.id}",
-                f"To refuse, reply: decline undo {row.id}",
-                "Making your move instead also refuses it."],
-                actions=[ActionGroup("", [Action("Agree", f"accept undo {row.id}"),
-                                          Action("Refuse", f"decline undo {row.id}")])])]))
+        with ctx.speaking_to(other.email):
+            asked = ngettext(
+                "{seat} ({address}) asks to take back their last move ({move}) in game {id}, going back "
+                "to move {back}.", "{seat} ({address}) asks to take back their last move ({move}) and the "
+                "{n} moves after it in game {id}, going back to move {back}.", count).format(
+                seat=seat.seat, address=seat.email, move=last, n=count - 1, id=row.id, back=state.ply - count)
+            ctx.planned.append(PlannedMail(
+                to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                headline=_("{player} asks to take back a move in {id}").format(
+                    player=who(seat.seat, other.seat, names), id=row.id),
+                sections=[Section(lines=[
+                    asked, _("To agree, reply: accept undo {id}").format(id=row.id),
+                    _("To refuse, reply: decline undo {id}").format(id=row.id),
+                    _("Making your move instead also refuses it.")],
+                    actions=[ActionGroup("", [Action(_("Agree"), f"accept undo {row.id}"),
+                                              Action(_("Refuse"), f"decline undo {row.id}")])])]))
     ctx.outcomes.append(f"undo asked by {seat.seat}")
 
 
 def _pending(ctx: MailContext, row: GameRow, state: State) -> dict:
     request = row.record.get("undo_request")
     if not request:
-        raise CommandFailed(f"nobody has asked to take back a move in game {row.id}.")
+        raise CommandFailed(_("nobody has asked to take back a move in game {id}.").format(id=row.id))
     if request.get("ply") != state.ply:  # a move the lapse hook did not see; never act on it
         del row.record["undo_request"]
         ctx.tx.save_game(row)
-        raise CommandFailed(f"the undo request of game {row.id} lapsed: moves were made since.")
+        raise CommandFailed(_("the undo request of game {id} lapsed: moves were made since.").format(
+            id=row.id))
     return request
 
 
@@ -180,10 +197,11 @@ def do_accept_undo(ctx: MailContext, command: Command) -> None:
     row, state = load_game(ctx, game_id_of(ctx, command))
     seat = authenticate(ctx, row, command)
     if row.status != "active":
-        raise CommandFailed(f"game {row.id} is {row.status}; nothing can be taken back.")
+        raise CommandFailed(_("game {id} is {status}; nothing can be taken back.").format(
+            id=row.id, status=status_word(row.status)))
     request = _pending(ctx, row, state)
     if request["seat"] == seat.seat:
-        raise CommandFailed("you asked for this undo; your opponents must accept it.")
+        raise CommandFailed(_("you asked for this undo; your opponents must accept it."))
     accepted = request.setdefault("accepted", [])
     if seat.seat not in accepted:
         accepted.append(seat.seat)
@@ -192,8 +210,8 @@ def do_accept_undo(ctx: MailContext, command: Command) -> None:
     if waiting:
         row.updated_at = ctx.now
         ctx.tx.save_game(row)
-        ctx.reply(Section(lines=["Waiting for " + ", ".join(waiting) + " to accept as well."]), row.id,
-                  headline=f"Undo accepted in {row.id}")
+        ctx.reply(Section(lines=[_("Waiting for {players} to accept as well.").format(
+            players=", ".join(waiting))]), row.id, headline=_("Undo accepted in {id}").format(id=row.id))
         return
     asker = next(s for s in row.seats if s.seat == request["seat"])
     removed = rewind(row.record, state.ply - request["moves"])
@@ -203,12 +221,17 @@ def do_accept_undo(ctx: MailContext, command: Command) -> None:
                   moves=request["moves"], accepted_by=[emails[s] for s in accepted], removed=removed)
     state = replay_record(row.record, get_game(row.game))
     save_game(ctx, row, state)
-    headline = (f"{request['moves']} move(s) taken back at {asker.seat}'s request, accepted by "
-                f"{', '.join(accepted)}; game {row.id} is at move {state.ply} again")
+    def headline() -> str:
+        return ngettext("{n} move taken back at {seat}'s request, accepted by {players}; game {id} is at "
+                        "move {number} again", "{n} moves taken back at {seat}'s request, accepted by "
+                        "{players}; game {id} is at move {number} again", request["moves"]).format(
+            n=request["moves"], seat=asker.seat, players=", ".join(accepted), id=row.id, number=state.ply)
     names = game_names(ctx.tx, row)
     ctx.reply(board_section(state, seat.seat, [scores_line(state, seat.seat, names)]), row.id,
-              headline=(f"Your move (move {state.ply + 1}). {headline}." if state.to_move == seat.seat
-                        else f"{headline}; {who(state.to_move, seat.seat, names)} is to move."))
+              headline=(_("Your move (move {number}). {happened}.").format(
+                  number=state.ply + 1, happened=headline()) if state.to_move == seat.seat
+                  else _("{happened}; {player} is to move.").format(
+                      happened=headline(), player=who(state.to_move, seat.seat, names))))
     ctx.outcomes.append(f"undo {request['moves']}")
     announce_position(ctx, row, state, headline, exclude=seat.seat, start=True)
 
@@ -222,14 +245,17 @@ def do_decline_undo(ctx: MailContext, command: Command) -> None:
     row.updated_at = ctx.now
     ctx.tx.save_game(row)
     withdrawn = request["seat"] == seat.seat
-    text = (f"{seat.seat} withdrew the request to take back a move in game {row.id}." if withdrawn
-            else f"{seat.seat} declined to take back {request['seat']}'s move in game {row.id}; "
-                 "the game goes on.")
-    ctx.reply(None, row.id, headline=text)
+
+    def text() -> str:
+        return (_("{seat} withdrew the request to take back a move in game {id}.") if withdrawn
+                else _("{seat} declined to take back {asker}'s move in game {id}; the game goes on.")).format(
+            seat=seat.seat, asker=request["seat"], id=row.id)
+    ctx.reply(None, row.id, headline=text())
     for other in row.seats:
         if other.seat != seat.seat:
-            ctx.planned.append(PlannedMail(to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-                                           headline=text))
+            with ctx.speaking_to(other.email):
+                ctx.planned.append(PlannedMail(to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                                               headline=text()))
 
 
 def lapse_undo(ctx: MailContext, row: GameRow, state: State) -> None:
@@ -238,9 +264,10 @@ def lapse_undo(ctx: MailContext, row: GameRow, state: State) -> None:
         del row.record["undo_request"]
 
 
-register_verb("observe", "observe GAME   (get the board after every move)", _game_parser("observe"))
+register_verb("observe", N_("observe GAME   (get the board after every move)"), _game_parser("observe"))
 register_verb("unobserve", "unobserve GAME", _game_parser("unobserve"))
-register_verb("undo", "undo GAME   (ask your opponents to take back your last move)", _game_parser("undo"))
+register_verb("undo", N_("undo GAME   (ask your opponents to take back your last move)"),
+              _game_parser("undo"))
 register_verb("accept undo", "accept undo GAME", _game_parser("accept undo"))
 register_verb("decline undo", "decline undo GAME", _game_parser("decline undo"))
 register_handler("observe", do_observe)

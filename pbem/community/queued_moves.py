@@ -24,12 +24,14 @@ the reply would name something nobody has seen yet, so such lines are refused.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from engine import MoveError, State, get_game
 from pbem import failpoints
 from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
+from pbem.i18n import N_, _
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import MailContext
@@ -39,7 +41,7 @@ from pbem.processing.handlers import register_handler
 from pbem.record import append_move, iso
 from pbem.store.base import GameRow, Seat
 
-USAGE = "queue GAME [clear]   (then lines: if THEIR-MOVE then MY-MOVE; see help queue)"
+USAGE = N_("queue GAME [clear]   (then lines: if THEIR-MOVE then MY-MOVE; see help queue)")
 _LINE = re.compile(r"^\s*(?:if\s+(?P<their>.+?)\s+then\s+(?P<mine>.+?)|then\s+(?P<always>.+?))\s*\.?\s*$",
                    re.IGNORECASE)
 MAX_LINES = 20
@@ -243,7 +245,7 @@ def play_queued(ctx: MailContext, row: GameRow, state: State, seat: str) -> hook
     after = hooks.AfterMove()
     names = game_names(ctx.tx, row)
     game = get_game(row.game)
-    for _ in range(len(row.seats)):
+    for _turn in range(len(row.seats)):
         nxt = state.to_move
         if state.is_over or nxt is None or nxt not in queues:
             break
@@ -265,7 +267,7 @@ def play_queued(ctx: MailContext, row: GameRow, state: State, seat: str) -> hook
             _dropped(after, nxt, f"your queued reply {line['then']} to {their} is no longer legal: {exc}")
             break
         row.record["moves"][index]["queued"] = True
-        after.followed.append((nxt, f"replied {canonical} (queued)"))
+        after.followed.append((nxt, partial(_replied, canonical)))
         after.lines += notes
         after.tell.append(nxt)
         ctx.outcomes.append(f"queued reply {canonical}")
@@ -275,6 +277,10 @@ def play_queued(ctx: MailContext, row: GameRow, state: State, seat: str) -> hook
             _dropped(after, other, "the game moved on before your turn came")
     _keep(row, queues)
     return after
+
+
+def _replied(move: str) -> str:
+    return _("replied {move} (queued)").format(move=move)
 
 
 def _dropped(after: hooks.AfterMove, seat: str, why: str) -> None:

@@ -30,6 +30,7 @@ heartbeat), instead of everyone forfeiting in the first minute after the restart
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -40,6 +41,7 @@ from pbem.clock import Clock, SystemClock
 from pbem.community import challenges
 from pbem.community import deadlines as dl
 from pbem.config import Config
+from pbem.i18n import _, ngettext, speaking_to
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing.context import EVENT, NOTICE, TURN, PlannedMail
 from pbem.processing.gamemail import (
@@ -253,6 +255,9 @@ class Scheduler:
         self._announce_drop(tx, row, state, seat, notes, graced, now)
         return True
 
+    def _speaking_to(self, tx: Tx, email: str | None) -> AbstractContextManager[str]:
+        return speaking_to(tx, email, self.config.language)
+
     def _send(self, tx: Tx, planned: PlannedMail, row: GameRow | None, state: State | None,
               now: datetime) -> None:
         """Through the server's one mail path, as the recipient chose."""
@@ -272,91 +277,104 @@ class Scheduler:
         for other in row.seats:
             zone = self._zone(tx, other.email)
             until = dl.format_when(row.deadline_at, zone, now)
-            if other.seat == seat:
-                lines = [f"The deadline for your move passed at {dl.format_when(missed, zone)}. This "
-                         f"is your final reminder: move by {until}, or you forfeit the game.",
-                         scores_line(state, other.seat, names)]
-                self._send(tx, PlannedMail(
-                    to=other.email, seat=other.seat, game_id=row.id, kind=NOTICE,
-                    headline=f"Final reminder: your move in {row.id} (move {state.ply + 1}) by {until}",
-                    sections=[board_section(state, other.seat, lines)]), row, state, now)
-            else:
-                self._send(tx, PlannedMail(
-                    to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-                    headline=f"{who(seat, other.seat, names)} missed the deadline in {row.id}",
-                    sections=[Section(lines=[f"They have 24 more hours, until {until}; then they "
-                                             "forfeit."])]), row, state, now)
+            with self._speaking_to(tx, other.email):
+                if other.seat == seat:
+                    lines = [_("The deadline for your move passed at {missed}. This is your final reminder: "
+                               "move by {until}, or you forfeit the game.").format(
+                                   missed=dl.format_when(missed, zone), until=until),
+                             scores_line(state, other.seat, names)]
+                    planned = PlannedMail(
+                        to=other.email, seat=other.seat, game_id=row.id, kind=NOTICE,
+                        headline=_("Final reminder: your move in {id} (move {number}) by {until}").format(
+                            id=row.id, number=state.ply + 1, until=until),
+                        sections=[board_section(state, other.seat, lines)])
+                else:
+                    planned = PlannedMail(
+                        to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                        headline=_("{player} missed the deadline in {id}").format(
+                            player=who(seat, other.seat, names), id=row.id),
+                        sections=[Section(lines=[_("They have 24 more hours, until {until}; then they "
+                                                   "forfeit.").format(until=until)])])
+            self._send(tx, planned, row, state, now)
 
     def _announce_drop(self, tx: Tx, row: GameRow, state: State, seat: str, notes: list[str],
                        graced: bool, now: datetime) -> None:
         """Like a move's mails: "your move" (board, legal moves, deadline) for the new seat to move,
         the news for the others, and for the dropped player why they take no more turns."""
         names = game_names(tx, row)
-        late = "the deadline and the 24-hour grace period" if graced else "the deadline"
         playing = dl.playing_seats(row)
         mover = state.to_move
         assert mover is not None and row.deadline_at is not None
         for other in row.seats:
             zone = self._zone(tx, other.email)
             dropped = who(seat, other.seat, names)
-            lines = [f"{dropped} did not move by {late} and is dropped; the game goes on with "
-                     f"{', '.join(playing)}.", *notes]
-            if other.seat == mover:
-                headline = f"Your move (move {state.ply + 1}). {dropped} is dropped from {row.id}."
-                lines.append(f"Deadline for your move: {dl.format_when(row.deadline_at, zone, now)}.")
-                kind = TURN
-            elif other.seat == seat:
-                headline = f"You are dropped from {row.id}: you did not move by {late}"
-                lines = ["You take no more turns; your ships and points stay in the game, but you "
-                         f"cannot win. You will get the result when the game ends ('board {row.id}' "
-                         "shows it meanwhile)."]
-                kind = EVENT
-            else:
-                headline = (f"{dropped} is dropped from {row.id}; {who(mover, other.seat, names)} is to "
-                            "move")
-                kind = EVENT
-            self._send(tx, PlannedMail(
-                to=other.email, seat=other.seat, game_id=row.id, kind=kind, headline=headline,
-                sections=[board_section(state, other.seat, lines, with_legal=other.seat != seat)]),
-                row, state, now)
+            with self._speaking_to(tx, other.email):
+                late = _late(graced)
+                lines = [_("{player} did not move by {late} and is dropped; the game goes on with {players}."
+                           ).format(player=dropped, late=late, players=", ".join(playing)), *notes]
+                if other.seat == mover:
+                    headline = _("Your move (move {number}). {player} is dropped from {id}.").format(
+                        number=state.ply + 1, player=dropped, id=row.id)
+                    lines.append(_("Deadline for your move: {when}.").format(
+                        when=dl.format_when(row.deadline_at, zone, now)))
+                    kind = TURN
+                elif other.seat == seat:
+                    headline = _("You are dropped from {id}: you did not move by {late}").format(
+                        id=row.id, late=late)
+                    lines = [_("You take no more turns; your ships and points stay in the game, but you "
+                               "cannot win. You will get the result when the game ends ('board {id}' "
+                               "shows it meanwhile).").format(id=row.id)]
+                    kind = EVENT
+                else:
+                    headline = _("{player} is dropped from {id}; {mover} is to move").format(
+                        player=dropped, id=row.id, mover=who(mover, other.seat, names))
+                    kind = EVENT
+                planned = PlannedMail(
+                    to=other.email, seat=other.seat, game_id=row.id, kind=kind, headline=headline,
+                    sections=[board_section(state, other.seat, lines, with_legal=other.seat != seat)])
+            self._send(tx, planned, row, state, now)
         for email in self._observers(tx, row):
-            self._send(tx, PlannedMail(
-                to=email, game_id=row.id, kind=EVENT, observer=True,
-                headline=f"{names.get(seat, seat)} is dropped from {row.id} (missed {late})",
-                sections=[board_section(state, None, notes, with_legal=False)]), row, state, now)
+            with self._speaking_to(tx, email):
+                planned = PlannedMail(
+                    to=email, game_id=row.id, kind=EVENT, observer=True,
+                    headline=_("{player} is dropped from {id} (missed {late})").format(
+                        player=names.get(seat, seat), id=row.id, late=_late(graced)),
+                    sections=[board_section(state, None, notes, with_legal=False)])
+            self._send(tx, planned, row, state, now)
 
     def _announce_forfeit(self, tx: Tx, row: GameRow, state: Any, seat: str, result: dict[str, Any],
                           graced: bool, now: datetime) -> None:
         names = game_names(tx, row)
-        late = "the deadline and the 24-hour grace period" if graced else "the deadline"
-        lines = []
-        if "ranking" in result:
+
+        def ranking() -> list[str]:
+            if "ranking" not in result:
+                return []
             totals = result.get("totals") or {}
             earlier = [s for s in dl.dropped_seats(row.record) if s != seat]
             left = [s for s in result["ranking"] if s != seat and s not in earlier]
             if earlier and len(left) == 1:
-                lines.append(f"The game ends here: only {left[0]} is left.")
+                first = _("The game ends here: only {seat} is left.").format(seat=left[0])
             else:
-                lines.append(f"The game ends here: {get_game(row.game).title} cannot go on without a player.")
-            lines.append("Ranking: " + ", ".join(
-                f"{s} (forfeited)" if s == seat else f"{s} {totals.get(s, 0)} (dropped)" if s in earlier
-                else f"{s} {totals.get(s, 0)}" for s in result["ranking"]))
-        def why(reader: str | None) -> list[str]:
-            return [f"{who(seat, reader, names)} did not move by {late} and forfeits game {row.id}.",
-                    *lines]
+                first = _("The game ends here: {game} cannot go on without a player.").format(
+                    game=get_game(row.game).title)
+            return [first, _("Ranking: {ranking}").format(ranking=", ".join(
+                _("{seat} (forfeited)").format(seat=s) if s == seat
+                else _("{seat} {points} (dropped)").format(seat=s, points=totals.get(s, 0)) if s in earlier
+                else f"{s} {totals.get(s, 0)}" for s in result["ranking"]))]
 
-        for other in row.seats:
-            self._send(tx, PlannedMail(
-                to=other.email, seat=other.seat, game_id=row.id, kind=EVENT, attach_record=True,
-                headline=result_headline(row, state, other.seat, names),
-                sections=[board_section(state, other.seat, why(other.seat), with_legal=False),
-                          result_section(row, state)]), row, state, now)
-        for email in self._observers(tx, row):
-            self._send(tx, PlannedMail(
-                to=email, game_id=row.id, kind=EVENT, observer=True,
-                headline=result_headline(row, state, None, names),
-                sections=[board_section(state, None, why(None), with_legal=False),
-                          result_section(row, state)]), row, state, now)
+        def why(reader: str | None) -> list[str]:
+            return [_("{player} did not move by {late} and forfeits game {id}.").format(
+                player=who(seat, reader, names), late=_late(graced), id=row.id), *ranking()]
+
+        for email, reader in [*((s.email, s.seat) for s in row.seats),
+                              *((e, None) for e in self._observers(tx, row))]:
+            with self._speaking_to(tx, email):
+                planned = PlannedMail(
+                    to=email, seat=reader, game_id=row.id, kind=EVENT, attach_record=reader is not None,
+                    observer=reader is None, headline=result_headline(row, state, reader, names),
+                    sections=[board_section(state, reader, why(reader), with_legal=False),
+                              result_section(row, state)])
+            self._send(tx, planned, row, state, now)
 
     def _notify_moderators(self, tx: Tx, row: GameRow, state: Any, seat: str, now: datetime) -> None:
         missed = row.deadline_at
@@ -377,17 +395,24 @@ class Scheduler:
             log.warning("scheduler: %s passed its deadline under policy 'notify', but no moderators "
                         "are configured", row.id)
         for other in row.seats:
-            late = "You" if other.seat == seat else who(seat, other.seat, names)
-            self._send(tx, PlannedMail(
-                to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-                headline=f"{late} did not move by the deadline in {row.id}",
-                sections=[Section(lines=[
-                    "The moderators have been told and will decide how the game goes on; until "
-                    "then a move is still accepted."])]), row, state, now)
+            with self._speaking_to(tx, other.email):
+                planned = PlannedMail(
+                    to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                    headline=(_("You did not move by the deadline in {id}") if other.seat == seat
+                              else _("{player} did not move by the deadline in {id}")).format(
+                        player=who(seat, other.seat, names), id=row.id),
+                    sections=[Section(lines=[
+                        _("The moderators have been told and will decide how the game goes on; until "
+                          "then a move is still accepted.")])])
+            self._send(tx, planned, row, state, now)
 
     # --- daily digests --------------------------------------------------------------------------------
 
     def _daily(self, tx: Tx, email: str, now: datetime, report: RunReport) -> None:
+        with self._speaking_to(tx, email):
+            self._daily_mail(tx, email, now, report)
+
+    def _daily_mail(self, tx: Tx, email: str, now: datetime, report: RunReport) -> None:
         """At most one mail a day, from DIGEST_HOUR in the player's timezone: what happened in their
         games since the last one, and the board of every game in which it is their move. The held
         lines are deleted in the same transaction as the mail is queued."""
@@ -402,23 +427,25 @@ class Scheduler:
         by_game: dict[str, list[str]] = {}
         for game_id, headline, _when in items:
             by_game.setdefault(game_id or "", []).append(headline)
-        sections = [Section(title=f"{game_id or 'Other news'}", lines=lines)
+        sections = [Section(title=game_id or _("Other news"), lines=lines)
                     for game_id, lines in by_game.items()]
         yours = [row for row in tx.games_for_email(email)
                  if row.status == "active" and dl.seat_email(row, row.to_move) == email]
         for row in yours:
             state = replay_record(row.record, get_game(row.game))
             seat = row.to_move or ""
-            section = board_section(state, seat, [f"Your move in {row.id} (move {state.ply + 1}); "
-                                                  f"write: move {row.id} MOVE"],
-                                    title=f"Your move: {row.id}")
+            section = board_section(state, seat, [_("Your move in {id} (move {number}); write: move {id} MOVE"
+                                                    ).format(id=row.id, number=state.ply + 1)],
+                                    title=_("Your move: {id}").format(id=row.id))
             number = f"(move {state.ply + 1})"  # the digest's Reply-To serves every game
             section.actions = [ActionGroup(group.label, [Action(a.text, f"move {row.id} {a.line} {number}")
                                                          for a in group.items], moves=group.moves)
                                for group in section.actions]
             sections.append(section)
-        headline = (f"Daily digest: your move in {', '.join(r.id for r in yours)}" if yours
-                    else f"Daily digest: news from {len(by_game)} game(s)")
+        headline = (_("Daily digest: your move in {games}").format(games=", ".join(r.id for r in yours))
+                    if yours
+                    else ngettext("Daily digest: news from {n} game", "Daily digest: news from {n} games",
+                                  len(by_game)).format(n=len(by_game)))
         self._send(tx, PlannedMail(to=email, kind=NOTICE, subject=f"[pbem] {headline}",
                                    headline=headline, sections=sections), None, None, now)
         report.daily += 1
@@ -473,31 +500,41 @@ class Scheduler:
         return done
 
     def _send_digest(self, tx: Tx, email: str, games: list[GameRow], zone: ZoneInfo, now: datetime) -> None:
+        with self._speaking_to(tx, email):
+            planned, row, state = self._digest_mail(tx, email, games, zone, now)
+        self._send(tx, planned, row, state, now)
+
+    def _digest_mail(self, tx: Tx, email: str, games: list[GameRow], zone: ZoneInfo, now: datetime):
         lines = []
         for row in games:
-            when = (f"deadline {dl.format_when(row.deadline_at, zone, now)}" if row.deadline_at
-                    else "clock paused" if dl.is_paused(row) else "no deadline")
+            when = (_("deadline {when}").format(when=dl.format_when(row.deadline_at, zone, now))
+                    if row.deadline_at else _("clock paused") if dl.is_paused(row) else _("no deadline"))
             names = game_names(tx, row)
             others = ", ".join(names.get(s.seat, s.seat) for s in row.seats if s.seat != row.to_move)
-            lines.append(f"{row.id} ({get_game(row.game).title}, you play {row.to_move} against "
-                         f"{others}), move {dl.current_ply(row.record) + 1}: {when}.")
-        lines.append(f"Times are in your timezone, {zone.key} (change it with: timezone Area/City). "
-                     "Away? 'vacation FROM..TO' stops your clocks.")
+            lines.append(_("{id} ({game}, you play {seat} against {players}), move {number}: {when}.").format(
+                id=row.id, game=get_game(row.game).title, seat=row.to_move, players=others,
+                number=dl.current_ply(row.record) + 1, when=when))
+        lines.append(_("Times are in your timezone, {zone} (change it with: timezone Area/City). Away? "
+                       "'vacation FROM..TO' stops your clocks.").format(zone=zone.key))
         if len(games) == 1:
             row = games[0]
             seat = row.to_move or ""
             state = replay_record(row.record, get_game(row.game))
-            self._send(tx, PlannedMail(
+            return PlannedMail(
                 to=email, seat=seat, game_id=row.id, kind=NOTICE,
-                headline=f"Reminder: your move in {row.id} (move {state.ply + 1})",
-                sections=[board_section(state, seat, lines)]), row, state, now)
-            return
-        lines.append("To move, reply to the latest mail of the game, or send 'board GAME' to get it "
-                     "again.")
-        self._send(tx, PlannedMail(
-            to=email, kind=NOTICE, subject=f"[pbem] Reminder: your move in {len(games)} games",
-            headline=f"Reminder: your move in {len(games)} games", sections=[Section(lines=lines)]),
-            None, None, now)
+                headline=_("Reminder: your move in {id} (move {number})").format(
+                    id=row.id, number=state.ply + 1),
+                sections=[board_section(state, seat, lines)]), row, state
+        lines.append(_("To move, reply to the latest mail of the game, or send 'board GAME' to get it "
+                       "again."))
+        headline = ngettext("Reminder: your move in {n} game", "Reminder: your move in {n} games",
+                            len(games)).format(n=len(games))
+        return PlannedMail(to=email, kind=NOTICE, subject=f"[pbem] {headline}", headline=headline,
+                           sections=[Section(lines=lines)]), None, None
+
+
+def _late(graced: bool) -> str:
+    return _("the deadline and the 24-hour grace period") if graced else _("the deadline")
 
 
 __all__ = ["HEARTBEAT", "RunReport", "Scheduler"]

@@ -29,6 +29,7 @@ from urllib.parse import quote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from pbem.i18n import install_jinja
 from pbem.resources import data_dir
 
 SERVER_HEADER = "X-Pbem-Server"
@@ -72,12 +73,14 @@ class Attachment:
 
 @cache
 def _environment() -> Environment:
-    return Environment(
+    environment = Environment(
         loader=FileSystemLoader(str(data_dir("templates"))),
         autoescape=select_autoescape(enabled_extensions=("html", "html.j2"), default_for_string=False),
         undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=False,
         auto_reload=False,  # templates are installed files; no stat() per mail
     )
+    install_jinja(environment)  # one environment for all languages: the words follow ``speaking``
+    return environment
 
 
 def render(template: str, **context: Any) -> str:

@@ -14,7 +14,6 @@ Games with a computer seat are not rated: they do not count in the standings.
 
 from __future__ import annotations
 
-import re
 import secrets
 import textwrap
 from datetime import datetime
@@ -27,25 +26,14 @@ from engine.registry import UnknownGameError, available_games
 from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import COMPUTER_WORD
 from pbem.config import Config
+from pbem.i18n import _
+from pbem.processing.computer_seats import DOMAIN, is_computer, level_of
 from pbem.processing.games import CommandFailed
 from pbem.reading.addresses import plus_address
 from pbem.store.base import GameRow, Seat
 from pbem.tokens import seat_token
 
-DOMAIN = "computer.invalid"
-_ADDRESS = re.compile(rf"^ai-(\d+)-[0-9a-f]+@{re.escape(DOMAIN)}$")
 SOURCE = "computer"  # the intake's source of its moves
-
-
-def is_computer(email: str | None) -> bool:
-    return bool(email) and _ADDRESS.match(email or "") is not None
-
-
-def level_of(email: str) -> int:
-    match = _ADDRESS.match(email)
-    if match is None:
-        raise ValueError(f"{email} is not a computer seat")
-    return int(match.group(1))
 
 
 def computer_seat(row: GameRow) -> Seat | None:
@@ -64,14 +52,15 @@ def _level(game: Game, word: str) -> int:
     text = match.group(1) if match else None
     offered = game.computer_levels
     if not offered:
-        raise CommandFailed(f"{game.title} has no computer player; challenge people: "
-                            f"new {game.name} with ADDRESS")
-    example = f"e.g. new {game.name} with computer:{offered[-1]}"
+        raise CommandFailed(_("{game} has no computer player; challenge people: new {name} with "
+                              "ADDRESS").format(game=game.title, name=game.name))
+    example = _("e.g. {command}").format(command=f"new {game.name} with computer:{offered[-1]}")
     if text is None:
         return DEFAULT_LEVEL if DEFAULT_LEVEL in offered else offered[-1]
     if not text.isdigit():
-        raise CommandFailed(f"'{word}': the computer's level is a number from {offered[0]} to "
-                            f"{offered[-1]}, {example}.")
+        raise CommandFailed(_("'{word}': the computer's level is a number from {low} to {high}, "
+                              "{example}.").format(word=word, low=offered[0], high=offered[-1],
+                                                   example=example))
     try:
         level_info(int(text), offered)
     except EngineError as exc:
@@ -97,7 +86,7 @@ def seat_addresses(game_name: str, opponents: list[str]) -> tuple[list[str], dic
         level = _level(game, word)
         address = f"ai-{level}-{secrets.token_hex(4)}@{DOMAIN}"
         letter = f" {'ABCDE'[len(names)]}" if len(words) > 1 else ""
-        names[address] = f"computer{letter} level {level}"
+        names[address] = f"computer{letter} level {level}"  # the record's name: English
         people.append(address)
     return people, names
 
@@ -133,14 +122,15 @@ def move_mail(config: Config, secret: bytes, row: GameRow, seat: Seat, ply: int,
 
 def help_new() -> str:
     lines = ["new GAME [OPTIONS] with ADDRESS [ADDRESS ...] [as SEAT]", "",
-             "Challenges the players at those addresses; each gets an invitation to accept. "
-             "Instead of an address, write 'computer' (level 3) or 'computer:N' for a computer "
-             "player at level N: it accepts at once and moves within seconds of your move. In "
-             "games for more players, mix people and computers as you like, e.g.",
+             _("Challenges the players at those addresses; each gets an invitation to accept. "
+               "Instead of an address, write 'computer' (level {level}) or 'computer:N' for a "
+               "computer player at level N: it accepts at once and moves within seconds of your "
+               "move. In games for more players, mix people and computers as you like, e.g."
+               ).format(level=DEFAULT_LEVEL),
              "  new alien-city with computer:2",
              "  new space-truckin with bo@example.org computer computer:1", "",
-             "Games against the computer are not rated: they do not count in the standings. "
-             "'new GAME open' posts a challenge anyone may join (see challenges)."]
+             _("Games against the computer are not rated: they do not count in the standings. "
+               "'new GAME open' posts a challenge anyone may join (see challenges).")]
     text = []
     for line in lines:
         text += [line] if line.startswith("  ") else (textwrap.wrap(line, 72) or [""])

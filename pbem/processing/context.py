@@ -7,12 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engine import State, get_game
 from pbem.config import Config
+from pbem.i18n import speaking_to
 from pbem.outbox.compose import Section
 from pbem.reading.incoming import IncomingMail
 from pbem.record import replay_record
@@ -121,6 +123,10 @@ class MailContext:
             state = replay_record(row.record, get_game(row.game))
         self.touched[game_id] = (row, state)
         return row, state
+
+    def speaking_to(self, email: str | None) -> AbstractContextManager[str]:
+        """Around the text of a mail to someone other than the sender: in their language."""
+        return speaking_to(self.tx, email, self.config.language)
 
     def reply(self, section: Section | None, game_id: str | None = None, *, headline: str | None = None,
               kind: str = REPLY) -> None:

@@ -12,6 +12,7 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.processing.invitations",
     "pbem.processing.talk",
     "pbem.processing.settings",
+    "pbem.processing.languages",
     "pbem.community.moderator_commands",
     "pbem.community.observer_commands",
     "pbem.community.archive_commands",

@@ -17,7 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import State, get_game
+from pbem.i18n import _, language
 from pbem.outbox.compose import Action, ActionGroup, Attachment, Section
+from pbem.processing.computer_seats import display_name, is_computer
 from pbem.record import PRIVATE_KEYS
 from pbem.store.base import GameRow, Tx
 
@@ -31,6 +33,9 @@ def game_names(tx: Tx, row: GameRow) -> dict[str, str]:
     address."""
     names = {}
     for seat in row.seats:
+        if is_computer(seat.email):
+            names[seat.seat] = display_name(seat.email or "", seat.name or "")
+            continue
         nickname = tx.get_player(seat.email).get("nickname") if seat.email else None
         names[seat.seat] = nickname or seat.name or seat.email or seat.seat
     return names
@@ -39,15 +44,15 @@ def game_names(tx: Tx, row: GameRow) -> dict[str, str]:
 def who(seat: str | None, reader: str | None, names: dict[str, str]) -> str:
     """"black (you)" for the reader, "white (Bo)" for another player."""
     if seat is None:
-        return "nobody"
+        return _("nobody")
     if seat == reader:
-        return f"{seat} (you)"
+        return _("{seat} (you)").format(seat=seat)
     name = names.get(seat)
     return f"{seat} ({name})" if name and name != seat else seat
 
 
 def players_line(row: GameRow, reader: str | None, names: dict[str, str]) -> str:
-    return "Players: " + ", ".join(who(s.seat, reader, names) for s in row.seats)
+    return _("Players: {players}").format(players=", ".join(who(s.seat, reader, names) for s in row.seats))
 
 
 def thread_subject(row: GameRow, names: dict[str, str]) -> str:
@@ -70,7 +75,7 @@ def thread_subject(row: GameRow, names: dict[str, str]) -> str:
 
 # Renderings of one position are shared by all the mails about it (mover, opponents, observers).
 # Keyed by the state object's identity and ply; the weak reference proves the object is the same one.
-_MEMO: dict[int, tuple[weakref.ref, int, dict[tuple[str, str | None], Any]]] = {}
+_MEMO: dict[int, tuple[weakref.ref, int, dict[tuple[str, str | None, str], Any]]] = {}
 
 
 def _memo(state: State, what: str, viewer: str | None, make: Callable[[], Any]) -> Any:
@@ -81,7 +86,7 @@ def _memo(state: State, what: str, viewer: str | None, make: Callable[[], Any]) 
         entry = (weakref.ref(state), state.ply, {})
         _MEMO[id(state)] = entry
     cache = entry[2]
-    key = (what, viewer)
+    key = (what, viewer, language())  # the engine writes boards and scores in the reader's language
     if key not in cache:
         cache[key] = make()
     return cache[key]
@@ -93,7 +98,8 @@ def score_of(state: State) -> Any:
 
 def scores_line(state: State, reader: str | None, names: dict[str, str]) -> str:
     totals = score_of(state).totals
-    return "Scores: " + ", ".join(f"{who(seat, reader, names)} {points}" for seat, points in totals.items())
+    return _("Scores: {scores}").format(
+        scores=", ".join(f"{who(seat, reader, names)} {points}" for seat, points in totals.items()))
 
 
 def next_move(state: State) -> int:
@@ -150,28 +156,31 @@ def result_headline(row: GameRow, state: State, reader: str | None, names: dict[
     reason = result.get("reason")
     if reason == "resigned":
         quitter = result.get("resigned")
-        cause = "you resigned" if quitter == reader else f"{names.get(quitter, quitter)} resigned"
+        cause = _("you resigned") if quitter == reader else _("{player} resigned").format(
+            player=names.get(quitter, quitter))
     elif reason == "forfeit":
         late = result.get("forfeited") or result.get("seat")
-        cause = "you forfeited" if late == reader else f"{names.get(late, late)} forfeited"
+        cause = _("you forfeited") if late == reader else _("{player} forfeited").format(
+            player=names.get(late, late))
     elif reason in ("adjudicated", "ended", "moderator"):
-        cause = "ended by a moderator"
+        cause = _("ended by a moderator")
     elif reason == "agreed draw":
-        return f"Game over: drawn by agreement {_totals(state)}"
+        return _("Game over: drawn by agreement {scores}").format(scores=_totals(state))
     elif reason == "abandoned by agreement":
-        return "Game over: abandoned by agreement (not rated)"
+        return _("Game over: abandoned by agreement (not rated)")
     else:
         cause = ""
     if len(winners) > 1:
-        outcome = "a draw" if len(winners) == len(row.seats) else (
-            "shared win: " + ", ".join("you" if w == reader else names.get(w, w) for w in winners))
+        outcome = _("a draw") if len(winners) == len(row.seats) else _("shared win: {players}").format(
+            players=", ".join(_("you") if w == reader else names.get(w, w) for w in winners))
     elif winners:
-        outcome = "you win" if winners[0] == reader else f"{names.get(winners[0], winners[0])} wins"
+        outcome = _("you win") if winners[0] == reader else _("{player} wins").format(
+            player=names.get(winners[0], winners[0]))
     else:
-        outcome = "no winner"
+        outcome = _("no winner")
     if reason in (None, "scored"):
-        return f"Game over: {outcome} {_totals(state)}"
-    return f"Game over: {cause}; {outcome}"
+        return _("Game over: {outcome} {scores}").format(outcome=outcome, scores=_totals(state))
+    return _("Game over: {cause}; {outcome}").format(cause=cause, outcome=outcome)
 
 
 def result_section(row: GameRow, state: State) -> Section:
@@ -181,7 +190,7 @@ def result_section(row: GameRow, state: State) -> Section:
     lines = []
     for line in score_of(state).text.split("\n"):
         lines += textwrap.wrap(line, 76, subsequent_indent="  ") if len(line) > 76 else [line]
-    return Section(title="Final scores", pre="\n".join(lines))
+    return Section(title=_("Final scores"), pre="\n".join(lines))
 
 
 def record_attachment(row: GameRow) -> Attachment:
@@ -202,32 +211,34 @@ def footer(row: GameRow | None, state: State | None, reader: str | None, server_
     How to move is said only in a mail that lists the legal moves (``moves_shown``): the example
     must be one of them."""
     if row is None:
-        return [f"Write commands to {server_address}, one per line. Send 'help' for the list."]
+        return [_("Write commands to {address}, one per line. Send 'help' for the list.").format(
+            address=server_address)]
     gid = row.id
     lines = []
     mine = next((s for s in row.seats if s.seat == reader), None)
     if row.status == "invited" and mine is not None and not mine.accepted:
-        lines.append(f"Reply 'accept' to play or 'decline' to refuse. 'rules {row.game}' sends the "
-                     "rules.")
+        lines.append(_("Reply 'accept' to play or 'decline' to refuse. 'rules {game}' sends the rules."
+                       ).format(game=row.game))
     elif row.status == "invited":
-        lines.append(f"The game starts when every player has accepted. Commands: games, "
-                     f"rules {row.game}, help.")
+        lines.append(_("The game starts when every player has accepted. Commands: games, rules {game}, "
+                       "help.").format(game=row.game))
     elif row.status == "active" and state is not None and not observer and reader is not None:
         example = example_move(state, reader) if moves_shown else None
         if example:
-            lines.append("To move, press Reply and write your move on the first line, for example:")
+            lines.append(_("To move, press Reply and write your move on the first line, for example:"))
             lines.append(f"  {example}")
-        lines.append(f"Commands: board {gid}, history {gid}, message {gid} TEXT, games, help, "
-                     f"resign {gid}.")
+        lines.append(_("Commands: board {id}, history {id}, message {id} TEXT, games, help, resign {id}."
+                       ).format(id=gid))
     elif observer:
-        lines.append(f"You are observing {gid}. To stop, send: unobserve {gid}")
+        lines.append(_("You are observing {id}. To stop, send: unobserve {id}").format(id=gid))
     elif row.status == "active":  # a moderator, or someone who asked about a game they do not play
-        lines.append(f"Commands: board {gid}, history {gid}, games, help.")
+        lines.append(_("Commands: board {id}, history {id}, games, help.").format(id=gid))
     else:
-        lines.append(f"This game is over. Commands: history {gid}, board {gid} N, rematch {gid}, "
-                     f"record {gid}.")
+        lines.append(_("This game is over. Commands: history {id}, board {id} N, rematch {id}, record {id}."
+                       ).format(id=gid))
     if attached:
-        lines.append(f"The attached {gid}.json is the game record: replay it with `pbem replay`.")
+        lines.append(_("The attached {id}.json is the game record: replay it with `pbem replay`.").format(
+            id=gid))
     if reader is not None and not observer and row.status == "invited":
-        lines.append("Keep the Reply-To address: it carries your secret token for this seat.")
+        lines.append(_("Keep the Reply-To address: it carries your secret token for this seat."))
     return lines

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from engine import State
 from pbem.commands.parsing import Command
+from pbem.i18n import Text, _, say
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import BOARD, EVENT, TURN, MailContext, PlannedMail
@@ -47,14 +48,16 @@ class AuthFailed(Exception):
 def game_id_of(ctx: MailContext, command: Command) -> str:
     game_id = command.game or ctx.context_game
     if not game_id:
-        raise CommandFailed(f"which game? Write '{command.verb} GAME' (see 'games' for yours).")
+        raise CommandFailed(_("which game? Write '{verb} GAME' (see 'games' for yours).").format(
+            verb=command.verb))
     return game_id
 
 
 def load_game(ctx: MailContext, game_id: str):
     loaded = ctx.load(game_id)
     if loaded is None:
-        raise CommandFailed(f"there is no game {game_id}. Send 'games' for the list of yours.")
+        raise CommandFailed(_("there is no game {id}. Send 'games' for the list of yours.").format(
+            id=game_id))
     return loaded
 
 
@@ -104,10 +107,11 @@ def authenticate(ctx: MailContext, row: GameRow, command: Command) -> Seat:
     retired = retired_seat(ctx, row, tokens)
     if retired is not None:
         raise CommandFailed(
-            f"the address you replied to carries an old token of {retired.seat} in game {row.id}: that "
-            "seat has a new token since (its player moved to another address, or asked for a new "
-            "one). Nothing was applied. Reply to the newest mail of the game, which went to the "
-            "seat's address.", headline=f"Not done: an old token of {row.id}")
+            _("the address you replied to carries an old token of {seat} in game {id}: that seat has a "
+              "new token since (its player moved to another address, or asked for a new one). Nothing "
+              "was applied. Reply to the newest mail of the game, which went to the seat's address."
+              ).format(seat=retired.seat, id=row.id),
+            headline=_("Not done: an old token of {id}").format(id=row.id))
     raise AuthFailed(row.id, (named or mine).seat if (named or mine) else None)
 
 
@@ -153,9 +157,9 @@ def save_game(ctx: MailContext, row: GameRow, state: State) -> None:
     ctx.touched[row.id] = (row, state)
 
 
-def announce_position(ctx: MailContext, row: GameRow, state: State, event: str, *,
+def announce_position(ctx: MailContext, row: GameRow, state: State, event: Text, *,
                       exclude: str | None = None, note: list[str] | None = None,
-                      notes: list[str] | None = None, start: bool = False,
+                      notes: list[str] | Callable[[], list[str]] | None = None, start: bool = False,
                       after: hooks.AfterMove | None = None, number: int | None = None) -> None:
     """After a change of position, each player but ``exclude`` (who gets the reply to their own mail)
     hears what they need: the seat to move its board and legal moves ("your move"), a waiting seat
@@ -167,50 +171,69 @@ def announce_position(ctx: MailContext, row: GameRow, state: State, event: str, 
     turns, the tile drawn); ``note`` is what the mover wrote to the others. At the ``start`` every
     player hears of it. Players dropped from the game hear only the end. Observers follow through
     the BOARD_SENT hook. ``after`` is what the move's hooks added (a queued reply played after it, a
-    proposal that lapsed)."""
+    proposal that lapsed). ``event`` and ``notes`` may be functions: they are then written anew in
+    each reader's language."""
     after = after or hooks.AfterMove()
     names = game_names(ctx.tx, row)
+
+    def notes_now() -> list[str]:
+        return notes() if callable(notes) else list(notes or [])
+
     if state.is_over:
-        done = event + "".join(f"; {names.get(s, s)} {what}" for s, what in after.followed)
-        before = [f"{done[:1].upper()}{done[1:]}."] if after.followed else []
-        announce_end(ctx, row, state, exclude=exclude,
-                     note=[*before, *(notes or []), *after.lines, *(note or [])])
+        def end_note() -> list[str]:
+            done = say(event) + "".join(f"; {names.get(s, s)} {say(what)}" for s, what in after.followed)
+            before = [f"{done[:1].upper()}{done[1:]}."] if after.followed else []
+            return [*before, *notes_now(), *map(say, after.lines), *(note or [])]
+        announce_end(ctx, row, state, exclude=exclude, note=end_note)
         return
     for seat in row.seats:
         if seat.seat == exclude or seat.seat in state.dropped_seats:
             continue
-        lines = [*(note or []), *(notes or []), *after.lines, *after.private.get(seat.seat, [])]
-        happened = event + "".join(f"; {'you' if s == seat.seat else names.get(s, s)} {what}"
-                                   for s, what in after.followed)
-        if state.to_move == seat.seat:
-            first = f"Your move (move {state.ply + 1}). {happened}."
-            kind = TURN
-        else:
-            told_here = f"{event} (move {number})" + happened[len(event):] if number else happened
-            first = f"{told_here}; {who(state.to_move, seat.seat, names)} is to move."
-            told = start or seat.seat in after.tell or bool(after.private.get(seat.seat))
-            kind = EVENT if told else BOARD
-        lines.append(scores_line(state, seat.seat, names))
-        ctx.planned.append(PlannedMail(
-            to=seat.email, seat=seat.seat, game_id=row.id, kind=kind, headline=first,
-            sections=[board_section(state, seat.seat, lines)]))
-    public = (f"{event} (move {number})" if number else event) + "".join(
-        f"; {names.get(s, s)} {what}" for s, what in after.followed)
+        with ctx.speaking_to(seat.email):
+            lines = [*(note or []), *notes_now(), *map(say, after.lines), *after.private.get(seat.seat, [])]
+            said = say(event)
+            you = _("you")
+            happened = said + "".join(f"; {you if s == seat.seat else names.get(s, s)} {say(what)}"
+                                      for s, what in after.followed)
+            if state.to_move == seat.seat:
+                first = _("Your move (move {number}). {happened}.").format(number=state.ply + 1,
+                                                                           happened=happened)
+                kind = TURN
+            else:
+                told_here = (_("{event} (move {number})").format(event=said, number=number)
+                             + happened[len(said):] if number else happened)
+                first = _("{happened}; {player} is to move.").format(
+                    happened=told_here, player=who(state.to_move, seat.seat, names))
+                told = start or seat.seat in after.tell or bool(after.private.get(seat.seat))
+                kind = EVENT if told else BOARD
+            lines.append(scores_line(state, seat.seat, names))
+            ctx.planned.append(PlannedMail(
+                to=seat.email, seat=seat.seat, game_id=row.id, kind=kind, headline=first,
+                sections=[board_section(state, seat.seat, lines)]))
+    def public() -> str:
+        return (_("{event} (move {number})").format(event=say(event), number=number) if number
+                else say(event)) + "".join(f"; {names.get(s, s)} {say(what)}" for s, what in after.followed)
     for hook in hooks.BOARD_SENT:
         hook(ctx, row, state, public)
 
 
 def announce_end(ctx: MailContext, row: GameRow, state: State, *, exclude: str | None = None,
-                 note: list[str] | None = None) -> None:
+                 note: list[str] | Callable[[], list[str]] | None = None) -> None:
     """Every player (but ``exclude``) and every observer learns how the game ended, whatever ended
     it (the last move, a resignation, a forfeit, a moderator), with the record attached."""
     names = game_names(ctx.tx, row)
+
+    def lines() -> list[str]:
+        return note() if callable(note) else list(note or [])
+
     for seat in row.seats:
         if seat.seat == exclude:
             continue
-        ctx.planned.append(PlannedMail(
-            to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT, attach_record=True,
-            headline=result_headline(row, state, seat.seat, names),
-            sections=[board_section(state, seat.seat, note, with_legal=False), result_section(row, state)]))
+        with ctx.speaking_to(seat.email):
+            ctx.planned.append(PlannedMail(
+                to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT, attach_record=True,
+                headline=result_headline(row, state, seat.seat, names),
+                sections=[board_section(state, seat.seat, lines(), with_legal=False),
+                          result_section(row, state)]))
     for hook in hooks.GAME_ENDED:
-        hook(ctx, row, state, result_headline(row, state, None, names), list(note or []))
+        hook(ctx, row, state, lambda: result_headline(row, state, None, names), lines)

@@ -13,6 +13,7 @@ from engine import MoveError, get_game, is_move_entry, replay
 from engine.registry import UnknownGameError
 from pbem.commands.helptext import help_text
 from pbem.commands.parsing import Command
+from pbem.i18n import _, ngettext, say, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import CONFIRM, REPLY, TURN, MailContext
@@ -34,7 +35,7 @@ from pbem.processing.games import (
     save_game,
     sender_seat,
 )
-from pbem.record import append_move, iso
+from pbem.record import append_move, iso, notes_again
 
 Handler = Callable[[MailContext, Command], None]
 
@@ -43,7 +44,7 @@ Handler = Callable[[MailContext, Command], None]
 
 def do_help(ctx: MailContext, command: Command) -> None:
     topic = command.topic
-    ctx.reply(Section(pre=help_text(topic)), headline=f"Help: {topic or 'commands'}")
+    ctx.reply(Section(pre=help_text(topic)), headline=_("Help: {topic}").format(topic=topic or _("commands")))
 
 
 def do_rules(ctx: MailContext, command: Command) -> None:
@@ -59,7 +60,8 @@ def do_rules(ctx: MailContext, command: Command) -> None:
     except UnknownGameError:
         name = None
     text = help_text(name) if name else help_text("games")
-    ctx.reply(Section(pre=text), headline=f"Rules of {get_game(name).title}" if name else "Games")
+    ctx.reply(Section(pre=text), headline=_("Rules of {game}").format(game=get_game(name).title) if name
+              else _("Games"))
 
 
 def do_board(ctx: MailContext, command: Command) -> None:
@@ -69,29 +71,34 @@ def do_board(ctx: MailContext, command: Command) -> None:
     names = game_names(ctx.tx, row)
     if row.status == "invited":
         waiting = ", ".join(s.email for s in row.seats if not s.accepted)
-        ctx.reply(None, row.id, headline=f"Game {row.id} has not started: waiting for {waiting}")
+        ctx.reply(None, row.id, headline=_("Game {id} has not started: waiting for {players}").format(
+            id=row.id, players=waiting))
         return
     after = command.args.get("after")
     if after is not None:
         if not 0 <= after <= state.ply:
-            raise CommandFailed(f"game {row.id} has moves 0 to {state.ply}; 'board {row.id} N' shows "
-                                "the position after move N (0: before the first move).")
+            raise CommandFailed(_("game {id} has moves 0 to {last}; 'board {id} N' shows the position "
+                                  "after move N (0: before the first move).").format(
+                                      id=row.id, last=state.ply))
         game = get_game(row.game)
         record = {**row.record, "setup": game.redact_setup(row.record["setup"])}
         past = replay(game, record.get("options"), record["setup"], record["moves"], upto_ply=after)
         moves = [e for e in row.record["moves"] if is_move_entry(e)]
         last = f" ({moves[after - 1].get('seat')}: {moves[after - 1].get('move')})" if after else ""
         ctx.reply(board_section(past, viewer, [scores_line(past, viewer, names)], with_legal=False),
-                  row.id, headline=f"Board of {row.id} after move {after}{last}")
+                  row.id, headline=_("Board of {id} after move {number}{move}").format(
+                      id=row.id, number=after, move=last))
         return
     lines = [scores_line(state, viewer, names)]
     if state.is_over or row.status != "active":
-        headline = f"Board of {row.id}: " + (result_headline(row, state, viewer, names)
-                                              if state.is_over else f"the game is {row.status}")
+        headline = _("Board of {id}: {what}").format(
+            id=row.id, what=result_headline(row, state, viewer, names) if state.is_over
+            else _("the game is {status}").format(status=status_word(row.status)))
     elif state.to_move == viewer:
-        headline = f"Board of {row.id}: your move (move {state.ply + 1})"
+        headline = _("Board of {id}: your move (move {number})").format(id=row.id, number=state.ply + 1)
     else:
-        headline = f"Board of {row.id}: {who(state.to_move, viewer, names)} is to move (move {state.ply + 1})"
+        headline = _("Board of {id}: {player} is to move (move {number})").format(
+            id=row.id, player=who(state.to_move, viewer, names), number=state.ply + 1)
     ctx.reply(board_section(state, viewer, lines, with_legal=row.status == "active"), row.id,
               headline=headline)
 
@@ -105,14 +112,17 @@ def do_history(ctx: MailContext, command: Command) -> None:
     lines, number = [], 0
     for entry in row.record["moves"]:
         if "drop" in entry:
-            lines.append(f"     {entry['drop']} left the game ({entry.get('reason', 'dropped')})")
+            lines.append("     " + _("{seat} left the game ({reason})").format(
+                seat=entry["drop"], reason=entry.get("reason", _("dropped"))))
         elif is_move_entry(entry):
             number += 1
             seat = who(entry.get("seat"), mine.seat if mine else None, names)
-            queued = " (queued)" if entry.get("queued") else ""
+            queued = " " + _("(queued)") if entry.get("queued") else ""
             lines.append(f"{number:>4}. {seat:<20} {entry.get('move')}{queued}")
-    text = "\n".join(lines) if lines else "No moves yet."
-    ctx.reply(Section(pre=text), row.id, headline=f"History of {row.id}: {number} move(s)")
+    text = "\n".join(lines) if lines else _("No moves yet.")
+    ctx.reply(Section(pre=text), row.id, headline=ngettext("History of {id}: {n} move",
+                                                           "History of {id}: {n} moves", number).format(
+        id=row.id, n=number))
 
 
 def do_games(ctx: MailContext, command: Command) -> None:
@@ -124,27 +134,32 @@ def do_games(ctx: MailContext, command: Command) -> None:
         mine = sender_seat(row)(email)
         reader = mine.seat if mine else None
         others = [names.get(s.seat, s.seat) for s in row.seats if s.seat != reader]
-        title = f"{row.id}  {get_game(row.game).title} vs {', '.join(others) or 'anyone'}"
+        title = _("{id}  {game} vs {players}").format(
+            id=row.id, game=get_game(row.game).title, players=", ".join(others) or _("anyone"))
         if row.status == "active":
-            turn = ("your move" if row.to_move == reader
-                    else f"{who(row.to_move, reader, names)} to move")
+            turn = (_("your move") if row.to_move == reader
+                    else _("{player} to move").format(player=who(row.to_move, reader, names)))
             if row.deadline_at:
-                turn += f"\n      deadline {row.deadline_at.strftime('%Y-%m-%d %H:%M UTC')}"
+                turn += "\n      " + _("deadline {when}").format(
+                    when=row.deadline_at.strftime("%Y-%m-%d %H:%M UTC"))
         elif row.status == "invited":
-            turn = "waiting for " + ", ".join(s.seat for s in row.seats if not s.accepted)
+            turn = _("waiting for {seats}").format(
+                seats=", ".join(s.seat for s in row.seats if not s.accepted))
         elif row.status == "open":
-            turn = f"an open challenge, waiting for players (withdraw {row.id})"
+            turn = _("an open challenge, waiting for players (withdraw {id})").format(id=row.id)
         elif row.status == "over":
             loaded = ctx.load(row.id)
-            turn = result_headline(row, loaded[1], reader, names) if loaded else "over"
+            turn = result_headline(row, loaded[1], reader, names) if loaded else status_word("over")
         else:
-            turn = row.status
-        blocks.append(f"{title}\n      you play {reader or '-'}; {turn}")
+            turn = status_word(row.status)
+        blocks.append(title + "\n      " + _("you play {seat}; {state}").format(
+            seat=reader or "-", state=turn))
     if blocks:
-        ctx.reply(Section(pre="\n".join(blocks)), headline=f"Your games: {len(rows)}")
+        ctx.reply(Section(pre="\n".join(blocks)), headline=ngettext(
+            "Your games: {n}", "Your games: {n}", len(rows)).format(n=len(rows)))
     else:
-        ctx.reply(Section(lines=["Start one with: new alien-city with FRIEND@EXAMPLE.ORG"]),
-                  headline="You have no games")
+        ctx.reply(Section(lines=[_("Start one with: new alien-city with FRIEND@EXAMPLE.ORG")]),
+                  headline=_("You have no games"))
     for hook in hooks.GAMES_LISTING:
         for section in hook(ctx):
             ctx.reply(section)
@@ -158,28 +173,35 @@ def do_move(ctx: MailContext, command: Command) -> None:
     seat = authenticate(ctx, row, command)
     names = game_names(ctx.tx, row)
     if row.status != "active":
-        raise CommandFailed(f"game {row.id} is {row.status}; no moves can be made.")
+        raise CommandFailed(_("game {id} is {status}; no moves can be made.").format(
+            id=row.id, status=status_word(row.status)))
     expected = command.ply if command.ply is not None else ctx.expected_ply.pop(game_id, None)
     current = board_section(state, seat.seat, [scores_line(state, seat.seat, names)])
     if expected is not None and expected != state.ply:
         raise CommandFailed(
-            f"your mail answers the board of move {expected + 1}, but game {row.id} is at move "
-            f"{state.ply + 1}: the move was not applied. Here is the board now.", current,
-            headline=f"Not applied: {command.move!r} was meant for move {expected + 1}, the game "
-                     f"is at move {state.ply + 1}")
+            _("your mail answers the board of move {meant}, but game {id} is at move {now}: the move "
+              "was not applied. Here is the board now.").format(meant=expected + 1, id=row.id,
+                                                                now=state.ply + 1), current,
+            headline=_("Not applied: {move!r} was meant for move {meant}, the game is at move {now}").format(
+                move=command.move, meant=expected + 1, now=state.ply + 1))
     if seat.seat in state.dropped_seats:
-        raise CommandFailed(f"you were dropped from game {row.id} at a deadline; it goes on without you.")
+        raise CommandFailed(_("you were dropped from game {id} at a deadline; it goes on without you."
+                              ).format(id=row.id))
     if state.to_move != seat.seat:
-        raise CommandFailed(f"it is {who(state.to_move, seat.seat, names)}'s turn, not yours.", current,
-                            headline=f"Not applied: it is {names.get(state.to_move or '', state.to_move)}'s "
-                                     "turn")
+        raise CommandFailed(_("it is {player}'s turn, not yours.").format(
+            player=who(state.to_move, seat.seat, names)), current,
+            headline=_("Not applied: it is {player}'s turn").format(
+                player=names.get(state.to_move or "", state.to_move)))
     game = get_game(row.game)
+    before, start = state.copy(), len(row.record["moves"])
     try:
         canonical, notes = append_move(game, state, row.record, command.move or "", ctx.now, seat.seat)
     except MoveError as exc:
         reason = exc.message.split(": ")[0] if len(exc.message) > 60 else exc.message
-        raise CommandFailed(f"{command.move!r} was not applied: {exc}", current,
-                            headline=f"Not applied: {command.move}: {reason}") from None
+        raise CommandFailed(_("{move!r} was not applied: {reason}").format(move=command.move, reason=exc),
+                            current, headline=_("Not applied: {move}: {reason}").format(
+                                move=command.move, reason=reason)) from None
+    added = row.record["moves"][start:]
     number = state.ply
     # in the same step: a queued reply of the next seat, a proposal that lapses (pbem.community)
     after = hooks.after_move(ctx, row, state, seat.seat)
@@ -188,10 +210,12 @@ def do_move(ctx: MailContext, command: Command) -> None:
     ctx.outcomes.append(f"applied {canonical}")
     mover = names.get(seat.seat, seat.seat)
     note = [f"{mover}: {line}" for line in command.note]
-    announce_position(ctx, row, state, f"{mover} played {canonical}", exclude=seat.seat, note=note,
-                      notes=notes, after=after, number=number)
-    followed = "".join(f" {names.get(s, s)} {what[:1]}{what[1:]}." for s, what in after.followed)
-    notes = [*notes, *after.lines, *after.private.get(seat.seat, [])]
+    announce_position(ctx, row, state,
+                      lambda: _("{player} played {move}").format(player=mover, move=canonical),
+                      exclude=seat.seat, note=note, after=after, number=number,
+                      notes=(lambda: notes_again(before, added, start)) if notes else [])
+    followed = "".join(f" {names.get(s, s)} {say(what)}." for s, what in after.followed)
+    notes = [*notes, *map(say, after.lines), *after.private.get(seat.seat, [])]
     if state.is_over:
         if followed:
             notes.insert(0, followed.strip())
@@ -202,16 +226,17 @@ def do_move(ctx: MailContext, command: Command) -> None:
         return
     lines = [*notes, scores_line(state, seat.seat, names)]
     if command.note:
-        lines.insert(0, "Your note went to " + ", ".join(
-            who(s.seat, None, names) for s in row.seats if s.seat != seat.seat) + ".")
+        lines.insert(0, _("Your note went to {players}.").format(players=", ".join(
+            who(s.seat, None, names) for s in row.seats if s.seat != seat.seat)))
+    applied = _("Applied: {move} (move {number}).").format(move=canonical, number=number) + followed
     if state.to_move == seat.seat:
-        again = "Your move" if after.followed else "Your move again"
+        again = _("Your move (move {number}).") if after.followed else _("Your move again (move {number}).")
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
-                  headline=f"Applied: {canonical} (move {number}).{followed} {again} (move {state.ply + 1}).")
+                  headline=f"{applied} {again.format(number=state.ply + 1)}")
     else:
         ctx.reply(Section(lines=lines), row.id, kind=REPLY if command.note or after.lines else CONFIRM,
-                  headline=f"Applied: {canonical} (move {number}).{followed} "
-                           f"{who(state.to_move, seat.seat, names)} is next.")
+                  headline=applied + " " + _("{player} is next.").format(
+                      player=who(state.to_move, seat.seat, names)))
 
 
 def resign_code(secret: bytes, game_id: str, seat: str, ply: int) -> str:
@@ -228,23 +253,26 @@ def do_resign(ctx: MailContext, command: Command) -> None:
     seat = authenticate(ctx, row, command)
     names = game_names(ctx.tx, row)
     if row.status != "active":
-        raise CommandFailed(f"game {row.id} is {row.status}; only running games can be resigned.")
+        raise CommandFailed(_("game {id} is {status}; only running games can be resigned.").format(
+            id=row.id, status=status_word(row.status)))
     if seat.seat in state.dropped_seats:
-        raise CommandFailed(f"you were dropped from game {row.id} at a deadline; it goes on without you.")
+        raise CommandFailed(_("you were dropped from game {id} at a deadline; it goes on without you."
+                              ).format(id=row.id))
     winners = [s.seat for s in row.seats if s.seat != seat.seat and s.seat not in state.dropped_seats]
     code = resign_code(ctx.secret, row.id, seat.seat, state.ply)
     line = f"resign {row.id} confirm {code}"
     given = command.args.get("code")
     if given != code:
         others = ", ".join(who(w, seat.seat, names) for w in winners)
-        first = ("That confirmation is out of date or mistyped; here is the current one."
-                 if given else "Nothing has changed yet.")
+        first = (_("That confirmation is out of date or mistyped; here is the current one.")
+                 if given else _("Nothing has changed yet."))
         ctx.reply(Section(lines=[
-            first, f"Resigning ends game {row.id} at once: you lose, and {others} "
-                   f"{'wins' if len(winners) == 1 else 'win'}. It cannot be taken back.",
-            f"To resign, send this line: {line}"],
-            actions=[ActionGroup("", [Action("Resign now", line)])]),
-            row.id, headline=f"To resign {row.id}, confirm with: {line}")
+            first, ngettext("Resigning ends game {id} at once: you lose, and {players} wins. It cannot "
+                            "be taken back.", "Resigning ends game {id} at once: you lose, and {players} "
+                            "win. It cannot be taken back.", len(winners)).format(id=row.id, players=others),
+            _("To resign, send this line: {line}").format(line=line)],
+            actions=[ActionGroup("", [Action(_("Resign now"), line)])]),
+            row.id, headline=_("To resign {id}, confirm with: {line}").format(id=row.id, line=line))
         return
     row.status = "over"
     row.to_move = None

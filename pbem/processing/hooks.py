@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pbem.i18n import Text
+
 if TYPE_CHECKING:
     from engine import State
     from pbem.processing.context import MailContext
@@ -28,8 +30,9 @@ class AfterMove:
     nobody else's business); ``tell`` are seats that must hear of the move even when it is not their
     turn (the one whose queued reply was played)."""
 
-    followed: list[tuple[str, str]] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
+    # texts for several readers: strings, or functions that write them in each reader's language
+    followed: list[tuple[str, Text]] = field(default_factory=list)
+    lines: list[Text] = field(default_factory=list)
     private: dict[str, list[str]] = field(default_factory=dict)
     tell: list[str] = field(default_factory=list)
 
@@ -57,13 +60,15 @@ def after_move(ctx: MailContext, row: GameRow, state: State, seat: str) -> After
 
 
 # The players have been sent the board after a move; e.g. observers get it too.
-# Called as hook(ctx, row, state, headline).
-BOARD_SENT: list[Callable[[MailContext, GameRow, State, str], None]] = []
+# Called as hook(ctx, row, state, headline): ``headline()`` writes it in the language then active
+# (each recipient's, see pbem.i18n.speaking).
+BOARD_SENT: list[Callable[[MailContext, GameRow, State, Callable[[], str]], None]] = []
 
 # A game has ended (last move, resignation, forfeit, a moderator); the players have been told.
 # Called as hook(ctx, row, state, headline, note): the result as nobody's seat sees it, and what was
-# said about it (a moderator's reason).
-GAME_ENDED: list[Callable[[MailContext, GameRow, State, str, list[str]], None]] = []
+# said about it (a moderator's reason); both are functions, called in each recipient's language.
+GAME_ENDED: list[Callable[[MailContext, GameRow, State, Callable[[], str], Callable[[], list[str]]],
+                          None]] = []
 
 # Before any command of a mail runs: return a reason to ignore the mail (e.g. a blocked address),
 # or None. Called as hook(tx, mail).

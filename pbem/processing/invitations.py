@@ -14,6 +14,7 @@ from engine import EngineError, State, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
 from pbem.commands.parsing import Command
+from pbem.i18n import N_, _, ngettext, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import computer, hooks
 from pbem.processing.context import EVENT, TURN, MailContext, PlannedMail
@@ -38,7 +39,7 @@ from pbem.record import draw_chances, iso, new_record
 from pbem.store.base import GameRow, Seat
 from pbem.tokens import token_hash
 
-TAP_TIP = "On a phone? Reply 'set mail tap': every legal move becomes a link to tap."
+TAP_TIP = N_("On a phone? Reply 'set mail tap': every legal move becomes a link to tap.")
 
 
 def describe_options(options: dict[str, Any]) -> str:
@@ -53,7 +54,7 @@ def describe_options(options: dict[str, Any]) -> str:
                        for seat, h in value.items() if h != {"reach": 2, "extra_claims": 0}]
             if special:
                 parts.append("handicap " + "; ".join(special))
-    return ", ".join(parts) or "standard rules"
+    return ", ".join(parts) or _("standard rules")
 
 
 def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None,
@@ -75,12 +76,13 @@ def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None
     except EngineError as exc:
         raise CommandFailed(str(exc)) from None
     if len(set(people)) != len(people):
-        raise CommandFailed("every player must have a different address (you cannot play yourself).")
+        raise CommandFailed(_("every player must have a different address (you cannot play yourself)."))
     if ctx.config.address in people:
-        raise CommandFailed(f"{ctx.config.address} is the server, not a player.")
+        raise CommandFailed(_("{address} is the server, not a player.").format(address=ctx.config.address))
     if first_seat:
         if first_seat not in seats:
-            raise CommandFailed(f"'as {first_seat}': seats are {', '.join(seats)}.")
+            raise CommandFailed(_("'as {seat}': seats are {seats}.").format(
+                seat=first_seat, seats=", ".join(seats)))
         order = [first_seat] + [s for s in seats if s != first_seat]
     else:
         order = seats
@@ -109,27 +111,33 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
     """The invitation to every seat that has not accepted, with one-tap accept and decline."""
     game = get_game(row.game)
     names = game_names(ctx.tx, row)
-    described = describe_options(row.record.get("options") or {})
     control = row.record.get("time_control") or {}
     days = float(control.get("days_per_move", ctx.config.deadlines.default_days))
     policy = control.get("policy", ctx.config.deadlines.policy)
+    who_asks = names.get(challenger, challenger)
     for seat in row.seats:
         if seat.accepted:
             continue
-        lines = [f"{names.get(challenger, challenger)} invites you to a game of {game.title} "
-                 f"({described}). You would play {seat.seat}.",
-                 players_line(row, seat.seat, names)]
-        lines.append(f"Time control: {days:g} day(s) per move; at the deadline: "
-                     + ("the late player forfeits" if policy == "forfeit" else "the moderators decide")
-                     + ".")
-        lines += [*(f"{names.get(challenger, challenger)}: {line}" for line in note),
-                  f"To play, reply: accept {row.id}. To refuse: decline {row.id}.",
-                  f"The rules and every ruling: reply 'rules {row.game}'.", TAP_TIP]
-        ctx.planned.append(PlannedMail(
-            to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
-            headline=f"{names.get(challenger, challenger)} invites you to {game.title}",
-            sections=[Section(lines=lines, actions=[ActionGroup("", [
-                Action("Accept", f"accept {row.id}"), Action("Decline", f"decline {row.id}")])])]))
+        with ctx.speaking_to(seat.email):
+            described = describe_options(row.record.get("options") or {})
+            lines = [_("{player} invites you to a game of {game} ({options}). You would play {seat}.").format(
+                         player=who_asks, game=game.title, options=described, seat=seat.seat),
+                     players_line(row, seat.seat, names)]
+            at_deadline = (_("the late player forfeits") if policy == "forfeit"
+                           else _("the moderators decide"))
+            lines.append(ngettext("Time control: {days} day per move; at the deadline: {what}.",
+                                  "Time control: {days} days per move; at the deadline: {what}.",
+                                  int(days) if days == int(days) else 2).format(
+                days=f"{days:g}", what=at_deadline))
+            lines += [*(f"{who_asks}: {line}" for line in note),
+                      _("To play, reply: accept {id}. To refuse: decline {id}.").format(id=row.id),
+                      _("The rules and every ruling: reply 'rules {game}'.").format(game=row.game),
+                      _(TAP_TIP)]
+            ctx.planned.append(PlannedMail(
+                to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
+                headline=_("{player} invites you to {game}").format(player=who_asks, game=game.title),
+                sections=[Section(lines=lines, actions=[ActionGroup("", [
+                    Action(_("Accept"), f"accept {row.id}"), Action(_("Decline"), f"decline {row.id}")])])]))
 
 
 def do_new(ctx: MailContext, command: Command) -> None:
@@ -158,11 +166,13 @@ def start_or_wait(ctx: MailContext, row: GameRow, challenger: str, note: list[st
     if not waiting:  # only computers to wait for: they accepted at once
         start_game(ctx, row, ctx.touched[row.id][1], mine)
         return
-    lines = [f"{game.title}, {describe_options(row.record.get('options') or {})}. "
-             f"You play {mine.seat}.", players_line(row, mine.seat, names), TAP_TIP]
+    lines = [_("{game}, {options}. You play {seat}.").format(
+        game=game.title, options=describe_options(row.record.get("options") or {}), seat=mine.seat),
+        players_line(row, mine.seat, names), _(TAP_TIP)]
     ctx.reply(Section(lines=lines), row.id, headline=(
-        f"Game {row.id} created: waiting for " + ", ".join(names.get(s.seat, s.email) for s in waiting)
-        + " to accept" if created else f"Rematch {row.id} created"))
+        _("Game {id} created: waiting for {players} to accept").format(
+            id=row.id, players=", ".join(names.get(s.seat, s.email) for s in waiting))
+        if created else _("Rematch {id} created").format(id=row.id)))
     invite(ctx, row, challenger, note)
 
 
@@ -171,15 +181,16 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     seat = authenticate(ctx, row, command)
     names = game_names(ctx.tx, row)
     if row.status != "invited":
-        raise CommandFailed(f"game {row.id} is {row.status}; there is nothing to accept.")
+        raise CommandFailed(_("game {id} is {status}; there is nothing to accept.").format(
+            id=row.id, status=status_word(row.status)))
     if seat.accepted:
-        raise CommandFailed(f"you have already accepted game {row.id}.")
+        raise CommandFailed(_("you have already accepted game {id}.").format(id=row.id))
     seat.accepted = True
     if not all(s.accepted for s in row.seats):
         waiting = ", ".join(names.get(s.seat, s.email) for s in row.seats if not s.accepted)
         ctx.tx.save_game(row)
         ctx.reply(Section(lines=[players_line(row, seat.seat, names)]), row.id,
-                  headline=f"You accepted {row.id}; waiting for {waiting}")
+                  headline=_("You accepted {id}; waiting for {players}").format(id=row.id, players=waiting))
         return
     start_game(ctx, row, state, seat)
 
@@ -197,13 +208,13 @@ def start_game(ctx: MailContext, row: GameRow, state: State, seat: Seat) -> None
     lines = [*notes, players_line(row, seat.seat, names), scores_line(state, seat.seat, names)]
     if state.to_move == seat.seat:
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
-                  headline=f"Your move (move 1). Game {row.id} has started.")
+                  headline=_("Your move (move 1). Game {id} has started.").format(id=row.id))
     else:
         ctx.reply(board_section(state, seat.seat, lines), row.id,
-                  headline=f"Game {row.id} has started; {who(state.to_move, seat.seat, names)} moves "
-                           "first.")
-    announce_position(ctx, row, state, f"Game {row.id} has started", exclude=seat.seat, notes=notes,
-                      start=True)
+                  headline=_("Game {id} has started; {player} moves first.").format(
+                      id=row.id, player=who(state.to_move, seat.seat, names)))
+    announce_position(ctx, row, state, lambda: _("Game {id} has started").format(id=row.id),
+                      exclude=seat.seat, notes=notes, start=True)
 
 
 def do_decline(ctx: MailContext, command: Command) -> None:
@@ -211,17 +222,20 @@ def do_decline(ctx: MailContext, command: Command) -> None:
     seat = authenticate(ctx, row, command)
     names = game_names(ctx.tx, row)
     if row.status != "invited":
-        raise CommandFailed(f"game {row.id} is {row.status}; only invitations can be declined.")
+        raise CommandFailed(_("game {id} is {status}; only invitations can be declined.").format(
+            id=row.id, status=status_word(row.status)))
     row.status = "declined"
     row.updated_at = row.finished_at = ctx.now
     row.record["result"] = {"reason": "declined", "by": seat.seat, "at": iso(ctx.now)}
     ctx.tx.save_game(row)
-    ctx.reply(None, row.id, headline=f"You declined {row.id}; the game is cancelled")
+    ctx.reply(None, row.id, headline=_("You declined {id}; the game is cancelled").format(id=row.id))
     for other in row.seats:
         if other.seat != seat.seat:
-            ctx.planned.append(PlannedMail(
-                to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-                headline=f"{names.get(seat.seat, seat.email)} declined; game {row.id} is cancelled"))
+            with ctx.speaking_to(other.email):
+                ctx.planned.append(PlannedMail(
+                    to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                    headline=_("{player} declined; game {id} is cancelled").format(
+                        player=names.get(seat.seat, seat.email), id=row.id)))
 
 
 def do_rematch(ctx: MailContext, command: Command) -> None:
@@ -230,7 +244,8 @@ def do_rematch(ctx: MailContext, command: Command) -> None:
     row, _state = load_game(ctx, game_id_of(ctx, command))
     seat = authenticate(ctx, row, command)
     if row.status != "over":
-        raise CommandFailed(f"game {row.id} is {row.status}; a rematch follows a finished game.")
+        raise CommandFailed(_("game {id} is {status}; a rematch follows a finished game.").format(
+            id=row.id, status=status_word(row.status)))
     seats = [s.seat for s in row.seats]
     emails = [s.email for s in row.seats]
     assignment = dict(zip(seats, emails[-1:] + emails[:-1], strict=True))

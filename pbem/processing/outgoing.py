@@ -19,6 +19,7 @@ from functools import partial
 
 from engine import State
 from pbem.config import Config
+from pbem.i18n import _, language, speaking_to
 from pbem.outbox.compose import build_message, mailto_link, new_message_id, to_bytes
 from pbem.processing.computer import is_computer
 from pbem.processing.context import REPLY, MailContext, PlannedMail
@@ -69,7 +70,11 @@ class Outgoing:
         if decision == "digest":
             tx.hold_for_digest(planned.to, planned.game_id, planned.headline, now)
         elif decision == "now":
-            message = self.compose(tx, planned, row, state, now, prefs)
+            # the footer, the subject, the template: in the reader's language; the answer to a mail
+            # from someone who chose none, in the one their mail's headers asked for
+            default = language() if planned.answering is not None else self.config.language
+            with speaking_to(tx, planned.to, default):
+                message = self.compose(tx, planned, row, state, now, prefs)
             tx.queue_outbound(message_id=message["Message-ID"], sender=self.config.address,
                               recipients=[planned.to], raw=to_bytes(message), now=now)
         return decision
@@ -84,7 +89,7 @@ class Outgoing:
         if row is not None:
             subject = planned.subject or thread_subject(row, game_names(tx, row))
         else:
-            subject = planned.subject or "[pbem] Your commands"
+            subject = planned.subject or "[pbem] " + _("Your commands")
         in_reply_to, references = self._thread(tx, planned, row, message_id)
         attachments = [record_attachment(row)] if row is not None and planned.attach_record else []
         lines = footer(row, state, planned.seat, self.config.address, observer=planned.observer,
@@ -97,7 +102,8 @@ class Outgoing:
             auto_submitted="auto-replied" if planned.kind == REPLY else planned.auto_submitted,
             sections=planned.sections, footer=lines, attachments=attachments,
             mailto=partial(mailto_link, reply_to, subject), html=prefs.html, taps=prefs.taps,
-            extra_headers={"X-Pbem-Game": row.id, "X-Pbem-Ply": str(ply)} if row else None)
+            extra_headers={"Content-Language": language(),
+                           **({"X-Pbem-Game": row.id, "X-Pbem-Ply": str(ply)} if row else {})})
 
     def _thread(self, tx: Tx, planned: PlannedMail, row: GameRow | None, message_id: str
                 ) -> tuple[str | None, list[str]]:

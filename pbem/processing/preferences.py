@@ -16,12 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pbem.i18n import N_
 from pbem.processing.context import BOARD, CONFIRM, EVENT, NOTICE, REPLY, TURN
 
 NOTIFY_LEVELS = {
-    "every": "a mail after every move: yours confirmed at once, others' with the board",
-    "turn": "a mail when it is your move, when a game starts or ends, and notes (default)",
-    "digest": "at most one mail a day with everything since the last one",
+    "every": N_("a mail after every move: yours confirmed at once, others' with the board"),
+    "turn": N_("a mail when it is your move, when a game starts or ends, and notes (default)"),
+    "digest": N_("at most one mail a day with everything since the last one"),
 }
 DEFAULT_NOTIFY = "turn"
 NICKNAME_MAX = 24
@@ -31,9 +32,9 @@ _AT_ONCE = {"every": {TURN, CONFIRM, BOARD}, "turn": {TURN}}
 
 
 MAIL_FORMATS = {
-    "text": "plain text only",
-    "html": "plain text and HTML with a drawn board (default)",
-    "tap": "as html, and every legal move a one-tap link: on a phone, tap a move and press Send",
+    "text": N_("plain text only"),
+    "html": N_("plain text and HTML with a drawn board (default)"),
+    "tap": N_("as html, and every legal move a one-tap link: on a phone, tap a move and press Send"),
 }
 DEFAULT_MAIL = "html"
 

@@ -26,16 +26,18 @@ from pbem import failpoints
 from pbem.clock import Clock, SystemClock
 from pbem.commands.parsing import VERBS, Command, CommandError, looks_like_command, parse_json, parse_text
 from pbem.config import Config
+from pbem.i18n import _, ngettext, speaking, speaking_to
 from pbem.outbox.compose import Section
 from pbem.processing import features, hooks
 from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
 from pbem.processing.gamemail import board_section
 from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens, reply_key, retired_seat
 from pbem.processing.handlers import HANDLERS
+from pbem.processing.languages import sender_language
 from pbem.processing.outgoing import Outgoing
 from pbem.reading.incoming import IncomingMail, read_headers, read_mail
 from pbem.reading.limits import LimitExceeded, check_limits
-from pbem.store.base import Inbound, Store, Tx
+from pbem.store.base import GameRow, Inbound, Seat, Store, Tx
 from pbem.store.common import StoreUnavailableError
 from pbem.store.secret import server_secret
 from pbem.tokens import token_hash
@@ -133,7 +135,8 @@ class Processor:
                 read_started = time.thread_time()
                 mail, exceeded = self.read(inbound)
                 read_ms = (time.thread_time() - read_started) * 1000
-                outcome, game_id, touched = self._handle(tx, inbound, mail, now, exceeded)
+                with speaking(sender_language(tx, mail, self.config)):  # the sender's answer
+                    outcome, game_id, touched = self._handle(tx, inbound, mail, now, exceeded)
                 status = "ignored" if outcome.startswith("ignored") else "done"
                 tx.mark_inbound(inbound.id, status, outcome[:500], sender=mail.from_addr or None,
                                 game_id=game_id, now=now)
@@ -175,18 +178,23 @@ class Processor:
             seat = next((s for s in row.seats if s.seat == failure.seat), None) if row else None
             if row and seat and tx.claim_notice(f"auth:{row.id}:{seat.seat}", now,
                                                 self.config.auth_notice_interval_seconds):
-                planned = PlannedMail(
-                    to=seat.email, seat=seat.seat, game_id=row.id, kind=NOTICE,
-                    headline=f"A mail about {row.id} from {mail.from_addr or 'an unknown sender'} was "
-                             "not accepted",
-                    sections=[Section(lines=[
-                        f"It was not applied: moves and game commands for your seat ({seat.seat}) are "
-                        "accepted only from your registered address together with your token.",
-                        "If it was you: reply to this mail (its Reply-To carries your token). If it "
-                        "was not you, nothing changed.",
-                        "You will get at most one such notice per hour."])])
+                with speaking_to(tx, seat.email, self.config.language):
+                    planned = self._auth_notice(row, seat, mail)
                 self.outgoing.deliver(tx, planned, row, None, now)
         return f"ignored: authentication failed for {failure.game_id}"
+
+    @staticmethod
+    def _auth_notice(row: GameRow, seat: Seat, mail: IncomingMail) -> PlannedMail:
+        return PlannedMail(
+            to=seat.email, seat=seat.seat, game_id=row.id, kind=NOTICE,
+            headline=_("A mail about {game} from {sender} was not accepted").format(
+                game=row.id, sender=mail.from_addr or _("an unknown sender")),
+            sections=[Section(lines=[
+                _("It was not applied: moves and game commands for your seat ({seat}) are accepted "
+                  "only from your registered address together with your token.").format(seat=seat.seat),
+                _("If it was you: reply to this mail (its Reply-To carries your token). If it was not "
+                  "you, nothing changed."),
+                _("You will get at most one such notice per hour.")])])
 
     # --- one mail ----------------------------------------------------------------------------------
     def _handle(self, tx: Tx, inbound: Inbound, mail: IncomingMail, now: datetime,
@@ -236,9 +244,12 @@ class Processor:
             hook(ctx)
         unread = max(len(mail.command_lines) - most, 0) if turn is None else len(results) - most
         if unread > 0:
-            ctx.reply(Section(title="Too many commands", lines=[
-                f"Your mail has {most + unread} command lines; the first {most} were read, the "
-                f"other {unread} were not. Send the rest in another mail."]))
+            ctx.reply(Section(title=_("Too many commands"), lines=[
+                ngettext("Your mail has {total} command lines; the first {read} were read, the other "
+                         "{unread} was not. Send the rest in another mail.",
+                         "Your mail has {total} command lines; the first {read} were read, the other "
+                         "{unread} were not. Send the rest in another mail.", unread).format(
+                    total=most + unread, read=most, unread=unread)]))
             results = results[:most]
         if not results:
             self._nothing_found(ctx)
@@ -246,7 +257,7 @@ class Processor:
         for item in results:
             if isinstance(item, CommandError):
                 ctx.reply(Section(lines=[f"> {item.line.strip()}", item.message]), ctx.context_game,
-                          headline=f"Not understood: {item.line.strip()[:60]}")
+                          headline=_("Not understood: {line}").format(line=item.line.strip()[:60]))
                 outcomes.append("error")
                 continue
             first_new = len(ctx.reply_sections)
@@ -254,14 +265,14 @@ class Processor:
                 HANDLERS[item.verb](ctx, item)
                 outcomes.append(item.verb)
                 if item.note and item.verb not in NOTE_VERBS:
-                    ctx.reply(Section(lines=["I did not read these lines as commands:",
+                    ctx.reply(Section(lines=[_("I did not read these lines as commands:"),
                                              *(f"  {line}" for line in item.note)]))
                 if len(results) > 1 and len(ctx.reply_sections) > first_new:
                     ctx.reply_sections[first_new].lines.insert(0, f"> {item.line.strip()}")
             except CommandFailed as failed:
                 ctx.reply(Section(lines=[f"> {item.line.strip()}", failed.message]),
                           item.game or ctx.context_game,
-                          headline=failed.headline or f"Not done: {failed.message}")
+                          headline=failed.headline or _("Not done: {reason}").format(reason=failed.message))
                 for extra in failed.extra:
                     ctx.reply(extra)
                 outcomes.append(f"{item.verb} refused")
@@ -318,7 +329,7 @@ class Processor:
         loaded = ctx.load(ctx.context_game) if ctx.context_game else None
         plays = loaded is not None and any(seat.email == email for seat in loaded[0].seats)
         sentence = exceeded.sentence()
-        ctx.reply(Section(title="Your mail was not read", lines=[sentence[0].upper() + sentence[1:]]),
+        ctx.reply(Section(title=_("Your mail was not read"), lines=[sentence[0].upper() + sentence[1:]]),
                   ctx.context_game if plays else None)  # in that game's thread if it is theirs
         self._send_all(ctx, inbound)
         return reason + "; sender told", ctx.context_game, ctx.touched
@@ -353,18 +364,20 @@ class Processor:
         is the sender's move, so that replying to the answer works."""
         loaded = ctx.load(ctx.context_game) if ctx.context_game else None
         if loaded is None:
-            ctx.reply(Section(lines=["Send 'help' for the list of commands, or 'games' for yours."]),
-                      headline="I found no command in your mail")
+            ctx.reply(Section(lines=[_("Send 'help' for the list of commands, or 'games' for yours.")]),
+                      headline=_("I found no command in your mail"))
             return
         row, state = loaded
         mine = next((s for s in row.seats if s.email == ctx.mail.from_addr), None)
         viewer = mine.seat if mine else None
         if row.status == "active" and viewer is not None and state.to_move == viewer:
             ctx.reply(board_section(state, viewer), row.id,
-                      headline=f"I found no move in your mail; it is your move (move {state.ply + 1})")
+                      headline=_("I found no move in your mail; it is your move (move {number})").format(
+                          number=state.ply + 1))
         else:
-            ctx.reply(Section(lines=[f"Send 'board {row.id}' for the board or 'help' for the commands."]),
-                      row.id, headline=f"I found no command in your mail about {row.id}")
+            ctx.reply(Section(lines=[_("Send 'board {id}' for the board or 'help' for the commands."
+                                       ).format(id=row.id)]),
+                      row.id, headline=_("I found no command in your mail about {id}").format(id=row.id))
 
     def _send_all(self, ctx: MailContext, inbound: Inbound) -> None:
         """The answer to the sender (in the game's thread when it is about one game), then every mail
@@ -379,7 +392,7 @@ class Processor:
             seat = next((s.seat for s in row.seats if s.email == mail.from_addr), None) if row else None
             kinds = ctx.reply_kinds - {REPLY}
             kind = REPLY if REPLY in ctx.reply_kinds or not kinds else (TURN if TURN in kinds else CONFIRM)
-            headline = "; ".join(ctx.reply_headlines) or "Your commands"
+            headline = "; ".join(ctx.reply_headlines) or _("Your commands")
             subject = None
             if row is None:
                 subject = (f"Re: {mail.clean_subject}" if mail.clean_subject and not mail.subject_is_command

@@ -18,6 +18,7 @@ from typing import Any
 
 from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import Command
+from pbem.i18n import N_, _, language_of, speaking
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing.context import MailContext
 from pbem.processing.games import CommandFailed, address_proven
@@ -37,7 +38,7 @@ _NICKNAME = re.compile(rf"^[\w][\w .'-]{{0,{NICKNAME_MAX - 1}}}$")
 class Setting:
     key: str
     usage: str  # "set notify every|turn|digest"
-    help: str
+    help: str  # English, marked with N_: translated when shown
     # (ctx, value) -> the value to store (None removes it); raises CommandFailed with the right form
     apply: Callable[[MailContext, str], Any]
     show: Callable[[Any], str] = str
@@ -57,14 +58,16 @@ def register_setting(setting: Setting) -> None:
 def _notify(ctx: MailContext, value: str) -> str:
     level = value.lower()
     if level not in NOTIFY_LEVELS:
-        raise CommandFailed(f"notify takes {', '.join(NOTIFY_LEVELS)}, not {value!r}.")
+        raise CommandFailed(_("notify takes {choices}, not {value!r}.").format(
+            choices=", ".join(NOTIFY_LEVELS), value=value))
     return level
 
 
 def _mail(ctx: MailContext, value: str) -> str:
     kind = value.lower()
     if kind not in MAIL_FORMATS:
-        raise CommandFailed(f"mail takes {', '.join(MAIL_FORMATS)}, not {value!r}.")
+        raise CommandFailed(_("mail takes {choices}, not {value!r}.").format(
+            choices=", ".join(MAIL_FORMATS), value=value))
     return kind
 
 
@@ -73,28 +76,31 @@ def _nickname(ctx: MailContext, value: str) -> str | None:
     if name.lower() in ("none", "-", "off"):
         return None
     if "@" in name or not _NICKNAME.match(name):
-        raise CommandFailed(f"a nickname is 1 to {NICKNAME_MAX} letters, digits, spaces or .'-_, "
-                            "without @ (it is shown in public): e.g. set nickname Ann B.")
+        raise CommandFailed(_("a nickname is 1 to {most} letters, digits, spaces or .'-_, without @ "
+                              "(it is shown in public): e.g. set nickname Ann B.").format(most=NICKNAME_MAX))
     owner = ctx.tx.nickname_owner(name)
     if owner is not None and owner != ctx.mail.from_addr:
-        raise CommandFailed(f"the nickname {name!r} is taken; choose another.")
+        raise CommandFailed(_("the nickname {name!r} is taken; choose another.").format(name=name))
     return name
 
 
-register_setting(Setting("notify", "set notify every|turn|digest", "which mails you get. " + " ".join(
-    f"{k}: {v}." for k, v in NOTIFY_LEVELS.items()), _notify, default=DEFAULT_NOTIFY))
-register_setting(Setting("mail", "set mail text|html|tap", "how mails look. " + " ".join(
-    f"{k}: {v}." for k, v in MAIL_FORMATS.items()), _mail, default=DEFAULT_MAIL))
-register_setting(Setting("nickname", "set nickname NAME|none", "your public name: shown to other "
-                         "players and on the archive site instead of your address", _nickname,
-                         default="none (your address is never shown in public)"))
+register_setting(Setting("notify", "set notify every|turn|digest", N_("which mails you get."), _notify,
+                         default=DEFAULT_NOTIFY))
+register_setting(Setting("mail", "set mail text|html|tap", N_("how mails look."), _mail,
+                         default=DEFAULT_MAIL))
+register_setting(Setting("nickname", "set nickname NAME|none", N_(
+    "your public name: shown to other players and on the archive site instead of your address"),
+    _nickname, default=N_("none (your address is never shown in public)")))
+_CHOICES = {"notify": NOTIFY_LEVELS, "mail": MAIL_FORMATS}  # each value explained in the help
 
 
 def settings_help() -> str:
-    lines = ["Settings (send 'set KEY VALUE'; 'settings' shows yours):", ""]
+    lines = [_("Settings (send 'set KEY VALUE'; 'settings' shows yours):"), ""]
     for setting in SETTINGS.values():
         lines.append(f"  {setting.usage}")
-        lines += textwrap.wrap(setting.help, 74, initial_indent="      ", subsequent_indent="      ")
+        choices = _CHOICES.get(setting.key, {})
+        text = " ".join([_(setting.help), *(f"{k}: {_(v)}." for k, v in choices.items())])
+        lines += textwrap.wrap(text, 74, initial_indent="      ", subsequent_indent="      ")
     return "\n".join(lines)
 
 
@@ -102,16 +108,16 @@ def do_set(ctx: MailContext, command: Command) -> None:
     key, value = command.args["key"], command.args["value"].strip()
     setting = SETTINGS.get(key)
     if setting is None:
-        raise CommandFailed(f"there is no setting {key!r}. Settings: {', '.join(SETTINGS)} "
-                            "(send 'help settings').")
+        raise CommandFailed(_("there is no setting {key!r}. Settings: {keys} (send 'help settings')."
+                              ).format(key=key, keys=", ".join(SETTINGS)))
     stored = setting.apply(ctx, value)
     if not address_proven(ctx, command):
         line = f"set {key} {value}"
         ctx.reply(Section(lines=[
-            "Settings change what this address receives, so I ask first: reply to this mail with "
-            "the line below (or tap it). Nothing has changed yet.", f"  {line}"],
-            actions=[ActionGroup("", [Action("Confirm", line)])]),
-            headline=f"Confirm: {line}")
+            _("Settings change what this address receives, so I ask first: reply to this mail with "
+              "the line below (or tap it). Nothing has changed yet."), f"  {line}"],
+            actions=[ActionGroup("", [Action(_("Confirm"), line)])]),
+            headline=_("Confirm: {line}").format(line=line))
         return
     if setting.act is not None:
         setting.act(ctx, stored)
@@ -122,21 +128,24 @@ def do_set(ctx: MailContext, command: Command) -> None:
     else:
         settings[key] = stored
     ctx.tx.set_player(ctx.mail.from_addr, settings)
-    shown = setting.show(stored) if stored is not None else setting.default
-    ctx.reply(Section(pre=_listing(settings)), headline=f"Done: {key} is now {shown}")
+    with speaking(language_of(settings, ctx.config.language)):  # ``set language``: in the new one
+        shown = setting.show(stored) if stored is not None else _(setting.default)
+        ctx.reply(Section(pre=_listing(settings)), headline=_("Done: {key} is now {value}").format(
+            key=key, value=shown))
 
 
 def do_settings(ctx: MailContext, command: Command) -> None:
     ctx.reply(Section(pre=_listing(ctx.tx.get_player(ctx.mail.from_addr))),
-              headline=f"Your settings ({ctx.mail.from_addr})")
+              headline=_("Your settings ({address})").format(address=ctx.mail.from_addr))
 
 
 def _listing(settings: dict[str, Any]) -> str:
     width = max(map(len, SETTINGS))
-    return "\n".join(
-        f"{key:<{width}}  {SETTINGS[key].show(settings[key]) if key in settings else SETTINGS[key].default}"
-        for key in SETTINGS if SETTINGS[key].act is None) + (
-        "\n\nChange one with: set KEY VALUE   (help settings explains each)")
+    def shown(key: str) -> str:
+        return SETTINGS[key].show(settings[key]) if key in settings else _(SETTINGS[key].default)
+    return "\n".join(f"{key:<{width}}  {shown(key)}" for key in SETTINGS if SETTINGS[key].act is None
+                     ) + "\n\n" + _(
+        "Change one with: set KEY VALUE   (help settings explains each)")
 
 
 HELP_TOPICS["settings"] = settings_help

@@ -8,6 +8,7 @@ time, to the opponents, or with ``all`` to the observers too. Notes stay in the 
 from __future__ import annotations
 
 from pbem.commands.parsing import Command
+from pbem.i18n import _, ngettext, status_word
 from pbem.outbox.compose import Section
 from pbem.processing.context import EVENT, MailContext, PlannedMail
 from pbem.processing.gamemail import game_names
@@ -22,29 +23,34 @@ def do_message(ctx: MailContext, command: Command) -> None:
     seat = authenticate(ctx, row, command)
     text = [line for line in command.note if line.strip()][:MESSAGE_MAX_LINES]
     if not text:
-        raise CommandFailed(f"the message is empty: write message {row.id} TEXT (the text may go on "
-                            "the following lines).")
+        raise CommandFailed(_("the message is empty: write message {id} TEXT (the text may go on the "
+                              "following lines).").format(id=row.id))
     if row.status in ("declined", "cancelled"):
-        raise CommandFailed(f"game {row.id} was {row.status}; nobody would read the message.")
+        raise CommandFailed(_("game {id} was {status}; nobody would read the message.").format(
+            id=row.id, status=status_word(row.status)))
     names = game_names(ctx.tx, row)
     sender = names.get(seat.seat, seat.seat)
     lines = [f"{sender}: {line}" for line in text]
-    headline = f"{sender} writes: {text[0]}"
+    def headline() -> str:
+        return _("{player} writes: {text}").format(player=sender, text=text[0])
     recipients = [s for s in row.seats if s.seat != seat.seat]
     for other in recipients:
-        ctx.planned.append(PlannedMail(to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-                                       headline=headline, sections=[Section(lines=lines)]))
+        with ctx.speaking_to(other.email):
+            ctx.planned.append(PlannedMail(to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                                           headline=headline(), sections=[Section(lines=lines)]))
     observers = []
     if command.args.get("all"):
         players = {s.email for s in row.seats}
         observers = [e for e in ctx.tx.observers(row.id) if e not in players and not ctx.tx.is_blocked(e)]
         for email in observers:
-            ctx.planned.append(PlannedMail(to=email, game_id=row.id, kind=EVENT, observer=True,
-                                           headline=headline, sections=[Section(lines=lines)]))
+            with ctx.speaking_to(email):
+                ctx.planned.append(PlannedMail(to=email, game_id=row.id, kind=EVENT, observer=True,
+                                               headline=headline(), sections=[Section(lines=lines)]))
     told = [names.get(s.seat, s.seat) for s in recipients]
     if observers:
-        told.append(f"{len(observers)} observer(s)")
-    ctx.reply(Section(lines=lines), row.id, headline=f"Your message went to {', '.join(told)}")
+        told.append(ngettext("{n} observer", "{n} observers", len(observers)).format(n=len(observers)))
+    ctx.reply(Section(lines=lines), row.id, headline=_("Your message went to {players}").format(
+        players=", ".join(told)))
 
 
 def do_record(ctx: MailContext, command: Command) -> None:
@@ -52,11 +58,11 @@ def do_record(ctx: MailContext, command: Command) -> None:
     row, state = load_game(ctx, game_id_of(ctx, command))
     if not any(s.email == ctx.mail.from_addr for s in row.seats) and ctx.mail.from_addr not in \
             ctx.tx.observers(row.id) and row.status != "over":
-        raise CommandFailed(f"you neither play nor observe game {row.id}; its record is public once "
-                            "it is over.")
-    ctx.reply(Section(lines=[f"{row.id}.json is attached: the setup and every move so far "
-                             f"({state.ply}). Replay it with `pbem replay {row.id}.json`."]),
-              row.id, headline=f"The record of {row.id} is attached")
+        raise CommandFailed(_("you neither play nor observe game {id}; its record is public once it is "
+                              "over.").format(id=row.id))
+    ctx.reply(Section(lines=[_("{id}.json is attached: the setup and every move so far ({n}). Replay it "
+                               "with `pbem replay {id}.json`.").format(id=row.id, n=state.ply)]),
+              row.id, headline=_("The record of {id} is attached").format(id=row.id))
     ctx.attach_record = True
 
 

@@ -12,7 +12,7 @@ from email.utils import getaddresses
 LOGGED_HEADERS = (
     "Message-ID", "Date", "From", "To", "Cc", "Subject", "In-Reply-To", "Return-Path",
     "Delivered-To", "X-Original-To", "Auto-Submitted", "Precedence", "List-Id", "X-Mailer",
-    "User-Agent", "Content-Type",
+    "User-Agent", "Content-Type", "Content-Language", "Accept-Language",
 )
 
 

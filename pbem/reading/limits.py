@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+from pbem.i18n import N_, _, ngettext
+
 __all__ = ["LimitExceeded", "Limits", "check_limits", "describe_size"]
 
 
@@ -44,31 +46,32 @@ class LimitExceeded:
     def sentence(self) -> str:
         """One line a person can act on: what was too much, and what the limit is."""
         if self.name == "max_message_bytes":
-            return (f"your mail has {describe_size(self.value)}; the limit is "
-                    f"{describe_size(self.limit)}. Moves need no attachments: send the move as "
-                    "plain text.")
-        what = _WHAT[self.name]
-        more = "at least " if self.value > self.limit else ""
-        return (f"your mail has {more}{self.value} {what}; the limit is {self.limit}. Send the "
-                "commands as plain text, without attachments or forwarded mails.")
+            return _("your mail has {size}; the limit is {limit}. Moves need no attachments: send the "
+                     "move as plain text.").format(size=describe_size(self.value),
+                                                   limit=describe_size(self.limit))
+        what = _(_WHAT[self.name])
+        more = _("at least {n}") if self.value > self.limit else "{n}"
+        return _("your mail has {count} {what}; the limit is {limit}. Send the commands as plain text, "
+                 "without attachments or forwarded mails.").format(
+            count=more.format(n=self.value), what=what, limit=self.limit)
 
 
 _WHAT = {
-    "max_mime_depth": "levels of nested MIME parts",
-    "max_mime_parts": "MIME parts",
-    "max_header_fields": "header fields",
-    "max_header_bytes": "bytes of header fields",
-    "max_lines": "lines (a line inside nested parts counts once per level)",
+    "max_mime_depth": N_("levels of nested MIME parts"),
+    "max_mime_parts": N_("MIME parts"),
+    "max_header_fields": N_("header fields"),
+    "max_header_bytes": N_("bytes of header fields"),
+    "max_lines": N_("lines (a line inside nested parts counts once per level)"),
 }
 
 
 def describe_size(count: int) -> str:
     """``2000000`` -> ``"2 MB (2000000 bytes)"``: the number a mail client shows, and the exact one."""
     if count >= 1_000_000:
-        return f"{count / 1_000_000:.3g} MB ({count} bytes)"
+        return _("{size} MB ({count} bytes)").format(size=f"{count / 1_000_000:.3g}", count=count)
     if count >= 1000:
-        return f"{count / 1000:.3g} KB ({count} bytes)"
-    return f"{count} bytes"
+        return _("{size} KB ({count} bytes)").format(size=f"{count / 1000:.3g}", count=count)
+    return ngettext("{count} byte", "{count} bytes", count).format(count=count)
 
 
 # A header block is a run of lines the parser takes for header lines: "Name:", a continuation

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from tests.archive.conftest import fill
 
 @pytest.mark.slow
 def test_round_trip_of_1000_games(tmp_path: Path, store: Store) -> None:
-    started = time.perf_counter()
     rows = random_rows(1000, seed=11)
     fill(store, rows)
     out = tmp_path / "archive"
@@ -53,4 +51,3 @@ def test_round_trip_of_1000_games(tmp_path: Path, store: Store) -> None:
         assert again.summary_line() == "imported 0, skipped 1000 already present, 0 bad"
     finally:
         target.close()
-    assert time.perf_counter() - started < 60

@@ -12,8 +12,8 @@ from tests.server.players import Player, follow, mailto_links
 def test_an_open_challenge_joined_by_a_third_address(table: Table) -> None:
     out = table.mail(ANN, "new alien-city location-bonus open time 3 rating 1000-2000 as black")
     posted = only(out, ANN)
-    assert headline(posted) == "Open challenge ac-1 posted: Alien City, waiting for 1 player(s)"
-    assert "3 day(s) per move" in flat(posted) and "rated 1000 to 2000" in flat(posted)
+    assert headline(posted) == "Open challenge ac-1 posted: Alien City, waiting for 1 player"
+    assert "3 days per move" in flat(posted) and "rated 1000 to 2000" in flat(posted)
     assert table.game("ac-1").status == "open" and len(table.game("ac-1").seats) == 1
     games = flat(only(table.mail(ANN, "games"), ANN))
     assert "ac-1 Alien City vs anyone you play black; an open challenge, waiting for players" in games
@@ -51,7 +51,7 @@ def test_join_needs_proof_and_refuses_ones_own_and_out_of_range(table: Table) ->
     asked = only(out, BO)
     assert headline(asked) == "Confirm: join st-1" and table.game("st-1").status == "open"
     out = table.send(follow(mailto_links(asked)[0], BO))
-    assert headline(only(out, BO)) == "You joined st-1 as red; waiting for 1 more player(s)"
+    assert headline(only(out, BO)) == "You joined st-1 as red; waiting for 1 more player"
     listing = flat(only(table.mail(DEE, "challenges"), DEE))
     assert f"By {CY} (rating 1500, no rated games yet); 2 of 3 seats taken; free: blue." in listing
     out = table.mail(BO, "withdraw st-1")  # only the author withdraws (here without a token too)
@@ -66,7 +66,7 @@ def test_join_needs_proof_and_refuses_ones_own_and_out_of_range(table: Table) ->
 def test_withdraw_and_expiry_unjoined(table: Table) -> None:
     out = table.mail(ANN, "new space-truckin open players 3")
     posted = only(out, ANN)
-    assert headline(posted) == "Open challenge st-1 posted: Space Truckin', waiting for 2 player(s)"
+    assert headline(posted) == "Open challenge st-1 posted: Space Truckin', waiting for 2 players"
     out = table.mail(BO, "withdraw st-1")  # not the author: refused without a word (no token)
     assert to(out, BO) == [] and table.game("st-1").status == "open"
     out = table.send(follow(next(a for a in mailto_links(posted) if a["text"] == "Withdraw"), ANN))

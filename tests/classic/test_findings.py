@@ -34,10 +34,10 @@ def test_the_shortest_time_control_is_stated_right(table: Table) -> None:
     assert "a move needs at least one hour, 1/24 of a day (0.042 days), not 0.04" in flat(only(out, ANN))
     out = table.mail(ANN, f"new alien-city time 0.042 notify with {BO}")
     invitation = only(out, BO)
-    assert "Time control: 0.042 day(s) per move; at the deadline: the moderators decide." in flat(invitation)
+    assert "Time control: 0.042 days per move; at the deadline: the moderators decide." in flat(invitation)
 
 
 def test_the_invitation_states_the_time_control(table: Table) -> None:
     out = table.mail(ANN, f"new alien-city time 3 with {BO}")
-    assert "Time control: 3 day(s) per move; at the deadline: the late player forfeits." \
+    assert "Time control: 3 days per move; at the deadline: the late player forfeits." \
         in flat(only(out, BO))

@@ -114,7 +114,7 @@ def test_in_a_game_of_three_all_must_accept(table: Table) -> None:
     assert headline(only(out, CY)).startswith(f"You proposed a draw in {game_id}; waiting for {ANN}, {BO}")
     assert sorted(rcpt for rcpt, _m in out) == [ANN, BO, CY]
     out = table.reply(ANN, f"accept {game_id}")
-    assert f"It is agreed when {BO} accept(s) as well." in flat(only(out, ANN))
+    assert f"It is agreed when {BO} accepts as well." in flat(only(out, ANN))
     assert table.game(game_id).status == "active"
     out = table.reply(BO, f"accept {game_id}")
     assert sorted(rcpt for rcpt, _m in out) == [ANN, BO, CY]

@@ -34,13 +34,18 @@ def test_wheel_installs_and_replays_outside_the_checkout(tmp_path: Path) -> None
     pbem = str(env_dir / "bin" / "pbem")
     where = subprocess.run([str(python), "-c", "import pbem, engine; from pbem.resources import "
                             "data_dir; print(pbem.__file__); print(data_dir('schemas')); "
-                            "print(data_dir('templates'))"],
+                            "print(data_dir('templates')); from pbem.i18n import translations as t; "
+                            "print(t('de', 'pbem').gettext('Your commands')); "
+                            "print(t('sk', 'pbem').gettext('Your commands'))"],
                            capture_output=True, text=True, cwd=elsewhere, env=clean_env)
     assert where.returncode == 0, where.stderr
     for line in where.stdout.splitlines():
         assert str(REPO) not in line, f"the installed package reads from the checkout: {line}"
     templates = Path(where.stdout.splitlines()[2])
     assert (templates / "mail.txt.j2").is_file()
+    # the compiled catalogs are in the wheel (git holds only their .po sources): mail in German, Slovak
+    german, slovak = where.stdout.splitlines()[3:5]
+    assert german == "Deine Befehle" and slovak == "Tvoje príkazy"
 
     record = elsewhere / "game.json"
     made = subprocess.run([pbem, "selfplay", "alien-city", "--seed", "2", "--quiet", "-o", str(elsewhere)],

@@ -95,7 +95,7 @@ def test_classic_commands_by_mail(smtp_sink, daemon_for) -> None:
     assert re.search(rf"{re.escape(BO)}\s+1\s+0\s+0\s+1\s+1500", table)
     # an open challenge, joined by a third address
     got = people.send(new_mail(ANN, SERVER, "new alien-city open as black"), 1)
-    assert headline(got[ANN][0]) == "Open challenge ac-2 posted: Alien City, waiting for 1 player(s)"
+    assert headline(got[ANN][0]) == "Open challenge ac-2 posted: Alien City, waiting for 1 player"
     got = people.send(new_mail(CY, SERVER, "challenges"), 1)
     join = next(link for link in mailto_links(got[CY][0]) if link["text"] == "Join ac-2")
     got = people.send(follow(join, CY), 2)

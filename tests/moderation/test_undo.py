@@ -42,7 +42,7 @@ def test_undo_accepted_takes_the_move_back(server: ModServer, tmp_path: Path) ->
     own = text_of(to(server.submit(reply_to(table.newest[BOB], BOB, "accept undo ac-1")), BOB)[0])
     assert "your opponents must accept" in own
     out = table.take(server.submit(reply_to(asked, ALICE, "accept undo")))
-    taken = "1 move(s) taken back at white's request, accepted by black; game ac-1 is at move 1 again"
+    taken = "1 move taken back at white's request, accepted by black; game ac-1 is at move 1 again"
     assert headline(to(out, ALICE)[0]) == f"{taken}; white (bob@example.org) is to move."
     assert headline(to(out, BOB)[0]) == f"Your move (move 2). {taken}."
     row = server.game("ac-1")

@@ -147,7 +147,7 @@ def test_a_challenge_written_like_a_person_writes_it(server: Server) -> None:
     assert f"{ANN}: Looking forward to it" in text_of(invitation)
     assert [(link["text"], link["body"]) for link in mailto_links(invitation)] == [
         ("Accept", "accept ac-1"), ("Decline", "decline ac-1")]
-    assert "Time control: 7 day(s) per move" in text_of(invitation)
+    assert "Time control: 7 days per move" in text_of(invitation)
 
 
 def test_an_empty_reply_is_answered_in_the_thread(server: Server) -> None:
@@ -185,7 +185,7 @@ def test_history_board_n_games_and_record(server: Server) -> None:
     out = play(server, BO, to(out, BO)[0])
     moves = [e["move"] for e in server.game("ac-1").record["moves"]]
     reply = to(server.submit(server.mail(ANN, "history ac-1")), ANN)[0]
-    assert headline(reply) == "History of ac-1: 2 move(s)"
+    assert headline(reply) == "History of ac-1: 2 moves"
     lines = [line.split() for line in text_of(reply).splitlines() if line[:5].strip().endswith(".")]
     assert lines == [["1.", "black", "(you)", *moves[0].split()],
                      ["2.", "white", f"({BO})", *moves[1].split()]]
