@@ -83,8 +83,9 @@ def alien_city_playouts(seconds: float) -> tuple[float, float]:
 
 
 def space_truckin_playouts(seconds: float) -> float:
-    """Level 3's playouts (random placements and ships, draws from the unseen tiles) of 2-player
-    games from the first move, played to the end, a second."""
+    """Random playouts (random placements and ships, draws from the unseen tiles) of 2-player
+    games from the first move, played to the end, a second. The search no longer plays them (it
+    values the position at each leaf: see engine/space_truckin/ai.py); kept as the engine's speed."""
     game = get_game("space-truckin")
     knowledge = game.computer(3).knowledge
     knowledge.horizon = 10**6
@@ -207,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{policy:.0f}/s with level 3's playout policy")
         ok = ok and rand >= PLAYOUT_GOAL
     if args.game in ("all", "space-truckin"):
-        print(f"Space Truckin' playouts on one core (2 players, to the end): "
+        print(f"Space Truckin' random playouts on one core (2 players, to the end): "
               f"{space_truckin_playouts(args.playout_seconds):.0f}/s")
     budgets = {lv: b for lv, b in {1: 0.0, 2: 0.0, 3: args.budget3, 4: args.budget4}.items()
                if lv <= args.max_level}
