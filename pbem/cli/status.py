@@ -36,18 +36,31 @@ def status_lines(store: Any, now: datetime, imap: bool) -> list[str]:
     lines = []
     alive_since = now - timedelta(seconds=ALIVE_SECONDS)
     workers = store.workers()
-    alive = [w for w in workers if w.seen_at >= alive_since]
+    # PostgreSQL lists the sessions, and the locks, of the workers connected this instant: a
+    # worker killed a moment ago is shown gone at once, not alive until its heartbeat ages.
+    sessions = store.role_sessions(ROLES)
+    if sessions is None:
+        alive = [w for w in workers if w.seen_at >= alive_since]
+        held = {w.id: w.roles for w in alive}
+    else:
+        alive = [w for w in workers if f"{w.host}:{w.pid}" in sessions]
+        held = {w.id: sessions[f"{w.host}:{w.pid}"] for w in alive}
     lines.append(f"workers: {len(alive)} alive" + (f", {len(workers) - len(alive)} silent"
                                                    if len(workers) > len(alive) else ""))
     for w in workers:
-        state = "alive" if w in alive else "silent (stopped without saying so?)"
-        roles = f", holds {' and '.join(w.roles)}" if w.roles and w in alive else ""
+        if w in alive:
+            state = "alive"
+        elif sessions is not None and w.seen_at >= alive_since:
+            state = "gone (its database sessions ended: killed or cut off)"
+        else:
+            state = "silent (stopped without saying so?)"
+        roles = f", holds {' and '.join(held[w.id])}" if held.get(w.id) else ""
         lines.append(f"  {w.host} pid {w.pid}: {state}, up {ago(now, w.started_at)}, "
                      f"last heartbeat {ago(now, w.seen_at)} ago{roles}")
     for role in ROLES:
         if role == "imap" and not imap:
             continue
-        holders = [f"{w.host} pid {w.pid}" for w in alive if role in w.roles]
+        holders = [f"{w.host} pid {w.pid}" for w in alive if role in held[w.id]]
         lines.append(f"{role} role: {', '.join(holders) if holders else 'nobody'}")
     figures = store.queue_figures()
     oldest = figures["oldest_pending"]

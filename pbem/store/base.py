@@ -15,7 +15,7 @@ hold at a time (the IMAP watcher, the scheduler) are taken with ``hold_role``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -281,6 +281,12 @@ class Store(Protocol):
     def heartbeat(self, worker: Worker) -> None: ...  # insert or refresh the worker's row
     def forget_worker(self, worker_id: str) -> None: ...  # a worker that stopped cleanly
     def workers(self) -> list[Worker]: ...  # every row, newest heartbeat first
+    def role_sessions(self, roles: Sequence[str]) -> dict[str, list[str]] | None:
+        """Where the database itself can tell (PostgreSQL): every worker connected now, as
+        "host:pid", with the roles of ``roles`` it holds this instant; None where it cannot
+        (SQLite's file locks of other processes are not listed). A killed worker's sessions end
+        with it, so this is right at once, while its heartbeat row looks alive for a while."""
+        ...
     def queue_figures(self) -> dict[str, Any]:
         """``inbound_pending``, ``oldest_pending`` (datetime or None), ``outbound_pending``,
         ``outbound_due_oldest`` (datetime or None), ``games_active``."""

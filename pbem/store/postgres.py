@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -37,6 +38,8 @@ from pbem.store.sql import Db, Dialect, SqlStore
 #: First key of every advisory lock pbem takes ("pbem" in ASCII), so other users of the database
 #: are not disturbed; the second key names the lock.
 LOCK_SPACE = 0x7062656D
+#: application_name of a worker's role connection, followed by "host:pid"
+ROLE_SESSION = "pbem-roles "
 MIGRATION_LOCK = 1
 
 #: Libpq settings of every connection: a dead peer is noticed within about 25 s (keepalives), which
@@ -248,6 +251,9 @@ class PostgresStore(SqlStore):
             try:
                 if conn is None:
                     conn = self._role_conn = connect(self.dsn)
+                    # names the worker, so that ``role_sessions`` can tell who holds what
+                    conn.execute("SELECT set_config('application_name', %s, false)",
+                                 (f"{ROLE_SESSION}{socket.gethostname()}:{os.getpid()}",))
                 row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)",
                                    (LOCK_SPACE, role_key(role))).fetchone()
             except (StoreUnavailableError, psycopg.OperationalError, psycopg.InterfaceError):
@@ -256,6 +262,20 @@ class PostgresStore(SqlStore):
                 self._roles.add(role)
                 return True
             return False
+
+    def role_sessions(self, roles: Sequence[str]) -> dict[str, list[str]] | None:
+        keys = {role_key(r): r for r in roles}
+        found: dict[str, list[str]] = {}
+        with self._read() as db:
+            rows = db.all("SELECT a.application_name, l.objid FROM pg_stat_activity a"
+                          " LEFT JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory'"
+                          " AND l.granted AND l.classid = ? AND l.objsubid = 2"
+                          " WHERE a.application_name LIKE ?", (LOCK_SPACE, ROLE_SESSION + "%"))
+        for name, objid in rows:
+            held = found.setdefault(name[len(ROLE_SESSION):], [])
+            if objid is not None and int(objid) in keys:
+                held.append(keys[int(objid)])
+        return {worker: sorted(held) for worker, held in found.items()}
 
     def release_role(self, role: str) -> None:
         with self._role_lock:

@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -234,6 +234,9 @@ class SQLiteStore(SqlStore):
             os.close(fd)
 
     # roles
+
+    def role_sessions(self, roles: Sequence[str]) -> dict[str, list[str]] | None:
+        return None  # another process's flock is not listed anywhere we can read portably
 
     def hold_role(self, role: str) -> bool:
         """An flock on a file beside the database: held while this process keeps the file open,

@@ -4,7 +4,9 @@ figures. Where SQLite has nothing to exclude (one writer at a time), the same ca
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -143,6 +145,29 @@ def test_a_killed_holders_role_is_free_at_once(backend: Backend) -> None:
             holder.wait(30)
             # PostgreSQL ends the session as soon as it sees the socket close
             assert eventually(lambda: other.hold_role("imap")), "role still held after its holder died"
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_role_sessions_show_who_holds_what_and_forget_the_killed_at_once(backend: Backend) -> None:
+    """What ``pbem status`` trusts over heartbeats where the database can tell (PostgreSQL)."""
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_HOLD_AND_WAIT), backend.target],
+                              stdout=subprocess.PIPE, text=True)
+    name = f"{socket.gethostname()}:{holder.pid}"
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+        with backend.open() as other:
+            if backend.kind == "sqlite":
+                assert other.role_sessions(("imap", "scheduler")) is None  # heartbeats decide
+                return
+            assert other.hold_role("scheduler")
+            sessions = other.role_sessions(("imap", "scheduler"))
+            assert sessions is not None and sessions[name] == ["imap"]
+            assert sessions[f"{socket.gethostname()}:{os.getpid()}"] == ["scheduler"]
+            holder.send_signal(signal.SIGKILL)
+            holder.wait(30)
+            assert eventually(lambda: name not in (other.role_sessions(("imap",)) or {}))
     finally:
         holder.kill()
         holder.wait()
