@@ -87,7 +87,7 @@ def other_seat(seat: str) -> str:
 class AlienCityState(State):
     """A position, pushed forward move by move (see ``engine.base.State``).
 
-    Public additions to the interface: :meth:`ending_moves`, :meth:`is_ending`,
+    Public additions to the interface: :meth:`ending_moves`, :meth:`is_ending`, :meth:`drawing`,
     :meth:`claimable_towers`, :meth:`can_claim`, :meth:`caps_left`, :meth:`supply`,
     :meth:`structures`, :meth:`allowed_lots`, :meth:`random_move`, :meth:`snapshot`, and the read-only
     ``options``, ``layout`` and ``dice``.
@@ -120,9 +120,11 @@ class AlienCityState(State):
     def clear_cache(self) -> None:
         """Forget everything derived from the position (street analysis, allowed lots, ending marks).
 
-        Never needed for correctness; benchmarks use it to time a position from cold.
+        Never needed for correctness; benchmarks use it to time a position from cold, so the
+        drawings of the same position made by other states are not taken either.
         """
         self._clear_cache()
+        self._drawn_shared = True
 
     def _clear_cache(self) -> None:
         self._allow: Allowance | None = None

@@ -218,9 +218,13 @@ _GAME_AND_SEATS = ("SELECT " + ", ".join(f"g.{c.strip()}" for c in GAME_COLS.spl
 
 
 def get_game(db: Db, game_id: str, lock: str = "") -> GameRow | None:
-    """``lock`` locks the game's row only (PostgreSQL: the seats of an outer join cannot be locked,
-    and need not be: they change only with their game's row locked)."""
-    rows = db.all(_GAME_AND_SEATS + (f"{lock} OF g" if lock else ""), (game_id,))
+    """With a ``lock`` (PostgreSQL's FOR UPDATE) the seats are read by a statement of their own
+    once the lock is held: a statement that waited for the lock sees the game row as its holder
+    left it, but the rows it joins only as they were when it began."""
+    if lock:
+        row = db.one(f"SELECT {GAME_COLS} FROM games WHERE id = ?{lock}", (game_id,))
+        return load_games(db, [row])[0] if row else None
+    rows = db.all(_GAME_AND_SEATS, (game_id,))
     if not rows:
         return None
     game = game_of(rows[0])
