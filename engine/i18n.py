@@ -40,6 +40,11 @@ def N_(message: str) -> str:
     return message
 
 
+def active_translations() -> gettext.NullTranslations:
+    """The translations texts are taken from now, e.g. to key what was drawn in them."""
+    return _active()
+
+
 def language() -> str:
     """The active language's code ("en" when none was chosen), e.g. for memo keys."""
     info = _active().info()
@@ -56,4 +61,4 @@ def using(translations: gettext.NullTranslations | None) -> Iterator[None]:
         _ACTIVE.reset(token)
 
 
-__all__ = ["N_", "_", "language", "ngettext", "pgettext", "using"]
+__all__ = ["N_", "_", "active_translations", "language", "ngettext", "pgettext", "using"]

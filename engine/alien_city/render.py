@@ -21,6 +21,7 @@ from engine.alien_city.board import (
     lot_index,
 )
 from engine.alien_city.html_board import board_html, html_legend
+from engine.alien_city.moves import format_move
 from engine.alien_city.notation import local_move, local_piece, seat_name, words
 from engine.alien_city.svg import svg_board, svg_defs, svg_legend
 from engine.base import Renderer
@@ -161,6 +162,30 @@ def _status_lines(state: AlienCityState, viewer: str | None) -> list[str]:
     return lines
 
 
+_OTHER_SPACE = ("\t", "\n", "\r", "\x0b", "\x0c")
+
+
+def wrap_words(text: str, width: int, indent: str) -> list[str]:
+    """``textwrap.wrap(text, width, subsequent_indent=indent)``, the same lines, without its
+    regular expressions for the common case of a legal listing: words joined by single spaces, no
+    hyphen (where textwrap may break a word) and no word too long for a line. Anything else goes
+    to textwrap."""
+    words = text.split(" ")
+    if ("-" in text or "" in words or any(c in text for c in _OTHER_SPACE)
+            or max(map(len, words)) > width - len(indent)):
+        return textwrap.wrap(text, width, subsequent_indent=indent)
+    lines: list[str] = []
+    line = words[0]
+    for word in words[1:]:
+        if len(line) + 1 + len(word) <= width:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = indent + word
+    lines.append(line)
+    return lines
+
+
 def _wrap(line: str) -> str:
     if len(line) <= WIDTH:
         return line
@@ -171,7 +196,26 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
     """Alien City's drawings: the mail board (text and HTML), the legal-move listing, and
     the archive's SVG (``svg``)."""
 
+    # Each drawing is made once per position, viewer and language (``AlienCityState.drawing``): the
+    # mails about a move show the same board to several readers, and the next move's mail shows the
+    # position again (with a copy of the state) when it reports what was wrong with a move.
     def text(self, state: AlienCityState, viewer: str | None) -> str:
+        return state.drawing(("text", viewer), lambda: self._text(state, viewer))
+
+    def html(self, state: AlienCityState, viewer: str | None) -> str:
+        return state.drawing(("html", viewer), lambda: self._html(state, viewer))
+
+    def legal(self, state: AlienCityState, viewer: str | None) -> str:
+        return state.drawing(("legal", viewer), lambda: self._legal(state, viewer))
+
+    def legal_groups(self, state: AlienCityState, viewer: str | None
+                     ) -> list[tuple[str, list[tuple[str, str]]]]:
+        """As the text listing groups them ("red tower: A2 A3 ..."; a star marks a build that ends
+        the game)."""
+        groups = state.drawing(("groups",), lambda: self._legal_groups(state))
+        return [(label, list(items)) for label, items in groups]  # the caller's to change
+
+    def _text(self, state: AlienCityState, viewer: str | None) -> str:
         lines = [_title(state)]
         if viewer in SEATS:
             lines.append(_("You play {seat}.").format(seat=seat_name(viewer)))
@@ -195,7 +239,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         lines += _status_lines(state, viewer)
         return "\n".join(_wrap(line) for line in lines)
 
-    def html(self, state: AlienCityState, viewer: str | None) -> str:
+    def _html(self, state: AlienCityState, viewer: str | None) -> str:
         esc = html.escape
         out = [f'<div class="alien-city"><p><b>{esc(_title(state))}</b></p>', board_html(state),
                html_legend(), "<pre style=font-size:11px>" + esc("\n".join(supply_lines(state))) + "</pre>"]
@@ -209,7 +253,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         out.append("<p>" + "<br/>".join(esc(line) for line in extra) + "</p></div>")
         return "\n".join(out)
 
-    def legal(self, state: AlienCityState, viewer: str | None) -> str:
+    def _legal(self, state: AlienCityState, viewer: str | None) -> str:
         if state.is_over:
             return _("The game is over: neither seat has a legal build. See the score.")
         seat = state.to_move
@@ -222,7 +266,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         groups: dict[tuple[str, str], list[str]] = {}
         for move in moves:
             groups.setdefault((move.kind, move.colour), []).append(
-                move.lot + ("*" if move in ending else ""))
+                move.lot + ("*" if ending and move in ending else ""))
         for kind, colour in PIECES:
             lots = groups.get((kind, colour))
             if not lots:
@@ -230,7 +274,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
             label = local_piece(kind, colour)
             if kind == "dome" and state.dome_fallback(colour):
                 label += _(" (no {colour}-tile lot is free: anywhere)").format(colour=words()[colour])
-            lines += textwrap.wrap(f"{label}: {' '.join(lots)}", WIDTH, subsequent_indent="    ")
+            lines += wrap_words(f"{label}: {' '.join(lots)}", WIDTH, "    ")
         caps = state.caps_left(seat)
         if ending:
             lines.append(_("* ends the game: no claim may go with that build.") if caps
@@ -259,17 +303,14 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
                                   caps).format(seat=who, n=caps, move=local_move(example.with_claim(target))))
         return "\n".join(_wrap(line) for line in lines)
 
-    def legal_groups(self, state: AlienCityState, viewer: str | None
-                     ) -> list[tuple[str, list[tuple[str, str]]]]:
-        """As the text listing groups them ("red tower: A2 A3 ..."; a star marks a build that ends
-        the game)."""
+    def _legal_groups(self, state: AlienCityState) -> list[tuple[str, list[tuple[str, str]]]]:
         if state.is_over:
             return []
         ending = set(state.ending_moves())
         groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
         for move in state.legal_moves():
             groups.setdefault((move.kind, move.colour), []).append(
-                (move.lot + ("*" if move in ending else ""), str(move)))
+                (move.lot + ("*" if ending and move in ending else ""), format_move(move)))
         return [(local_piece(kind, colour), groups[(kind, colour)]) for kind, colour in PIECES
                 if (kind, colour) in groups]
 

@@ -7,7 +7,10 @@ immutable.
 
 from __future__ import annotations
 
+import json
 import random
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,9 +52,9 @@ from engine.alien_city.notation import (
 )
 from engine.alien_city.rules import Allowance, BuildProbe, allowance, can_build
 from engine.alien_city.scoring import score_details, score_position
-from engine.alien_city.streets import street_survives
+from engine.alien_city.streets import NEAR, simple_lots, street_survives
 from engine.base import Game, IllegalMoveError, NotationError, Score, State
-from engine.i18n import _, ngettext
+from engine.i18n import _, active_translations, ngettext
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,14 @@ def _or_list(items: list[str]) -> str:
     return _("{items} or {last}").format(items=", ".join(items[:-1]), last=items[-1])
 
 
+# Drawings by position, for states replayed from a record: the mail that answers a move shows again
+# the position that the mail before it showed, from a state rebuilt from the stored record (a new
+# object). The most recently drawn positions are kept.
+_DRAWN: OrderedDict[tuple[Any, ...], dict[tuple[Any, ...], Any]] = OrderedDict()
+_DRAWN_SIZE = 1024
+_DRAWN_LOCK = threading.Lock()
+
+
 def other_seat(seat: str) -> str:
     return SEATS[1] if seat == SEATS[0] else SEATS[0]
 
@@ -76,7 +87,7 @@ def other_seat(seat: str) -> str:
 class AlienCityState(State):
     """A position, pushed forward move by move (see ``engine.base.State``).
 
-    Public additions to the interface: :meth:`ending_moves`, :meth:`is_ending`,
+    Public additions to the interface: :meth:`ending_moves`, :meth:`is_ending`, :meth:`drawing`,
     :meth:`claimable_towers`, :meth:`can_claim`, :meth:`caps_left`, :meth:`supply`,
     :meth:`structures`, :meth:`allowed_lots`, :meth:`random_move`, :meth:`snapshot`, and the read-only
     ``options``, ``layout`` and ``dice``.
@@ -96,6 +107,7 @@ class AlienCityState(State):
         handicap = self.options["handicap"]
         self._caps = {seat: START_CAPS + handicap[seat]["extra_claims"] for seat in SEATS}
         self._to_move: str | None = first
+        self._hand_built = False  # set_position was used: the moves no longer name the position
         self._ply = 0
         self._last: str | None = None
         self._last_move: Move | None = None
@@ -108,9 +120,11 @@ class AlienCityState(State):
     def clear_cache(self) -> None:
         """Forget everything derived from the position (street analysis, allowed lots, ending marks).
 
-        Never needed for correctness; benchmarks use it to time a position from cold.
+        Never needed for correctness; benchmarks use it to time a position from cold, so the
+        drawings of the same position made by other states are not taken either.
         """
         self._clear_cache()
+        self._drawn_shared = True
 
     def _clear_cache(self) -> None:
         self._allow: Allowance | None = None
@@ -118,6 +132,12 @@ class AlienCityState(State):
         self._survive: dict[int, bool] = {}
         self._after: dict[int, Allowance] = {}
         self._ending: frozenset[Move] | None = None
+        self._simple: int | None = None  # streets.simple_lots of this position
+        # Drawings of this position (renderer output by kind, viewer and translations); shared by
+        # copies, since a copy shows the same position until it is pushed (which starts a new dict),
+        # and with states replayed to the same position (see _DRAWN).
+        self._drawn: dict[tuple[Any, ...], Any] = {}
+        self._drawn_shared = False  # _drawn was looked up in (or entered into) _DRAWN
 
     def _place_symmetric_towers(self) -> None:
         """Symmetric variant: white's red tower and black's blue tower on the number-1 tiles."""
@@ -148,6 +168,7 @@ class AlienCityState(State):
             self._cap[lot] = capped
         self._supply = {seat: list(supply[seat]) for seat in SEATS}
         self._caps = {seat: int(caps[seat]) for seat in SEATS}
+        self._hand_built = True
         self._clear_cache()
         self._to_move = to_move
         if to_move is not None and not can_build(self._allowance(), self._supply[to_move]):
@@ -253,8 +274,12 @@ class AlienCityState(State):
         return [_("Neither seat has a legal build: the game is over.")]
 
     def score(self) -> Score:
-        return score_position(self._board, self._cap, self.layout, self.options,
-                              final=self.is_over)
+        # Once per position (the mails about a move show it before and after); each caller gets
+        # totals of its own, which it may keep in a record.
+        final = self.is_over
+        score = self.drawing(("score", final), lambda: score_position(
+            self._board, self._cap, self.layout, self.options, final=final))
+        return Score(totals=dict(score.totals), text=score.text, details=score.details)
 
     def totals(self) -> dict[str, int]:
         """``score().totals`` without the text: what a search asks of every position it scores."""
@@ -266,7 +291,42 @@ class AlienCityState(State):
     # --- public additions -------------------------------------------------------------------------
     def ending_moves(self) -> list[Move]:
         """The legal builds after which neither seat could build: a claim may not go with them."""
-        return [m for m in self.legal_moves() if m in self._ending_set()]
+        ending = self._ending_set()
+        return [m for m in self.legal_moves() if m in ending] if ending else []
+
+    def drawing(self, key: tuple[Any, ...], draw: Callable[[], Any]) -> Any:
+        """What ``draw`` returns for this position, drawn once: the renderer asks for its text,
+        HTML and listings through this, since every mail about a position shows the same ones. The
+        key names the drawing and its viewer; the engine's active translations are added to it."""
+        key = (*key, active_translations())
+        if not self._drawn_shared:
+            self._share_drawn()
+        found = self._drawn.get(key)
+        if found is None:
+            found = self._drawn[key] = draw()
+        return found
+
+    def _share_drawn(self) -> None:
+        """Take the drawings of a state replayed earlier to this very position, or offer ours.
+
+        The position is named by everything it was made from: the layout, the options, who began
+        (and the dice that said so), and every move since. A hand-built position
+        (``set_position``) has no such name and keeps its drawings to itself."""
+        self._drawn_shared = True
+        if self._hand_built:
+            return
+        name = (self.layout.tiles, self.first, json.dumps(self.options, sort_keys=True, default=repr),
+                json.dumps(self.dice, sort_keys=True), tuple(self._history))
+        with _DRAWN_LOCK:
+            known = _DRAWN.get(name)
+            if known is None:
+                _DRAWN[name] = self._drawn
+                if len(_DRAWN) > _DRAWN_SIZE:
+                    _DRAWN.popitem(last=False)
+            else:
+                _DRAWN.move_to_end(name)
+                known.update(self._drawn)
+                self._drawn = known
 
     def is_ending(self, move: Move | str) -> bool:
         """Whether this build would end the game; its claim part is ignored. Meaningful only for a
@@ -463,8 +523,13 @@ class AlienCityState(State):
     def _survives(self, lot: int) -> bool:
         known = self._survive.get(lot)
         if known is None:
+            streets = self._allowance().streets
+            if self._simple is None:
+                self._simple = simple_lots(streets)
             if lot in self._after:
                 known = bool(self._after[lot].streets.street_ok)
+            elif streets.n_empty >= 3 and self._simple & ~NEAR[lot]:
+                known = True  # what street_survives finds in its step 2, without the search
             else:
                 known = street_survives(self._allowance().streets, self._board, lot,
                                         self.layout.is_icon)
@@ -492,13 +557,48 @@ class AlienCityState(State):
 
     def _ending_set(self) -> frozenset[Move]:
         if self._ending is None:
-            seat = self._to_move
-            if seat is None:
-                self._ending = frozenset()
-            else:
-                self._ending = frozenset(m for m in self.legal_moves()
-                                         if self._ends(seat, m.piece, m.lot_index))
+            self._ending = frozenset(self._ending_builds())
         return self._ending
+
+    def _ending_builds(self) -> list[Move]:
+        """``_ends`` for every legal build, asked once per lot where the piece does not matter (some
+        dome is left after the build: then only the streets decide)."""
+        seat = self._to_move
+        if seat is None:
+            return []
+        if self._total_left() == 1:
+            return self.legal_moves()
+        mover = self._supply[seat]
+        domes = sum(mover[q] for q in DOME_PIECES)
+        others_domes = any(self._supply[other_seat(seat)][q] for q in DOME_PIECES)
+        lots = self._allowance().piece_lots
+        doomed = -1  # lots after a build on which no lot is street-legal: worked out when needed
+        out: list[Move] = []
+        for p in range(N_PIECES):
+            if not mover[p]:
+                continue
+            table = BUILD_MOVES[p]
+            if others_domes or domes - (0 if IS_TOWER[p] else 1) > 0:
+                if doomed < 0:
+                    doomed = self._doomed_lots()
+                if doomed:
+                    out += [table[i] for i in lots[p] if doomed >> i & 1]
+            else:
+                out += [table[i] for i in lots[p] if self._ends(seat, p, i)]
+        return out
+
+    def _doomed_lots(self) -> int:
+        """The buildable lots after a build on which no lot would be street-legal, as a bitboard;
+        ``_survives`` is asked only about lots near every lot that surely stays legal."""
+        streets = self._allowance().streets
+        if self._simple is None:
+            self._simple = simple_lots(streets)
+        simple = self._simple if streets.n_empty >= 3 else 0
+        bits = 0
+        for lot in streets.buildable:
+            if not simple & ~NEAR[lot] and not self._survives(lot):
+                bits |= 1 << lot
+        return bits
 
     def _check_build(self, seat: str, move: Move) -> tuple[int, int]:
         """(piece, lot) of a legal build, else IllegalMoveError naming the rule and what would do."""

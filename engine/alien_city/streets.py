@@ -283,6 +283,33 @@ def street_ok_at(empty: int, n_empty: int, lot: int) -> bool:
     return spread(sides & -sides, empty & ~bit, sides) & sides == sides
 
 
+# Lots within two steps of each lot, either way (the 5x5 square around it), as bitboards: building on a
+# lot changes nothing that step 2 of :func:`street_survives` asks about a lot outside this square.
+NEAR: tuple[int, ...] = tuple(
+    sum(BIT[j] for j in range(N_LOTS) if abs(j // 10 - i // 10) <= 2 and abs(j % 10 - i % 10) <= 2)
+    for i in range(N_LOTS))
+
+
+def simple_lots(info: StreetInfo) -> int:
+    """Street-legal lots whose street neighbours join up around them, as a bitboard: each stays
+    street-legal after a build outside its :data:`NEAR` square (step 2 of :func:`street_survives`
+    holds for it there). The search stops at two of them five or more steps apart, since every
+    lot's square misses one of those; else it finds all."""
+    bits = 0
+    empty = info.empty
+    ok = info.street_ok
+    found: list[int] = []
+    for k in range(len(ok)):
+        m = ok[k // 2] if k % 2 == 0 else ok[-1 - k // 2]  # from both ends: far apart soon
+        if bits & BIT[m] or not locally_simple(m, empty, -1):
+            continue
+        bits |= BIT[m]
+        if any(max(abs(m // 10 - f // 10), abs(m % 10 - f % 10)) >= 5 for f in found):
+            return bits
+        found.append(m)
+    return bits
+
+
 def street_survives(info: StreetInfo, board: Sequence[int], lot: int,
                     is_icon: Sequence[bool]) -> bool:
     """Whether, after building on the street-legal ``lot``, some lot would still be street-legal.

@@ -188,11 +188,16 @@ def worker_of(row: Sequence[Any]) -> Worker:
                   roles=[r for r in str(row[5]).split(",") if r])
 
 
+def game_of(r: Sequence[Any]) -> GameRow:
+    """A game from the ``GAME_COLS`` at the start of a row (its seats come separately)."""
+    return GameRow(id=r[0], game=r[1], status=r[2], record=json_loads(r[3]),
+                   created_at=dt_from_text(r[4]), updated_at=dt_from_text(r[5]),
+                   to_move=r[6], thread_id=r[7], deadline_at=dt_from_text(r[8]),
+                   finished_at=dt_from_text(r[9]))
+
+
 def load_games(db: Db, rows: Iterable[Sequence[Any]]) -> list[GameRow]:
-    games = [GameRow(id=r[0], game=r[1], status=r[2], record=json_loads(r[3]),
-                     created_at=dt_from_text(r[4]), updated_at=dt_from_text(r[5]),
-                     to_move=r[6], thread_id=r[7], deadline_at=dt_from_text(r[8]),
-                     finished_at=dt_from_text(r[9])) for r in rows]
+    games = [game_of(r) for r in rows]
     by_id = {g.id: g for g in games}
     ids = list(by_id)
     for i in range(0, len(ids), 500):  # stay well below SQLite's bound-parameter limit
@@ -204,9 +209,27 @@ def load_games(db: Db, rows: Iterable[Sequence[Any]]) -> list[GameRow]:
     return games
 
 
+_N_GAME_COLS = len(GAME_COLS.split(","))
+# A game and its seats in one statement (a row per seat, the game's columns repeated): a move reads
+# its game several times, and each statement is a round trip to PostgreSQL.
+_GAME_AND_SEATS = ("SELECT " + ", ".join(f"g.{c.strip()}" for c in GAME_COLS.split(",")) + ", "
+                   + ", ".join(f"s.{c.strip()}" for c in SEAT_COLS.split(","))
+                   + " FROM games g LEFT JOIN seats s ON s.game_id = g.id WHERE g.id = ? ORDER BY s.position")
+
+
 def get_game(db: Db, game_id: str, lock: str = "") -> GameRow | None:
-    row = db.one(f"SELECT {GAME_COLS} FROM games WHERE id = ?{lock}", (game_id,))
-    return load_games(db, [row])[0] if row else None
+    """With a ``lock`` (PostgreSQL's FOR UPDATE) the seats are read by a statement of their own
+    once the lock is held: a statement that waited for the lock sees the game row as its holder
+    left it, but the rows it joins only as they were when it began."""
+    if lock:
+        row = db.one(f"SELECT {GAME_COLS} FROM games WHERE id = ?{lock}", (game_id,))
+        return load_games(db, [row])[0] if row else None
+    rows = db.all(_GAME_AND_SEATS, (game_id,))
+    if not rows:
+        return None
+    game = game_of(rows[0])
+    game.seats = [seat_of(r[_N_GAME_COLS:]) for r in rows if r[_N_GAME_COLS] is not None]
+    return game
 
 
 def search_games(db: Db, *, player: str | None = None, game: str | None = None,

@@ -153,8 +153,13 @@ class SQLiteStore(SqlStore):
         if self._local.in_tx:
             raise StoreError("a store write was started inside store.transaction() on the same "
                              "thread; do it through the Tx, or after the transaction")
-        if not durable:
-            conn.execute("PRAGMA synchronous = NORMAL")
+        # The connection keeps its mode between transactions (every write of this store goes through
+        # here, so each BEGIN runs in the mode its caller asked for): a thread that only processes,
+        # or only takes in mail, sets it once instead of twice per transaction.
+        mode = (conn, "FULL" if durable else "NORMAL")
+        if getattr(self._local, "synchronous", None) != mode:
+            conn.execute(f"PRAGMA synchronous = {mode[1]}")
+            self._local.synchronous = mode
         # Writers queue on locks, threads of this process on a mutex and processes (the daemon's
         # processor process, pbem deliver) on an flock beside the database: SQLite's own busy
         # handler would make them sleep 1-100 ms between retries, far longer than a write takes.
@@ -175,9 +180,9 @@ class SQLiteStore(SqlStore):
                         raise
                 finally:
                     self._local.in_tx = False
-        finally:
-            if not durable:
-                conn.execute("PRAGMA synchronous = FULL")
+        except BaseException:
+            self._local.synchronous = None  # unknown: set again by the next transaction
+            raise
 
     @contextmanager
     def _read(self) -> Iterator[Db]:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import textwrap
 from html.parser import HTMLParser
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.alien_city import AlienCity
 from engine.alien_city.positions import position, setup_from_text
+from engine.alien_city.render import wrap_words
 
 
 def lines_fit(text: str) -> None:
@@ -119,3 +124,12 @@ def test_legal_listing_skips_empty_groups() -> None:
     text = state.render_legal(None)
     assert "tower" not in text.split("\n")[1]
     assert [line.split(":")[0] for line in text.splitlines()[1:2]] == ["black dome"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="AB12-* \t", min_size=0, max_size=9), min_size=1, max_size=40),
+       st.integers(min_value=8, max_value=80), st.sampled_from(["", "  ", "    "]))
+def test_wrap_words_is_textwrap(words, width, indent):
+    """The legal listing's fast wrapper gives exactly textwrap's lines, for any input."""
+    text = " ".join(words)
+    assert wrap_words(text, width, indent) == textwrap.wrap(text, width, subsequent_indent=indent)

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Processor CPU per move, in one process: the figure that decides one worker's ceiling.
+
+``bench/scaling.py`` measures the whole server over SMTP on a machine that other work shares; its
+moves per second follow the load. The CPU the processor spends per move does not, and this script
+measures only that: N Alien City games are set up in process (untimed), the first move of every
+game is stored as a player's reply would be, and then the real ``Processor`` applies them while the
+thread's CPU time and the SQL statements it sends are counted (``your_move_mails``: the opponents'
+"Your move" mails, one per applied move). ``--profile N`` prints cProfile's top N; the timed part is
+the function ``timed_moves``, to cut a py-spy profile to it.
+
+Usage::
+
+    .venv/bin/python bench/processor_cpu.py [--games 300] [--store sqlite|postgresql|both] [--profile N]
+    PBEM_TRACE_SQL=1 .venv/bin/python bench/processor_cpu.py --games 3 --store sqlite
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import email.policy
+import os
+import pstats
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+if not __package__:  # run as a script: see bench/__init__.py
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pbem.clock import ManualClock
+from pbem.config import config_from_dict
+from pbem.processing.processor import Processor
+from pbem.store import open_store
+from tests.server.harness import to
+from tests.server.players import Player, headline, parse
+
+SERVER = "pbem@localhost"
+TRACE = bool(os.environ.get("PBEM_TRACE_SQL"))  # SQLite: print the first statements sent
+
+
+def _counting(store: Any) -> Callable[[], int]:
+    """Count the statements the store sends from now on (its connection's execute calls)."""
+    count = [0]
+    conn = store._conn()  # the processor runs on this thread, so this is its connection
+    if hasattr(conn, "set_trace_callback"):  # sqlite3
+        def trace(statement: str) -> None:
+            count[0] += 1
+            if TRACE and count[0] < 60:
+                print("SQL", " ".join(statement.split())[:150])
+        conn.set_trace_callback(trace)
+    else:  # psycopg: Connection.execute goes through a cursor of the connection's cursor class
+        cursor_class = conn.cursor_factory
+
+        class Counting(cursor_class):  # type: ignore[misc, valid-type]
+            def execute(self, *args: Any, **kwargs: Any) -> Any:
+                count[0] += 1
+                return super().execute(*args, **kwargs)
+
+            def executemany(self, *args: Any, **kwargs: Any) -> Any:
+                count[0] += 1
+                return super().executemany(*args, **kwargs)
+        conn.cursor_factory = Counting
+    return lambda: count[0]
+
+
+def timed_moves(processor: Processor) -> int:
+    """The measured part (its own function, so a py-spy profile can be cut to it)."""
+    done = 0
+    while n := processor.process_pending(1000):
+        done += n
+    return done
+
+
+def run(database: str, games: int, work: Path, profile: int) -> dict[str, float]:
+    config = config_from_dict({"server": {"data_dir": str(work / "data"), "address": SERVER}})
+    store = open_store(database)
+    clock = ManualClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
+    processor = Processor(config, store, clock, secret=b"s" * 32)
+    from pbem.cli.mailbox import new_mail, reply_to
+
+    def submit(messages: list[Any]) -> list[tuple[str, Any]]:
+        for message in messages:
+            store.accept_inbound(message.as_bytes(policy=email.policy.SMTP), "bench", clock.now())
+        while processor.process_pending(1000):
+            pass
+        return [(r.recipients[0], parse(r.raw)) for r in outbox()]
+
+    def outbox() -> list[Any]:
+        rows: list[Any] = []
+        while batch := store.due_outbound(clock.now() + timedelta(days=3650), 1000):
+            store.mark_sent_many([r.id for r in batch], clock.now())
+            rows += batch
+        return rows
+
+    tables = [(f"w{i}@example.org", f"b{i}@example.org") for i in range(games)]
+    out = submit([new_mail(w, SERVER, f"new alien-city with {b} as black") for w, b in tables])
+    out = submit([reply_to(to(out, b)[0], b, "accept") for _w, b in tables])
+    moves = []
+    for rcpt, mail in out:
+        if "Your move" in headline(mail):
+            moves.append(Player(rcpt, seed=len(moves)).respond(mail))
+    for move in moves:
+        store.accept_inbound(move.as_bytes(policy=email.policy.SMTP), "bench", clock.now())
+    statements = _counting(store)
+    profiler = cProfile.Profile() if profile else None
+    cpu, wall = time.thread_time(), time.perf_counter()
+    if profiler:
+        profiler.enable()
+    done = timed_moves(processor)
+    if profiler:
+        profiler.disable()
+    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+    sent = statements()
+    rows = outbox()
+    applied = sum(1 for r in rows if b"Your move" in r.raw[:4000])
+    store.close()
+    if profiler:
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(profile)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(profile)
+    return {"moves": done, "your_move_mails": applied, "cpu_ms_per_move": cpu * 1000 / max(done, 1),
+            "wall_ms_per_move": wall * 1000 / max(done, 1), "statements_per_move": sent / max(done, 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=300)
+    parser.add_argument("--store", choices=("sqlite", "postgresql", "both"), default="both")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="print cProfile's top N")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="pbem-cpu-") as tmp:
+        work = Path(tmp)
+        if args.store in ("sqlite", "both"):
+            print("sqlite    ", run(str(work / "pbem.sqlite3"), args.games, work, args.profile), flush=True)
+        if args.store in ("postgresql", "both"):
+            from tests.services.postgres import Postgres
+            with Postgres(durable=True) as postgres:
+                dsn = postgres.create_database("cpu")
+                print("postgresql", run(dsn, args.games, work, args.profile), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
