@@ -62,7 +62,7 @@ class StateCache:
     another worker (or ``pbem admin rollback``) may have taken a move back and played another one,
     leaving as many moves as this process saw."""
 
-    def __init__(self, size: int = 256):
+    def __init__(self, size: int = 1024):  # about 15 MB: an Alien City state is ~15 kB
         self._items: OrderedDict[tuple[str, int, str], State] = OrderedDict()
         self._size = size
 
