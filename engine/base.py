@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
-from engine.i18n import _
+from engine.i18n import _, pgettext
 
 
 class EngineError(Exception):
@@ -155,6 +155,12 @@ class State(ABC):
     @abstractmethod
     def move_text(self, move: Any) -> str:
         """Canonical text, the form written to records; ``parse_move(move_text(m)) == m``."""
+
+    def local_move_text(self, move: Any) -> str:
+        """The move in the reader's words (``engine.i18n``), for examples a person copies: it must
+        parse back to the same move in every language. Canonical text where a game has no words of
+        its own; records and one-tap links keep ``move_text``."""
+        return self.move_text(move)
 
     @abstractmethod
     def legal_moves(self) -> list[Any]:
@@ -313,6 +319,12 @@ class Game(ABC):
     @abstractmethod
     def seat_names(self, n_players: int) -> list[str]:
         """Seat names in turn order for a game of n players (raise OptionsError if n is impossible)."""
+
+    def seat_label(self, seat: str) -> str:
+        """A seat as the reader calls it (``black`` / ``Schwarz``): the server names seats to people
+        through this, never by their stored key. Games whose seats have no words of their own in
+        the engine catalog (context "seat") keep the key."""
+        return pgettext("seat", seat)
 
     @abstractmethod
     def normalize_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:

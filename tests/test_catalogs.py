@@ -13,6 +13,8 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
 from pbem.i18n import LANGUAGES, speaking, translations
+from tests import formal_address as address
+from tests.formal_address import formal_de, formal_sk
 
 REPO = Path(__file__).resolve().parents[1]
 DOMAINS = {"pbem": ("pbem", "templates"), "engine": ("engine",)}
@@ -109,3 +111,26 @@ def test_slovak_has_three_plural_forms_and_german_two() -> None:
     # the compiled catalogs choose the form by the count: 1, 2-4 and 5+ in Slovak, 1 and 2+ in German
     assert any(len({sk.ngettext(one, many, n) for n in (1, 3, 5)}) == 3 for one, many in plurals)
     assert any(de.ngettext(one, many, 1) != de.ngettext(one, many, 2) for one, many in plurals)
+
+
+def test_the_address_checker_tells_formal_address_from_they() -> None:
+    assert formal_de("Sie spielen {seat}.", "You play {seat}.") == ["Sie spielen {seat}."]
+    assert formal_de("leerer Zug: schreiben Sie z.B. E4", "empty move: write e.g. E4") == [
+        "Sie z.B. E4"]
+    assert formal_de("wenn Ihr Bau endet", "when your build ends") == ["Ihr Bau endet"]
+    # "they": written "sie" inside a sentence; "Sie" at its start when the English says they / it
+    assert formal_de("Zwei Felder. Sie dürfen Nachbarn sein.", "Two cells. They may be neighbours.") == []
+    assert formal_de("die Felder, wenn sie frei sind", "the cells, when you see them free") == []
+    assert formal_de("Zwei Felder. Sie dürfen bauen.", "Two cells. You may build.") == ["Sie dürfen bauen."]
+    assert formal_de("Text. Sie dürfen Nachbarn sein.", they={"Sie dürfen Nachbarn"}) == []
+    assert formal_sk("Ťahali ste {tile}. Napíšte:") == ["ste", "Napíšte"]
+    assert formal_sk("ak vám zostal klobúčik, keď vaša stavba") == ["vám", "vaša"]
+    assert formal_sk("Ťahal si {tile}; ešte môžeš, napíš: white") == []
+
+
+@pytest.mark.parametrize("lang", TRANSLATED)
+def test_one_form_of_address_du_and_ty(lang: str) -> None:
+    """pbem says "du" / "ty" to a player; the engine's texts in the same mail must too."""
+    formal = [(source[:50], text[:70]) for source, text in address.translations(lang)
+              if (formal_de(text, source) if lang == "de" else formal_sk(text))]
+    assert formal == []

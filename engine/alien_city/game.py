@@ -10,6 +10,7 @@ from engine.ai import Budget, Computer, make_computer
 from engine.alien_city.ai import knowledge
 from engine.alien_city.board import SEATS, Layout
 from engine.alien_city.help import help_topics
+from engine.alien_city.notation import seat_name
 from engine.alien_city.render import AlienCityRenderer
 from engine.alien_city.state import AlienCityState
 from engine.alien_city.variants import (
@@ -37,6 +38,9 @@ class AlienCity(Game):
         if n_players != 2:
             raise OptionsError(f"Alien City is for exactly 2 players, not {n_players}")
         return list(SEATS)
+
+    def seat_label(self, seat: str) -> str:
+        return seat_name(seat)
 
     def normalize_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         return normalize_options(options)

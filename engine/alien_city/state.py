@@ -218,6 +218,9 @@ class AlienCityState(State):
     def move_text(self, move: Move) -> str:
         return format_move(move)
 
+    def local_move_text(self, move: Move) -> str:
+        return local_move(move)
+
     def legal_moves(self) -> list[Move]:
         seat = self._to_move
         if seat is None:

@@ -634,6 +634,9 @@ class SpaceTruckinState(State):
     def move_text(self, move: Move) -> str:
         return mv.move_text(self._canonical(move, notation=False))
 
+    def local_move_text(self, move: Move) -> str:
+        return mv.local_move_text(self._canonical(move, notation=False))
+
     def _canonical(self, move: Move, *, notation: bool) -> Move:
         """Names a segment by its first edge as placed; infers an unambiguous missing edge."""
         if isinstance(move, Swap):

@@ -34,7 +34,7 @@ from pbem.i18n import N_, _, ngettext, speaking_to, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
-from pbem.processing.gamemail import game_names, thread_subject
+from pbem.processing.gamemail import game_names, seat_label, thread_subject
 from pbem.processing.games import CommandFailed, address_proven, authenticate, game_id_of, load_game
 from pbem.processing.handlers import register_handler
 from pbem.processing.invitations import create_game, describe_options, do_new, start_game
@@ -118,7 +118,8 @@ def post(ctx: MailContext, command: Command) -> None:
     ctx.outcomes.append(f"open challenge {row.id}")
     ctx.reply(Section(lines=[
         *_describe(ctx, row),
-        _("You would play {seat}. Anyone may take a seat with: join {id}").format(seat=mine.seat, id=row.id),
+        _("You would play {seat}. Anyone may take a seat with: join {id}").format(
+            seat=seat_label(row.game, mine.seat), id=row.id),
         _("You hear from me when the game starts. To take the challenge down: withdraw {id}").format(
             id=row.id)],
         actions=[ActionGroup("", [Action(_("Withdraw"), f"withdraw {row.id}")])]), row.id,
@@ -251,7 +252,7 @@ def do_join(ctx: MailContext, command: Command) -> None:
                   headline=ngettext("You joined {id} as {seat}; waiting for {n} more player",
                                     "You joined {id} as {seat}; waiting for {n} more players",
                                     len(free) - 1).format(
-                      id=row.id, seat=seat_name, n=len(free) - 1))
+                      id=row.id, seat=seat_label(row.game, seat_name), n=len(free) - 1))
         return
     info["filled_at"] = iso(ctx.now)
     start_game(ctx, row, state, seat)

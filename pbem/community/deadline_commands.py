@@ -23,7 +23,7 @@ from pbem.i18n import N_, _, ngettext
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
-from pbem.processing.gamemail import game_names
+from pbem.processing.gamemail import game_names, seat_label
 from pbem.processing.games import CommandFailed, address_proven, authenticate, mail_tokens
 from pbem.processing.handlers import register_handler
 from pbem.store.base import GameRow, Seat
@@ -400,7 +400,7 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
 def _game_deadline_lines(ctx: MailContext, row: GameRow) -> list[str]:
     zone = dl.player_zone(_settings(ctx))
     if row.deadline_at is not None and row.to_move:
-        return [_("{seat} to move by {when}.").format(seat=row.to_move,
+        return [_("{seat} to move by {when}.").format(seat=seat_label(row.game, row.to_move),
                                                       when=dl.format_when(row.deadline_at, zone, ctx.now))]
     if dl.is_paused(row):
         return [_("The clock is paused.")]

@@ -29,6 +29,7 @@ from pbem.processing.gamemail import (
     result_headline,
     result_section,
     scores_line,
+    seat_label,
     who,
 )
 from pbem.processing.games import (
@@ -135,7 +136,7 @@ def do_undo(ctx: MailContext, command: Command) -> None:
     pending = row.record.get("undo_request")
     if pending:
         raise CommandFailed(_("{seat} has already asked to take back a move in game {id}; wait for the "
-                              "answer.").format(seat=pending["seat"], id=row.id))
+                              "answer.").format(seat=seat_label(row.game, pending["seat"]), id=row.id))
     moves = [entry for entry in row.record["moves"] if is_move_entry(entry)]
     mine = [i for i, entry in enumerate(moves) if entry.get("seat") == seat.seat]
     if not mine:
@@ -158,7 +159,7 @@ def do_undo(ctx: MailContext, command: Command) -> None:
                  "accept(s); a move made meanwhile cancels the request.",
                  "You asked to take back your last move ({move}) and the {n} moves after it. It is taken "
                  "back when {players} accept(s); a move made meanwhile cancels the request.", count).format(
-            move=last, n=count - 1, players=", ".join(s.seat for s in others))]),
+            move=last, n=count - 1, players=", ".join(seat_label(row.game, s.seat) for s in others))]),
         row.id, headline=_("Undo asked in {id}").format(id=row.id))
     names = game_names(ctx.tx, row)
     for other in others:
@@ -167,7 +168,8 @@ def do_undo(ctx: MailContext, command: Command) -> None:
                 "{seat} ({address}) asks to take back their last move ({move}) in game {id}, going back "
                 "to move {back}.", "{seat} ({address}) asks to take back their last move ({move}) and the "
                 "{n} moves after it in game {id}, going back to move {back}.", count).format(
-                seat=seat.seat, address=seat.email, move=last, n=count - 1, id=row.id, back=state.ply - count)
+                seat=names.label(seat.seat), address=seat.email, move=last, n=count - 1, id=row.id,
+                back=state.ply - count)
             ctx.planned.append(PlannedMail(
                 to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
                 headline=_("{player} asks to take back a move in {id}").format(
@@ -225,7 +227,8 @@ def do_accept_undo(ctx: MailContext, command: Command) -> None:
         return ngettext("{n} move taken back at {seat}'s request, accepted by {players}; game {id} is at "
                         "move {number} again", "{n} moves taken back at {seat}'s request, accepted by "
                         "{players}; game {id} is at move {number} again", request["moves"]).format(
-            n=request["moves"], seat=asker.seat, players=", ".join(accepted), id=row.id, number=state.ply)
+            n=request["moves"], seat=seat_label(row.game, asker.seat),
+            players=", ".join(seat_label(row.game, s) for s in accepted), id=row.id, number=state.ply)
     names = game_names(ctx.tx, row)
     ctx.reply(board_section(state, seat.seat, [scores_line(state, seat.seat, names)]), row.id,
               headline=(_("Your move (move {number}). {happened}.").format(
@@ -249,7 +252,7 @@ def do_decline_undo(ctx: MailContext, command: Command) -> None:
     def text() -> str:
         return (_("{seat} withdrew the request to take back a move in game {id}.") if withdrawn
                 else _("{seat} declined to take back {asker}'s move in game {id}; the game goes on.")).format(
-            seat=seat.seat, asker=request["seat"], id=row.id)
+            seat=seat_label(row.game, seat.seat), asker=seat_label(row.game, request["seat"]), id=row.id)
     ctx.reply(None, row.id, headline=text())
     for other in row.seats:
         if other.seat != seat.seat:

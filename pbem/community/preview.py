@@ -15,7 +15,7 @@ from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.i18n import N_, _, status_word
 from pbem.outbox.compose import Section
 from pbem.processing.context import MailContext
-from pbem.processing.gamemail import game_names, scores_line, who
+from pbem.processing.gamemail import game_names, local_move, scores_line, who
 from pbem.processing.games import CommandFailed, game_id_of, load_game, sender_seat
 from pbem.processing.handlers import register_handler
 
@@ -58,7 +58,8 @@ def do_preview(ctx: MailContext, command: Command) -> None:
     sections = [Section(lines=lines, board_text=trial.render(viewer), board_html=trial.render_html(viewer))]
     nxt = trial.to_move
     if trial.is_over:
-        sections.append(Section(title=_("{move} would end the game").format(move=canonical),
+        sections.append(Section(title=_("{move} would end the game").format(
+            move=local_move(state, canonical)),
                                 pre=trial.score().text))
     elif trial.pending_chance() is not None:
         sections.append(Section(lines=[
@@ -69,7 +70,7 @@ def do_preview(ctx: MailContext, command: Command) -> None:
                                 pre=trial.render_legal(nxt)))
     headline = (_("Preview of your {move} in {id} (nothing was played)") if mover == viewer
                 else _("Preview of {player}'s {move} in {id} (nothing was played)")).format(
-        move=canonical, id=row.id, player=names.get(mover or "", mover))
+        move=local_move(state, canonical), id=row.id, player=names.get(mover or "", mover))
     for section in sections:
         ctx.reply(section, row.id, headline=None if section is not sections[0] else headline)
 

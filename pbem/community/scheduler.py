@@ -353,14 +353,14 @@ class Scheduler:
             earlier = [s for s in dl.dropped_seats(row.record) if s != seat]
             left = [s for s in result["ranking"] if s != seat and s not in earlier]
             if earlier and len(left) == 1:
-                first = _("The game ends here: only {seat} is left.").format(seat=left[0])
+                first = _("The game ends here: only {seat} is left.").format(seat=names.label(left[0]))
             else:
                 first = _("The game ends here: {game} cannot go on without a player.").format(
                     game=get_game(row.game).title)
             return [first, _("Ranking: {ranking}").format(ranking=", ".join(
-                _("{seat} (forfeited)").format(seat=s) if s == seat
-                else _("{seat} {points} (dropped)").format(seat=s, points=totals.get(s, 0)) if s in earlier
-                else f"{s} {totals.get(s, 0)}" for s in result["ranking"]))]
+                _("{seat} (forfeited)").format(seat=names.label(s)) if s == seat
+                else _("{seat} {points} (dropped)").format(seat=names.label(s), points=totals.get(s, 0))
+                if s in earlier else f"{names.label(s)} {totals.get(s, 0)}" for s in result["ranking"]))]
 
         def why(reader: str | None) -> list[str]:
             return [_("{player} did not move by {late} and forfeits game {id}.").format(
@@ -512,7 +512,7 @@ class Scheduler:
             names = game_names(tx, row)
             others = ", ".join(names.get(s.seat, s.seat) for s in row.seats if s.seat != row.to_move)
             lines.append(_("{id} ({game}, you play {seat} against {players}), move {number}: {when}.").format(
-                id=row.id, game=get_game(row.game).title, seat=row.to_move, players=others,
+                id=row.id, game=get_game(row.game).title, seat=names.label(row.to_move or ""), players=others,
                 number=dl.current_ply(row.record) + 1, when=when))
         lines.append(_("Times are in your timezone, {zone} (change it with: timezone Area/City). Away? "
                        "'vacation FROM..TO' stops your clocks.").format(zone=zone.key))

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from engine import State, get_game
+from engine import EngineError, State, get_game
 from pbem.i18n import _, language
 from pbem.outbox.compose import Action, ActionGroup, Attachment, Section
 from pbem.processing.computer_seats import display_name, is_computer
@@ -28,10 +28,28 @@ SUBJECT_NAMES_MAX = 48
 
 # --- who is who --------------------------------------------------------------------------------------
 
-def game_names(tx: Tx, row: GameRow) -> dict[str, str]:
+class SeatNames(dict[str, str]):
+    """Seat -> how a player is called, knowing the game, so that ``who`` shows the seat in the
+    reader's words (``Schwarz (du)``) wherever the names go, without naming a game."""
+
+    def __init__(self, game: str, names: dict[str, str] | None = None):
+        super().__init__(names or {})
+        self.game = game
+
+    def label(self, seat: str) -> str:
+        return seat_label(self.game, seat)
+
+
+def seat_label(game: str, seat: str) -> str:
+    """A seat of ``game`` as the reader calls it; the stored key (``black``) stays what commands and
+    records use."""
+    return get_game(game).seat_label(seat)
+
+
+def game_names(tx: Tx, row: GameRow) -> SeatNames:
     """Seat -> how players are called in mails: nickname, else the mail client's name, else the
     address."""
-    names = {}
+    names = SeatNames(row.game)
     for seat in row.seats:
         if is_computer(seat.email):
             names[seat.seat] = display_name(seat.email or "", seat.name or "")
@@ -45,10 +63,11 @@ def who(seat: str | None, reader: str | None, names: dict[str, str]) -> str:
     """"black (you)" for the reader, "white (Bo)" for another player."""
     if seat is None:
         return _("nobody")
+    label = names.label(seat) if isinstance(names, SeatNames) else seat
     if seat == reader:
-        return _("{seat} (you)").format(seat=seat)
+        return _("{seat} (you)").format(seat=label)
     name = names.get(seat)
-    return f"{seat} ({name})" if name and name != seat else seat
+    return f"{label} ({name})" if name and name != seat else label
 
 
 def players_line(row: GameRow, reader: str | None, names: dict[str, str]) -> str:
@@ -136,11 +155,21 @@ def board_section(state: State, viewer: str | None, lines: list[str] | None = No
 
 
 def example_move(state: State, viewer: str | None) -> str | None:
-    """A move the viewer could write now, for the footer's "for example"."""
+    """A move the viewer could write now, for the footer's "for example": in the reader's words,
+    which the server reads back in any language."""
     if state.is_over or viewer is None or state.to_move != viewer:
         return None
     moves = _memo(state, "moves", viewer, state.legal_moves)
-    return state.move_text(moves[len(moves) // 2]) if moves else None
+    return state.local_move_text(moves[len(moves) // 2]) if moves else None
+
+
+def local_move(state: State, text: str) -> str:
+    """A move's canonical text (what records keep) in the reader's words; ``state`` is the
+    position it was made in. The text itself if it does not parse there."""
+    try:
+        return state.local_move_text(state.parse_move(text))
+    except EngineError:
+        return text
 
 
 # --- results -----------------------------------------------------------------------------------------

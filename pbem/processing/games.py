@@ -18,6 +18,7 @@ from pbem.processing.gamemail import (
     result_headline,
     result_section,
     scores_line,
+    seat_label,
     who,
 )
 from pbem.record import iso
@@ -110,7 +111,7 @@ def authenticate(ctx: MailContext, row: GameRow, command: Command) -> Seat:
             _("the address you replied to carries an old token of {seat} in game {id}: that seat has a "
               "new token since (its player moved to another address, or asked for a new one). Nothing "
               "was applied. Reply to the newest mail of the game, which went to the seat's address."
-              ).format(seat=retired.seat, id=row.id),
+              ).format(seat=seat_label(row.game, retired.seat), id=row.id),
             headline=_("Not done: an old token of {id}").format(id=row.id))
     raise AuthFailed(row.id, (named or mine).seat if (named or mine) else None)
 

@@ -20,6 +20,7 @@ from pbem.processing.context import CONFIRM, REPLY, TURN, MailContext
 from pbem.processing.gamemail import (
     board_section,
     game_names,
+    local_move,
     result_headline,
     result_section,
     scores_line,
@@ -35,7 +36,7 @@ from pbem.processing.games import (
     save_game,
     sender_seat,
 )
-from pbem.record import append_move, iso, notes_again
+from pbem.record import append_move, iso, notes_again, positions
 
 Handler = Callable[[MailContext, Command], None]
 
@@ -110,15 +111,17 @@ def do_history(ctx: MailContext, command: Command) -> None:
     names = game_names(ctx.tx, row)
     mine = sender_seat(row)(ctx.mail.from_addr)
     lines, number = [], 0
+    before = positions(row.record, get_game(row.game))  # each move is shown in the reader's words
     for entry in row.record["moves"]:
         if "drop" in entry:
             lines.append("     " + _("{seat} left the game ({reason})").format(
-                seat=entry["drop"], reason=entry.get("reason", _("dropped"))))
+                seat=names.label(entry["drop"]), reason=entry.get("reason", _("dropped"))))
         elif is_move_entry(entry):
             number += 1
             seat = who(entry.get("seat"), mine.seat if mine else None, names)
             queued = " " + _("(queued)") if entry.get("queued") else ""
-            lines.append(f"{number:>4}. {seat:<20} {entry.get('move')}{queued}")
+            move = local_move(next(before), str(entry.get("move")))
+            lines.append(f"{number:>4}. {seat:<20} {move}{queued}")
     text = "\n".join(lines) if lines else _("No moves yet.")
     ctx.reply(Section(pre=text), row.id, headline=ngettext("History of {id}: {n} move",
                                                            "History of {id}: {n} moves", number).format(
@@ -144,7 +147,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
                     when=row.deadline_at.strftime("%Y-%m-%d %H:%M UTC"))
         elif row.status == "invited":
             turn = _("waiting for {seats}").format(
-                seats=", ".join(s.seat for s in row.seats if not s.accepted))
+                seats=", ".join(names.label(s.seat) for s in row.seats if not s.accepted))
         elif row.status == "open":
             turn = _("an open challenge, waiting for players (withdraw {id})").format(id=row.id)
         elif row.status == "over":
@@ -153,7 +156,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
         else:
             turn = status_word(row.status)
         blocks.append(title + "\n      " + _("you play {seat}; {state}").format(
-            seat=reader or "-", state=turn))
+            seat=names.label(reader) if reader else "-", state=turn))
     if blocks:
         ctx.reply(Section(pre="\n".join(blocks)), headline=ngettext(
             "Your games: {n}", "Your games: {n}", len(rows)).format(n=len(rows)))
@@ -211,7 +214,10 @@ def do_move(ctx: MailContext, command: Command) -> None:
     mover = names.get(seat.seat, seat.seat)
     note = [f"{mover}: {line}" for line in command.note]
     announce_position(ctx, row, state,
-                      lambda: _("{player} played {move}").format(player=mover, move=canonical),
+                      # names again per reader: a computer's name is said in the reader's language
+                      lambda: _("{player} played {move}").format(
+                          player=game_names(ctx.tx, row).get(seat.seat, mover),
+                          move=local_move(before, canonical)),
                       exclude=seat.seat, note=note, after=after, number=number,
                       notes=(lambda: notes_again(before, added, start)) if notes else [])
     followed = "".join(f" {names.get(s, s)} {say(what)}." for s, what in after.followed)

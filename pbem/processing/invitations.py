@@ -10,11 +10,11 @@ import random
 import secrets
 from typing import Any
 
-from engine import EngineError, State, get_game
+from engine import EngineError, Game, State, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
 from pbem.commands.parsing import Command
-from pbem.i18n import N_, _, ngettext, status_word
+from pbem.i18n import LANGUAGES, N_, _, ngettext, speaking, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import computer, hooks
 from pbem.processing.context import EVENT, TURN, MailContext, PlannedMail
@@ -57,6 +57,18 @@ def describe_options(options: dict[str, Any]) -> str:
     return ", ".join(parts) or _("standard rules")
 
 
+def seat_named(game: Game, word: str, seats: list[str]) -> str:
+    """The seat ``as WORD`` means: its key (``black``) or its name in any of our languages
+    (``Schwarz``, ``čierny``); the word itself when it names none, for the error to quote."""
+    wanted = word.casefold()
+    for lang in LANGUAGES:
+        with speaking(lang):
+            named = [seat for seat in seats if game.seat_label(seat).casefold() == wanted]
+        if named:
+            return named[0]
+    return word
+
+
 def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None,
                 option_words: list[str], people: list[str], first_seat: str | None,
                 server_keys: dict[str, Any], names: dict[str, str],
@@ -80,6 +92,7 @@ def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None
     if ctx.config.address in people:
         raise CommandFailed(_("{address} is the server, not a player.").format(address=ctx.config.address))
     if first_seat:
+        first_seat = seat_named(game, first_seat, seats)
         if first_seat not in seats:
             raise CommandFailed(_("'as {seat}': seats are {seats}.").format(
                 seat=first_seat, seats=", ".join(seats)))
@@ -121,7 +134,7 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
         with ctx.speaking_to(seat.email):
             described = describe_options(row.record.get("options") or {})
             lines = [_("{player} invites you to a game of {game} ({options}). You would play {seat}.").format(
-                         player=who_asks, game=game.title, options=described, seat=seat.seat),
+                         player=who_asks, game=game.title, options=described, seat=names.label(seat.seat)),
                      players_line(row, seat.seat, names)]
             at_deadline = (_("the late player forfeits") if policy == "forfeit"
                            else _("the moderators decide"))
@@ -167,7 +180,8 @@ def start_or_wait(ctx: MailContext, row: GameRow, challenger: str, note: list[st
         start_game(ctx, row, ctx.touched[row.id][1], mine)
         return
     lines = [_("{game}, {options}. You play {seat}.").format(
-        game=game.title, options=describe_options(row.record.get("options") or {}), seat=mine.seat),
+        game=game.title, options=describe_options(row.record.get("options") or {}),
+        seat=names.label(mine.seat)),
         players_line(row, mine.seat, names), _(TAP_TIP)]
     ctx.reply(Section(lines=lines), row.id, headline=(
         _("Game {id} created: waiting for {players} to accept").format(

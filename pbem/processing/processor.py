@@ -30,7 +30,7 @@ from pbem.i18n import _, ngettext, speaking, speaking_to
 from pbem.outbox.compose import Section
 from pbem.processing import features, hooks
 from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
-from pbem.processing.gamemail import board_section
+from pbem.processing.gamemail import board_section, seat_label
 from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens, reply_key, retired_seat
 from pbem.processing.handlers import HANDLERS
 from pbem.processing.languages import sender_language
@@ -191,7 +191,8 @@ class Processor:
                 game=row.id, sender=mail.from_addr or _("an unknown sender")),
             sections=[Section(lines=[
                 _("It was not applied: moves and game commands for your seat ({seat}) are accepted "
-                  "only from your registered address together with your token.").format(seat=seat.seat),
+                  "only from your registered address together with your token.").format(
+                    seat=seat_label(row.game, seat.seat)),
                 _("If it was you: reply to this mail (its Reply-To carries your token). If it was not "
                   "you, nothing changed."),
                 _("You will get at most one such notice per hour.")])])

@@ -5,7 +5,8 @@ Nobody configures anything: the Slovak player's first mail carries ``Content-Lan
 client writes in Slovak), the German player's ``Accept-Language: de-AT``; from then on every mail to
 each is in their language, the invitation that the German's challenge causes included. They write
 commands in their own words (``neu``, ``prijať``, ``zug``, ``ťah``), make one mistake each, and get
-the error in their language. Moves are in the English notation until the engine's words come.
+the error in their language. They write their moves in their own words too (``Turm grün E5``,
+``veža zelená E8``), copied from the example their mail gives, and the server applies them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import smtplib
 import time
 from email.message import EmailMessage
 
+from engine.alien_city.notation import WORDS as PIECE_WORDS
 from pbem.cli.mailbox import new_mail, reply_to
 from tests.e2e.conftest import raw, relay
 from tests.server.players import attached_record, headline, html_of, text_of
@@ -38,7 +40,9 @@ def example(message: EmailMessage, lang: str) -> str:
     text = text_of(message)
     marker = WORDS[lang]["example"] + "\n"
     assert marker in text, f"no example move in {headline(message)!r}"
-    return text.split(marker, 1)[1].split("\n")[0].strip()
+    move = text.split(marker, 1)[1].split("\n")[0].strip()
+    assert move.split()[0] in (PIECE_WORDS[lang]["tower"], PIECE_WORDS[lang]["dome"]), move  # their words
+    return move
 
 
 def read(recipient: str, message: EmailMessage) -> None:
@@ -122,6 +126,8 @@ def test_a_german_and_a_slovak_player_each_read_only_their_language(smtp_sink, d
     assert not mistakes, "a player never had a 'your move' mail"
     row = daemon.store.get_game("ac-1")
     assert row.status == "over" and len([m for m in row.record["moves"] if "move" in m]) > 10
+    # written in German and Slovak words, applied: the record keeps each move's canonical text
+    assert all(m["move"].split()[0] in ("tower", "dome") for m in row.record["moves"] if "move" in m)
     # their choice was remembered from the headers, as a setting each can change ('set language')
     with daemon.store.transaction() as tx:
         assert [tx.get_player(a).get("language") for a in (HANS, ZUZANA)] == ["de", "sk"]

@@ -228,3 +228,23 @@ def test_space_truckin_legal_moves_in_the_language_parse_back(seed: int, lang: s
                 for option in state.ship_options(move) if isinstance(move, Place) else [move]:
                     assert state.parse_move(local_move_text(option)) == state.parse_move(
                         state.move_text(option))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_seat_labels_and_local_move_texts_for_the_server(lang: str) -> None:
+    """The generic hooks the server names seats and writes example moves with: in the reader's
+    words under ``using``, parsing back to the same move; the English key and notation without."""
+    for game, n_players in ((AC, 2), (ST, 3)):
+        state = next(positions(game, n_players, 7, every=1))
+        moves = state.legal_moves()[:40]
+        assert [state.local_move_text(m) for m in moves] == [state.move_text(m) for m in moves]
+        assert [game.seat_label(s) for s in state.seats] == list(state.seats)
+        with using(CATALOGS[lang]):
+            for move in moves:
+                written = state.local_move_text(move)
+                assert state.parse_move(written) == state.parse_move(state.move_text(move))
+            assert state.local_move_text(moves[0]) != state.move_text(moves[0])
+    with using(CATALOGS[lang]):
+        assert [AC.seat_label(s) for s in ("black", "white")] == [
+            CATALOGS[lang].pgettext("seat", "black"), CATALOGS[lang].pgettext("seat", "white")]
+        assert AC.seat_label("black") != "black"
