@@ -9,7 +9,7 @@ import hashlib
 import hmac
 from collections.abc import Callable
 
-from engine import MoveError, get_game, is_move_entry, replay
+from engine import MoveError, State, get_game, is_move_entry, replay
 from engine.registry import UnknownGameError
 from pbem.commands.helptext import help_text
 from pbem.commands.parsing import Command
@@ -179,12 +179,16 @@ def do_move(ctx: MailContext, command: Command) -> None:
         raise CommandFailed(_("game {id} is {status}; no moves can be made.").format(
             id=row.id, status=status_word(row.status)))
     expected = command.ply if command.ply is not None else ctx.expected_ply.pop(game_id, None)
-    current = board_section(state, seat.seat, [scores_line(state, seat.seat, names)])
+
+    def current(position: State = state) -> Section:
+        """The board as it is, for a refusal only: most moves are applied and never need it."""
+        return board_section(position, seat.seat, [scores_line(position, seat.seat, names)])
+
     if expected is not None and expected != state.ply:
         raise CommandFailed(
             _("your mail answers the board of move {meant}, but game {id} is at move {now}: the move "
               "was not applied. Here is the board now.").format(meant=expected + 1, id=row.id,
-                                                                now=state.ply + 1), current,
+                                                                now=state.ply + 1), current(),
             headline=_("Not applied: {move!r} was meant for move {meant}, the game is at move {now}").format(
                 move=command.move, meant=expected + 1, now=state.ply + 1))
     if seat.seat in state.dropped_seats:
@@ -192,7 +196,7 @@ def do_move(ctx: MailContext, command: Command) -> None:
                               ).format(id=row.id))
     if state.to_move != seat.seat:
         raise CommandFailed(_("it is {player}'s turn, not yours.").format(
-            player=who(state.to_move, seat.seat, names)), current,
+            player=who(state.to_move, seat.seat, names)), current(),
             headline=_("Not applied: it is {player}'s turn").format(
                 player=names.get(state.to_move or "", state.to_move)))
     game = get_game(row.game)
@@ -202,7 +206,7 @@ def do_move(ctx: MailContext, command: Command) -> None:
     except MoveError as exc:
         reason = exc.message.split(": ")[0] if len(exc.message) > 60 else exc.message
         raise CommandFailed(_("{move!r} was not applied: {reason}").format(move=command.move, reason=exc),
-                            current, headline=_("Not applied: {move}: {reason}").format(
+                            current(before), headline=_("Not applied: {move}: {reason}").format(
                                 move=command.move, reason=reason)) from None
     added = row.record["moves"][start:]
     number = state.ply
