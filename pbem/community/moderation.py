@@ -285,7 +285,7 @@ def show_game(ctx: MailContext, game_id: str) -> None:
             for seat, entry in queues.items() for line in entry.get("lines", [])]))
     actions = record.get("actions") or []
     if actions:
-        ctx.reply(Section(title="Moderator actions", lines=[describe_action(a) for a in actions]))
+        ctx.reply(Section(title="Moderator actions", lines=[describe_action(a, game) for a in actions]))
 
 
 def pause(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from engine import get_game
 from pbem.cli.mailbox import reply_to
+from pbem.record import replay_record
+from tests.classic.test_queue_preview import answers
 from tests.moderation.helpers import ALICE, BOB, DAVE, MOD, ModServer
 from tests.server.harness import headline, start_game, text_of, to
 from tests.server.players import follow, mailto_links
@@ -85,3 +88,25 @@ def test_a_bounce_is_told_to_the_others_in_their_language(server: ModServer) -> 
     assert "Die Zuguhr von Schwarz steht" in read(bob)
     assert headline(moderator) == f"Mail na {ALICE} sa vracia: hodiny sú zastavené"
     assert "ac-1 (čierny, hodiny zastavené)" in " ".join(read(moderator).split())
+
+
+def test_queues_time_control_and_seats_in_the_readers_words(server: ModServer) -> None:
+    alice_turn, bob_mail = start_game(server, ALICE, BOB)
+    state = replay_record(server.game("ac-1").record, get_game("alien-city"))
+    (first, reply), (second, _reply) = answers(state)
+    out = server.submit(reply_to(bob_mail, BOB, f"queue ac-1\nif {first} then {reply}"))
+    assert headline(to(out, BOB)[0]).startswith("Vorgemerkt für ac-1: 1 Zeile, gespielt, wenn ")
+    assert "Niemand sonst sieht deine Warteschlange." in " ".join(read(to(out, BOB)[0]).split())
+    out = server.submit(reply_to(bob_mail, BOB, "timecontrol ac-1"))
+    assert "Bedenkzeit von ac-1: 7 Tage pro Zug; wer zu spät ist" in read(to(out, BOB)[0])
+    # Alice (Slovak) plays another move: Bob reads why his queue was dropped in German
+    out = server.submit(reply_to(alice_turn, ALICE, second))
+    assert "Deine vorgemerkten Züge wurden nicht gespielt und verworfen: keine Zeile antwortet" in " ".join(
+        read(to(out, BOB)[0]).split())
+    refused = server.submit(server.mail(ALICE, f"new alien-city with {DAVE} as zelený"))
+    assert "'as zelený': miesta sú čierny, biely." in read(to(refused, ALICE)[0])
+    with server.store.transaction() as tx:
+        tx.set_player(MOD, {"language": "sk"})
+    server.admin("admin pause ac-1")
+    shown = " ".join(read(to(server.admin("admin show ac-1"), MOD)[0]).split())
+    assert f"--- zásah moderátora pri polťahu 1: pozastavenie, urobil {MOD}" in shown
