@@ -25,7 +25,7 @@ from engine import get_game
 from pbem.commands.parsing import Command, CommandError, game_verb_parser, register_verb
 from pbem.community.agreements import answer
 from pbem.community.moderation import ADDRESS, ModerationError, record_action
-from pbem.i18n import N_, _, language_of, ngettext, speaking
+from pbem.i18n import N_, _, language_of, ngettext, speaking, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing.context import EVENT, NOTICE, MailContext, PlannedMail
 from pbem.processing.gamemail import board_section, game_names, scores_line, who
@@ -210,7 +210,8 @@ def do_rekey(ctx: MailContext, command: Command) -> None:
     row, state = load_game(ctx, game_id_of(ctx, command))
     seat = authenticate(ctx, row, command)
     if row.status not in RUNNING:
-        raise CommandFailed(f"game {row.id} is {row.status}; its tokens no longer let anyone move.")
+        raise CommandFailed(_("game {id} is {status}; its tokens no longer let anyone move.").format(
+            id=row.id, status=status_word(row.status)))
     rekey_seat(ctx, row, seat)
     record_action(row, "rekey", seat.email, "", ctx.now, state.ply, seat=seat.seat)
     row.updated_at = ctx.now

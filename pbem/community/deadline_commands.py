@@ -131,7 +131,7 @@ def take_time_option(command: Command) -> dict[str, Any]:
     try:
         dl.set_time_control(row, days, policy)
     except dl.ClockError as exc:
-        raise CommandFailed(f"time: {exc}") from None
+        raise CommandFailed(_("time: {error}").format(error=exc)) from None
     return {"time_control": row.record["time_control"]}
 
 

@@ -104,12 +104,13 @@ def check_days(days: float) -> float:
     try:
         value = float(days)
     except (TypeError, ValueError):
-        raise ClockError(f"days per move must be a number, not {days!r}") from None
+        raise ClockError(_("days per move must be a number, not {days}").format(days=repr(days))) from None
     if not math.isfinite(value) or value <= 0 or value > MAX_DAYS_PER_MOVE:
-        raise ClockError(f"days per move must be more than 0 and at most {MAX_DAYS_PER_MOVE}, "
-                         f"not {days}")
+        raise ClockError(_("days per move must be more than 0 and at most {most}, not {days}").format(
+            most=MAX_DAYS_PER_MOVE, days=days))
     if value * 24 < 1:
-        raise ClockError(f"a move needs at least one hour, 1/24 of a day ({1 / 24:.3f} days), not {days}")
+        raise ClockError(_("a move needs at least one hour, 1/24 of a day ({fraction} days), not "
+                           "{days}").format(fraction=f"{1 / 24:.3f}", days=days))
     return _number(value)
 
 
@@ -124,7 +125,8 @@ def set_time_control(row: GameRow, days: float, policy: str | None = None) -> No
     control["days_per_move"] = check_days(days)
     if policy is not None:
         if policy not in POLICIES:
-            raise ClockError(f"the policy at a deadline is {' or '.join(POLICIES)}, not {policy!r}")
+            raise ClockError(_("the policy at a deadline is {policies}, not {policy}").format(
+                policies=" or ".join(POLICIES), policy=repr(policy)))
         control["policy"] = policy
     control.setdefault("policy", "forfeit")
     row.record["time_control"] = control

@@ -99,6 +99,8 @@ def test_queues_time_control_and_seats_in_the_readers_words(server: ModServer) -
     assert "Niemand sonst sieht deine Warteschlange." in " ".join(read(to(out, BOB)[0]).split())
     out = server.submit(reply_to(bob_mail, BOB, "timecontrol ac-1"))
     assert "Bedenkzeit von ac-1: 7 Tage pro Zug; wer zu spät ist" in read(to(out, BOB)[0])
+    out = server.submit(reply_to(bob_mail, BOB, "timecontrol ac-1 5"))
+    assert "die Bedenkzeit wird gewählt, bevor die anderen" in " ".join(read(to(out, BOB)[0]).split())
     # Alice (Slovak) plays another move: Bob reads why his queue was dropped in German
     out = server.submit(reply_to(alice_turn, ALICE, second))
     assert "Deine vorgemerkten Züge wurden nicht gespielt und verworfen: keine Zeile antwortet" in " ".join(
