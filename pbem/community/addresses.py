@@ -270,9 +270,10 @@ def _load(ctx: MailContext, game_id: str):
 
 
 register_setting(Setting(
-    "address", "set address NEW@EXAMPLE.ORG", "move all your games, settings and ratings to another "
-    "address; a code goes there first, and only its answer from there moves anything", _check,
-    default="the address you write from", act=start_move))
+    "address", "set address NEW@EXAMPLE.ORG", N_("move all your games, settings and ratings to another "
+                                                 "address; a code goes there first, and only its answer from "
+                                                 "there moves anything"), _check,
+    default=N_("the address you write from"), act=start_move))
 register_verb("confirm address", USAGE_CONFIRM, parse_confirm)
 register_verb("rekey", USAGE_REKEY, game_verb_parser("rekey"))
 register_handler("confirm address", do_confirm)
