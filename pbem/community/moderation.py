@@ -301,7 +301,8 @@ def pause(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
     ctx.tx.save_game(row)
     _tell_players(ctx, row, lambda: _("A moderator has paused {id}").format(id=row.id), lambda: [
         _("The move clock is stopped until it is resumed.") + _why(why)])
-    ctx.reply(Section(lines=["The players have been told."]), row.id, headline=f"Paused {row.id}")
+    ctx.reply(Section(lines=[_("The players have been told.")]), row.id,
+              headline=_("Paused {id}").format(id=row.id))
 
 
 def resume(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
@@ -323,8 +324,8 @@ def resume(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
             row.deadline_at and row.to_move) else ""
     _tell_players(ctx, row, lambda: _("A moderator has resumed {id}").format(id=row.id), lambda: [
         _("The move clock runs again.") + until() + _why(why)])
-    ctx.reply(Section(lines=[f"The players have been told.{until()}"]), row.id,
-              headline=f"Resumed {row.id}")
+    ctx.reply(Section(lines=[_("The players have been told.") + until()]), row.id,
+              headline=_("Resumed {id}").format(id=row.id))
 
 
 def set_deadline(ctx: MailContext, game_id: str, when: datetime | str, *, by: str,
@@ -353,8 +354,8 @@ def set_deadline(ctx: MailContext, game_id: str, when: datetime | str, *, by: st
                       id=row.id, seat=_seat(row, row.to_move), when=text),
                   lambda: [_("A moderator has set the deadline of game {id}.").format(id=row.id)
                            + moved() + _why(why)])
-    ctx.reply(Section(lines=[f"{row.to_move} must move by {text}." + moved()]), row.id,
-              headline=f"Deadline of {row.id} set")
+    ctx.reply(Section(lines=[_("{seat} must move by {when}.").format(seat=_seat(row, row.to_move), when=text)
+                             + moved()]), row.id, headline=_("Deadline of {id} set").format(id=row.id))
 
 
 def replace(ctx: MailContext, game_id: str, seat_name: str, address: str, *, by: str,
@@ -426,8 +427,10 @@ def replace(ctx: MailContext, game_id: str, seat_name: str, address: str, *, by:
             old=old, new=address, seat=_seat(row, seat.seat), id=row.id) + _why(why)],
         exclude=[seat.seat])
     ctx.reply(Section(lines=[
-        f"{seat.seat}: {old} -> {address} (token generation {generation}). Old, new and other "
-        "players have been told."]), row.id, headline=f"Replaced {seat.seat} in {row.id}")
+        _("{seat}: {old} -> {new} (token generation {generation}). Old, new and other "
+          "players have been told.").format(seat=_seat(row, seat.seat), old=old, new=address,
+                                            generation=generation)]),
+        row.id, headline=_("Replaced {seat} in {id}").format(seat=_seat(row, seat.seat), id=row.id))
 
 
 def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = "") -> None:
@@ -456,9 +459,9 @@ def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = 
                         "A moderator has taken back the last {n} move(s) of game {id}: it is at "
                         "move {number} again.", plies).format(n=plies, id=row.id, number=state.ply)
     _announce(ctx, row, state, headline, why)
-    ctx.reply(board_section(state, None, [f"{state.to_move} is to move." if state.to_move else ""],
-                            with_legal=False), row.id,
-              headline=f"Rolled back {row.id} to move {state.ply}")
+    ctx.reply(board_section(state, None, [_("{seat} is to move.").format(seat=_seat(row, state.to_move))
+                                          if state.to_move else ""], with_legal=False), row.id,
+              headline=_("Rolled back {id} to move {number}").format(id=row.id, number=state.ply))
 
 
 def end(ctx: MailContext, game_id: str, result: str, *, by: str, why: str = "") -> None:
@@ -491,7 +494,8 @@ def end(ctx: MailContext, game_id: str, result: str, *, by: str, why: str = "") 
         return _("A moderator has ended game {id}.").format(id=row.id) + _why(why)
     _announce(ctx, row, state, headline)
     ctx.reply(Section(lines=[headline()]), row.id,
-              headline=f"Ended {row.id}: " + result_headline(row, state, None, game_names(ctx.tx, row)))
+              headline=_("Ended {id}: {result}").format(
+                  id=row.id, result=result_headline(row, state, None, game_names(ctx.tx, row))))
 
 
 def resend(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
@@ -512,7 +516,8 @@ def resend(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
         _announce(ctx, row, state, lambda: _("The current board of game {id}, sent again by a "
                                              "moderator.").format(id=row.id), why)
         told = ", ".join(s.email for s in row.seats)
-    ctx.reply(Section(lines=[f"Sent to {told}."]), row.id, headline=f"Resent {row.id}")
+    ctx.reply(Section(lines=[_("Sent to {addresses}.").format(addresses=told)]), row.id,
+              headline=_("Resent {id}").format(id=row.id))
 
 
 def block(ctx: MailContext, address: str, *, by: str, why: str = "") -> None:
@@ -523,11 +528,11 @@ def block(ctx: MailContext, address: str, *, by: str, why: str = "") -> None:
         raise ModerationError(f"{address} is a moderator or the server; it cannot be blocked")
     ctx.tx.block(address, ctx.now, by, why or "")
     running = _record_in_games(ctx, address, "block", by, why)
-    lines = [f"Mail from {address} is now ignored, without reply."]
+    lines = [_("Mail from {address} is now ignored, without reply.").format(address=address)]
     if running:
-        lines.append("They play in " + ", ".join(running) + ": replace them there "
-                     "(admin replace GAME SEAT ADDRESS) or end those games.")
-    ctx.reply(Section(title=f"Blocked {address}", lines=lines))
+        lines.append(_("They play in {games}: replace them there (admin replace GAME SEAT ADDRESS) or end "
+                       "those games.").format(games=", ".join(running)))
+    ctx.reply(Section(title=_("Blocked {address}").format(address=address), lines=lines))
 
 
 def unblock(ctx: MailContext, address: str, *, by: str, why: str = "") -> None:
@@ -535,7 +540,8 @@ def unblock(ctx: MailContext, address: str, *, by: str, why: str = "") -> None:
     if not ctx.tx.unblock(address):
         raise ModerationError(f"{address} is not blocked")
     _record_in_games(ctx, address, "unblock", by, why)
-    ctx.reply(Section(title=f"Unblocked {address}", lines=[f"Mail from {address} is read again."]))
+    ctx.reply(Section(title=_("Unblocked {address}").format(address=address),
+                      lines=[_("Mail from {address} is read again.").format(address=address)]))
 
 
 def _record_in_games(ctx: MailContext, address: str, action: str, by: str, why: str) -> list[str]:

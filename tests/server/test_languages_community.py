@@ -109,6 +109,6 @@ def test_queues_time_control_and_seats_in_the_readers_words(server: ModServer) -
     assert "'as zelený': miesta sú čierny, biely." in read(to(refused, ALICE)[0])
     with server.store.transaction() as tx:
         tx.set_player(MOD, {"language": "sk"})
-    server.admin("admin pause ac-1")
+    assert headline(to(server.admin("admin pause ac-1"), MOD)[0]) == "ac-1 pozastavená"  # in the moderator's
     shown = " ".join(read(to(server.admin("admin show ac-1"), MOD)[0]).split())
     assert f"--- zásah moderátora pri polťahu 1: pozastavenie, urobil {MOD}" in shown
