@@ -18,6 +18,7 @@ from typing import Any
 from engine import Game, State, get_game, replay
 from engine.base import EngineError, ReplayError, apply_entry, is_move_entry
 from engine.registry import UnknownGameError
+from pbem.i18n import _, ngettext, status_word
 from pbem.resources import schema_errors
 
 FORMAT = "pbem-record/1"
@@ -224,35 +225,49 @@ def positions_with_actions(record: Mapping[str, Any], game: Game | None = None
     yield held, [a for at, a in placed if at >= low]
 
 
-def describe_action(action: Mapping[str, Any]) -> str:
-    """One line for ``pbem replay`` and moderators' listings."""
+def describe_action(action: Mapping[str, Any], game: Game | None = None) -> str:
+    """One line for ``pbem replay``, moderators' listings and the archive, in the reader's language
+    (seats as the reader names them when ``game`` is given)."""
     kind = str(action.get("action", "?"))
     moves = action.get("moves")
-    plural = "move" if moves == 1 else "moves"
-    what = {
-        "rollback": f"rollback {moves} {plural}",
-        "undo": f"undo {moves} {plural}",
-        "deadline": f"deadline set to {action.get('until')}",
-        "replace": f"replace {action.get('seat')}: {action.get('old')} -> {action.get('new')}",
-        "block": f"block {action.get('address')}",
-        "unblock": f"unblock {action.get('address')}",
-        "proposal": f"{action.get('seat')} proposed {_proposed(action)}: {action.get('outcome')}",
-        "address": f"{action.get('seat')} moved to a new address",
-        "rekey": f"new token for {action.get('seat')}",
-    }.get(kind, kind)
-    if kind == "end":
+    count = moves if isinstance(moves, int) else 0
+    seat = _seat_label(game, action.get("seat"))
+    if kind == "rollback":
+        what = ngettext("rollback {n} move", "rollback {n} moves", count).format(n=moves)
+    elif kind == "undo":
+        what = ngettext("undo {n} move", "undo {n} moves", count).format(n=moves)
+    elif kind == "end":
         winners = (action.get("result") or {}).get("winners") or []
-        what = "end: " + ("draw" if len(winners) != 1 else f"{winners[0]} wins")
+        what = _("end: {result}").format(result=_("draw") if len(winners) != 1 else _("{seat} wins").format(
+            seat=_seat_label(game, winners[0])))
+    else:
+        what = {
+            "deadline": lambda: _("deadline set to {when}").format(when=action.get("until")),
+            "replace": lambda: _("replace {seat}: {old} -> {new}").format(
+                seat=seat, old=action.get("old"), new=action.get("new")),
+            "block": lambda: _("block {address}").format(address=action.get("address")),
+            "unblock": lambda: _("unblock {address}").format(address=action.get("address")),
+            "proposal": lambda: _("{seat} proposed {what}: {outcome}").format(
+                seat=seat, what=_proposed(action), outcome=status_word(str(action.get("outcome")))),
+            "address": lambda: _("{seat} moved to a new address").format(seat=seat),
+            "rekey": lambda: _("new token for {seat}").format(seat=seat),
+            "pause": lambda: _("pause"), "resume": lambda: _("resume"), "resend": lambda: _("resend"),
+        }.get(kind, lambda: kind)()
     players = kind in PLAYER_ACTIONS and not action.get("moderator")
-    label = "players' action" if players else "moderator action"
-    text = f"--- {label} at ply {action.get('ply')}: {what} by {action.get('by')}"
+    label = _("players' action") if players else _("moderator action")
+    text = _("--- {label} at ply {ply}: {what} by {by}").format(
+        label=label, ply=action.get("ply"), what=what, by=action.get("by"))
     if kind == "undo" and action.get("accepted_by"):
-        text += " (accepted by " + ", ".join(action["accepted_by"]) + ")"
+        text += " " + _("(accepted by {players})").format(players=", ".join(action["accepted_by"]))
     return text + (f": {action['why']}" if action.get("why") else "")
 
 
+def _seat_label(game: Game | None, seat: Any) -> str:
+    return game.seat_label(str(seat)) if game is not None and seat else str(seat)
+
+
 def _proposed(action: Mapping[str, Any]) -> str:
-    return "a draw" if action.get("what") == "draw" else "to abandon the game"
+    return _("a draw") if action.get("what") == "draw" else _("to abandon the game")
 
 
 def player_view(record: Mapping[str, Any], game: Game | None = None) -> dict[str, Any]:

@@ -80,13 +80,13 @@ class Filters:
         return True
 
     def describe(self) -> str:
-        parts = [self.game, f"player {self.player}" if self.player else None,
-                 f"from {self.date_from.isoformat()}" if self.date_from else None,
-                 f"to {self.date_to.isoformat()}" if self.date_to else None,
-                 f"status {self.status}" if self.status else None,
-                 f"result {self.result}" if self.result else None,
-                 f"won by {self.winner}" if self.winner else None,
-                 f"lost by {self.loser}" if self.loser else None]
+        parts = [self.game, _("player {address}").format(address=self.player) if self.player else None,
+                 _("from {day}").format(day=self.date_from.isoformat()) if self.date_from else None,
+                 _("to {day}").format(day=self.date_to.isoformat()) if self.date_to else None,
+                 _("status {status}").format(status=self.status) if self.status else None,
+                 _("result {result}").format(result=self.result) if self.result else None,
+                 _("won by {address}").format(address=self.winner) if self.winner else None,
+                 _("lost by {address}").format(address=self.loser) if self.loser else None]
         return ", ".join(p for p in parts if p) or _("all games")
 
 
@@ -97,11 +97,12 @@ def _midnight(day: date) -> datetime:
 def parse_date(text: str) -> date:
     text = text.strip()
     if not _DATE.match(text):
-        raise FilterError(f"{text!r} is not a date: write YYYY-MM-DD, e.g. 2026-01-31")
+        raise FilterError(_("{text} is not a date: write YYYY-MM-DD, e.g. 2026-01-31").format(
+            text=repr(text)))
     try:
         return date.fromisoformat(text)
     except ValueError as exc:
-        raise FilterError(f"{text!r} is not a date: {exc}") from None
+        raise FilterError(_("{text} is not a date: {error}").format(text=repr(text), error=exc)) from None
 
 
 def check_game(name: str) -> str:
@@ -109,7 +110,8 @@ def check_game(name: str) -> str:
     try:
         return get_game(name.strip().lower()).name
     except UnknownGameError:
-        raise FilterError(f"unknown game {name!r}: games are {', '.join(available_games())}") from None
+        raise FilterError(_("unknown game {name}: games are {games}").format(
+            name=repr(name), games=", ".join(available_games()))) from None
 
 
 def make_filters(*, player: str | None = None, game: str | None = None, date_from: str | None = None,
@@ -126,8 +128,8 @@ def make_filters(*, player: str | None = None, game: str | None = None, date_fro
     start = parse_date(date_from) if date_from else None
     end = parse_date(date_to) if date_to else None
     if start and end and end < start:
-        raise FilterError(f"the range {start.isoformat()} to {end.isoformat()} is empty "
-                          "(the end is before the start)")
+        raise FilterError(_("the range {start} to {end} is empty (the end is before the start)").format(
+            start=start.isoformat(), end=end.isoformat()))
     return Filters(player=player.strip().lower() if player else None,
                    game=check_game(game) if game else None, date_from=start, date_to=end,
                    status=status, result=result, winner=winner.strip().lower() if winner else None,

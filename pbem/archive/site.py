@@ -169,7 +169,8 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
             links.append(f'<a class="prev" href="#ply-{ply - 1}">&larr; {_ply(ply - 1)}</a>')
         links.append(f'<a class="next" href="#ply-{ply + 1}">{_ply(ply + 1)} &rarr;</a>')
         # moderators' and players' actions (rollback, pause, undo, ...) taken at this position
-        noted = "".join(f'<p class="action">{escape(describe_action(action))}</p>' for action in actions)
+        noted = "".join(f'<p class="action">{escape(describe_action(action, game))}</p>'
+                        for action in actions)
         figures.append(
             f'<figure class="ply" id="ply-{ply}" data-ply="{ply}">'
             f"<figcaption>{escape(caption)}. {escape(scores.format(scores=totals))}."

@@ -18,12 +18,14 @@ does this for one game, for a token that leaked.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import timedelta
 
+from engine import get_game
 from pbem.commands.parsing import Command, CommandError, game_verb_parser, register_verb
 from pbem.community.agreements import answer
 from pbem.community.moderation import ADDRESS, ModerationError, record_action
-from pbem.i18n import N_
+from pbem.i18n import N_, _, language_of, ngettext, speaking, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing.context import EVENT, NOTICE, MailContext, PlannedMail
 from pbem.processing.gamemail import board_section, game_names, scores_line, who
@@ -42,7 +44,7 @@ RUNNING = ("invited", "active", "open")
 
 
 def _code() -> str:
-    return "".join(secrets.choice(CODE_CHARS) for _ in range(CODE_LENGTH))
+    return "".join(secrets.choice(CODE_CHARS) for _i in range(CODE_LENGTH))
 
 
 def _code_hash(code: str) -> str:
@@ -55,16 +57,17 @@ def check_new_address(ctx: MailContext, old: str, value: str) -> str:
     """The new address, or CommandFailed saying why it cannot be used."""
     new = value.strip().strip("<>").lower()
     if not ADDRESS.match(new):
-        raise CommandFailed(f"{value!r} is not a mail address: set address NEW@EXAMPLE.ORG")
+        raise CommandFailed(_("{value} is not a mail address: set address NEW@EXAMPLE.ORG").format(
+            value=repr(value)))
     if new == old:
-        raise CommandFailed(f"{new} is already your address.")
+        raise CommandFailed(_("{address} is already your address.").format(address=new))
     if new == ctx.config.address:
-        raise CommandFailed(f"{new} is the server, not a player.")
+        raise CommandFailed(_("{address} is the server, not a player.").format(address=new))
     if ctx.tx.is_blocked(new):
-        raise CommandFailed(f"{new} cannot be used here.")
+        raise CommandFailed(_("{address} cannot be used here.").format(address=new))
     if ctx.tx.games_for_email(new) or ctx.tx.get_player(new):
-        raise CommandFailed(f"{new} is already registered to another player (it has games or settings "
-                            "here); choose another address.")
+        raise CommandFailed(_("{address} is already registered to another player (it has games or "
+                              "settings here); choose another address.").format(address=new))
     return new
 
 
@@ -78,26 +81,27 @@ def start_move(ctx: MailContext, new: str) -> None:
     code = _code()
     ctx.tx.add_address_change(old, new, _code_hash(code), ctx.now, ctx.now + timedelta(hours=CODE_HOURS))
     line = f"confirm address {code}"
+    # the new address has no settings yet: its owner reads the language they wrote this in
     ctx.planned.append(PlannedMail(
-        to=new, kind=NOTICE, subject="[pbem] Confirm your new address",
-        headline=f"Confirm: {old} asks to move to this address",
+        to=new, kind=NOTICE, subject="[pbem] " + _("Confirm your new address"),
+        headline=_("Confirm: {old} asks to move to this address").format(old=old),
         sections=[Section(lines=[
-            f"{old} asked to move all their games, settings and ratings to {new}. If that was you, "
-            f"reply to this mail from {new} with the line below (or tap it). The code works once, "
-            f"for {CODE_HOURS} hours.", f"  {line}",
-            "If it was not you, ignore this mail: nothing changes."],
-            actions=[ActionGroup("", [Action("Confirm", line)])])]))
+            _("{old} asked to move all their games, settings and ratings to {new}. If that was you, "
+              "reply to this mail from {new} with the line below (or tap it). The code works once, "
+              "for {hours} hours.").format(old=old, new=new, hours=CODE_HOURS), f"  {line}",
+            _("If it was not you, ignore this mail: nothing changes.")],
+            actions=[ActionGroup("", [Action(_("Confirm"), line)])])]))
     ctx.outcomes.append(f"address change asked: {old} -> {new}")
     ctx.reply(Section(lines=[
-        f"Nothing has moved yet: a mail with a one-time code went to {new}. Send the line it holds "
-        f"back from {new} within {CODE_HOURS} hours; then your games, settings and ratings move "
-        "there, and every running game gets new tokens."]),
-        headline=f"Confirmation sent to {new}")
+        _("Nothing has moved yet: a mail with a one-time code went to {new}. Send the line it holds "
+          "back from {new} within {hours} hours; then your games, settings and ratings move "
+          "there, and every running game gets new tokens.").format(new=new, hours=CODE_HOURS)]),
+        headline=_("Confirmation sent to {new}").format(new=new))
 
 
 def parse_confirm(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
     if len(rest) != 1:
-        return CommandError(line, f"give the code from the mail: {USAGE_CONFIRM}")
+        return CommandError(line, _("give the code from the mail: {usage}").format(usage=_(USAGE_CONFIRM)))
     return Command("confirm address", line, args={"code": rest[0]})
 
 
@@ -106,35 +110,43 @@ def do_confirm(ctx: MailContext, command: Command) -> None:
     change = ctx.tx.address_change(code_hash)
     sender = ctx.mail.from_addr
     if change is None:
-        raise CommandFailed("that code is wrong: copy the line from the confirmation mail "
-                            f"({CODE_LENGTH} letters and digits), or tap its link.")
+        raise CommandFailed(_("that code is wrong: copy the line from the confirmation mail "
+                              "({length} letters and digits), or tap its link.").format(length=CODE_LENGTH))
     if change.used_at is not None:
-        raise CommandFailed(f"that code was already used, on {change.used_at:%Y-%m-%d %H:%M} UTC: the "
-                            "move it confirmed is done, and a code works only once.")
+        raise CommandFailed(_("that code was already used, on {when} UTC: the move it confirmed is "
+                              "done, and a code works only once.").format(
+            when=f"{change.used_at:%Y-%m-%d %H:%M}"))
     if change.expires_at <= ctx.now:
-        raise CommandFailed(f"that code expired on {change.expires_at:%Y-%m-%d %H:%M} UTC (codes work "
-                            f"for {CODE_HOURS} hours). Send 'set address {change.new_email}' from your "
-                            "registered address again for a new one.")
+        raise CommandFailed(_("that code expired on {when} UTC (codes work for {hours} hours). Send "
+                              "'set address {new}' from your registered address again for a new "
+                              "one.").format(when=f"{change.expires_at:%Y-%m-%d %H:%M}", hours=CODE_HOURS,
+                                             new=change.new_email))
     if sender != change.new_email:
-        raise CommandFailed("this code must come back from the new address it was sent to.")
+        raise CommandFailed(_("this code must come back from the new address it was sent to."))
     check_new_address(ctx, change.old_email, change.new_email)
     ctx.tx.use_address_change(code_hash, ctx.now)
+    reader = language_of(ctx.tx.get_player(change.old_email), ctx.config.language)  # before they move
     moved = move_address(ctx, change.old_email, change.new_email, by=change.old_email)
-    ctx.planned.append(PlannedMail(
-        to=change.old_email, kind=NOTICE, subject="[pbem] Your address has moved",
-        headline="Your games, settings and ratings have moved to the address you confirmed",
-        sections=[Section(lines=["Mail from this address no longer moves in your games, and the "
-                                 "Reply-To addresses of earlier mails no longer work."])]))
-    ctx.reply(Section(lines=_moved_lines(moved)),
-              headline=f"Your address is now {change.new_email}: {len(moved)} game(s) moved here")
+    with speaking(reader):
+        ctx.planned.append(PlannedMail(
+            to=change.old_email, kind=NOTICE, subject="[pbem] " + _("Your address has moved"),
+            headline=_("Your games, settings and ratings have moved to the address you confirmed"),
+            sections=[Section(lines=[_("Mail from this address no longer moves in your games, and the "
+                                       "Reply-To addresses of earlier mails no longer work.")])]))
+    with speaking(reader):  # the new address writes in the old one's language only once it has its settings
+        ctx.reply(Section(lines=_moved_lines(moved)),
+                  headline=ngettext("Your address is now {new}: {n} game(s) moved here",
+                                    "Your address is now {new}: {n} game(s) moved here", len(moved)).format(
+                      new=change.new_email, n=len(moved)))
 
 
 def _moved_lines(moved: list[GameRow]) -> list[str]:
     running = [r.id for r in moved if r.status in RUNNING]
-    lines = [f"Games: {', '.join(r.id for r in moved) or 'none'}. Your settings and ratings came along."]
+    lines = [_("Games: {games}. Your settings and ratings came along.").format(
+        games=", ".join(r.id for r in moved) or _("none"))]
     if running:
-        lines.append(f"Running games ({', '.join(running)}) have new tokens: each sends you its board "
-                     "here; reply to those mails from now on.")
+        lines.append(_("Running games ({games}) have new tokens: each sends you its board "
+                       "here; reply to those mails from now on.").format(games=", ".join(running)))
     return lines
 
 
@@ -159,7 +171,7 @@ def move_address(ctx: MailContext, old: str, new: str, *, by: str, why: str = ""
                 details["token_generation"] = rekey_seat(ctx, row, seat)
             record_action(row, "address", by, why, ctx.now, state.ply, **details)
             if row.status in ("invited", "active"):
-                _board_to(ctx, row, state, seat, "your games now come to this address")
+                _board_to(ctx, row, state, seat, lambda: _("your games now come to this address"), old)
         ctx.tx.save_game(row)
         moved.append(row)
     ctx.tx.move_player(old, new)
@@ -170,20 +182,26 @@ def move_address(ctx: MailContext, old: str, new: str, *, by: str, why: str = ""
     return moved
 
 
-def _board_to(ctx: MailContext, row: GameRow, state, seat: Seat, why: str) -> None:
-    """The game as it stands, to the seat's (new) address, with the seat's (new) token."""
+def _board_to(ctx: MailContext, row: GameRow, state, seat: Seat, event: Callable[[], str],
+              reader: str) -> None:
+    """The game as it stands, to the seat's (new) address, with the seat's (new) token, in the
+    language of ``reader`` (the address whose settings are the player's: the old one while moving)."""
     names = game_names(ctx.tx, row)
-    lines = [f"Game {row.id}: {why}. Reply to this mail from now on: earlier mails of the game carry "
-             "an old token, which is refused.", scores_line(state, seat.seat, names)]
-    if row.status == "active" and state.to_move == seat.seat:
-        headline = f"Your move (move {state.ply + 1}). {why}"
-    elif row.status == "active":
-        headline = f"Game {row.id}: {why}; {who(state.to_move, seat.seat, names)} is to move"
-    else:
-        headline = f"Game {row.id}: {why}"
-    ctx.planned.append(PlannedMail(to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
-                                   headline=headline, sections=[board_section(state, seat.seat, lines)]
-                                   if row.status == "active" else [Section(lines=lines)]))
+    with ctx.speaking_to(reader):
+        why = event()
+        lines = [_("Game {id}: {why}. Reply to this mail from now on: earlier mails of the game carry "
+                   "an old token, which is refused.").format(id=row.id, why=why),
+                 scores_line(state, seat.seat, names)]
+        if row.status == "active" and state.to_move == seat.seat:
+            headline = _("Your move (move {number}). {why}").format(number=state.ply + 1, why=why)
+        elif row.status == "active":
+            headline = _("Game {id}: {why}; {player} is to move").format(
+                id=row.id, why=why, player=who(state.to_move, seat.seat, names))
+        else:
+            headline = _("Game {id}: {why}").format(id=row.id, why=why)
+        ctx.planned.append(PlannedMail(to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
+                                       headline=headline, sections=[board_section(state, seat.seat, lines)]
+                                       if row.status == "active" else [Section(lines=lines)]))
 
 
 # --- rekey -------------------------------------------------------------------------------------------
@@ -192,15 +210,17 @@ def do_rekey(ctx: MailContext, command: Command) -> None:
     row, state = load_game(ctx, game_id_of(ctx, command))
     seat = authenticate(ctx, row, command)
     if row.status not in RUNNING:
-        raise CommandFailed(f"game {row.id} is {row.status}; its tokens no longer let anyone move.")
+        raise CommandFailed(_("game {id} is {status}; its tokens no longer let anyone move.").format(
+            id=row.id, status=status_word(row.status)))
     rekey_seat(ctx, row, seat)
     record_action(row, "rekey", seat.email, "", ctx.now, state.ply, seat=seat.seat)
     row.updated_at = ctx.now
     ctx.tx.save_game(row)
     ctx.outcomes.append(f"rekey {row.id} {seat.seat}")
-    answer(ctx, row, state, seat, f"New token for {row.id}: reply to this mail from now on", [
-        f"The Reply-To of this mail carries your new token for {seat.seat} in game {row.id}. Earlier "
-        "mails of the game carry the old one, which is now refused."])
+    answer(ctx, row, state, seat, _("New token for {id}: reply to this mail from now on").format(id=row.id), [
+        _("The Reply-To of this mail carries your new token for {seat} in game {id}. Earlier "
+          "mails of the game carry the old one, which is now refused.").format(
+            seat=get_game(row.game).seat_label(seat.seat), id=row.id)])
 
 
 def rekey_by_moderator(ctx: MailContext, game_id: str, seat_name: str, *, by: str, why: str = "") -> None:
@@ -215,8 +235,8 @@ def rekey_by_moderator(ctx: MailContext, game_id: str, seat_name: str, *, by: st
     generation = rekey_seat(ctx, row, seat)
     record_action(row, "rekey", by, why, ctx.now, state.ply, seat=seat.seat, moderator=True)
     ctx.tx.save_game(row)
-    _board_to(ctx, row, state, seat, "a moderator gave your seat a new token"
-              + (f" ({why})" if why else ""))
+    _board_to(ctx, row, state, seat, lambda: _("a moderator gave your seat a new token")
+              + (f" ({why})" if why else ""), seat.email)
     ctx.reply(Section(lines=[f"{seat.seat} ({seat.email}) has token generation {generation} and was "
                              "sent the game with it."]), row.id, headline=f"Re-keyed {seat.seat} in {row.id}")
 
@@ -231,10 +251,12 @@ def move_by_moderator(ctx: MailContext, old: str, new: str, *, by: str, why: str
     except CommandFailed as exc:
         raise ModerationError(exc.message.rstrip(".")) from None
     moved = move_address(ctx, old, new, by=by, why=why, moderator=True)
-    ctx.planned.append(PlannedMail(
-        to=new, kind=NOTICE, subject="[pbem] Your address has moved",
-        headline=f"A moderator moved your games from {old} to this address",
-        sections=[Section(lines=_moved_lines(moved) + ([f"Reason: {why}"] if why else []))]))
+    with ctx.speaking_to(new):  # the settings have moved there
+        ctx.planned.append(PlannedMail(
+            to=new, kind=NOTICE, subject="[pbem] " + _("Your address has moved"),
+            headline=_("A moderator moved your games from {old} to this address").format(old=old),
+            sections=[Section(lines=_moved_lines(moved) + (
+                [_("Reason: {why}").format(why=why)] if why else []))]))
     ctx.reply(Section(lines=[f"{len(moved)} game(s) moved: "
                              + (", ".join(r.id for r in moved) or "none") + "."]),
               headline=f"Moved {old} to {new}")
@@ -248,9 +270,10 @@ def _load(ctx: MailContext, game_id: str):
 
 
 register_setting(Setting(
-    "address", "set address NEW@EXAMPLE.ORG", "move all your games, settings and ratings to another "
-    "address; a code goes there first, and only its answer from there moves anything", _check,
-    default="the address you write from", act=start_move))
+    "address", "set address NEW@EXAMPLE.ORG", N_("move all your games, settings and ratings to another "
+                                                 "address; a code goes there first, and only its answer from "
+                                                 "there moves anything"), _check,
+    default=N_("the address you write from"), act=start_move))
 register_verb("confirm address", USAGE_CONFIRM, parse_confirm)
 register_verb("rekey", USAGE_REKEY, game_verb_parser("rekey"))
 register_handler("confirm address", do_confirm)

@@ -13,8 +13,9 @@ Reports about addresses that hold no seat in a running game are only logged (the
 
 from __future__ import annotations
 
-from engine import State
+from engine import State, get_game
 from pbem.community import deadlines as dl
+from pbem.i18n import _
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, NOTICE, MailContext, PlannedMail
@@ -62,17 +63,23 @@ def on_bounced(ctx: MailContext, addresses: list[str]) -> None:
             stopped = _pause(row, seat, ctx)
             if stopped:
                 ctx.tx.save_game(row)
-            lines.append(f"{row.id} ({seat}{', clock stopped' if stopped else ''})")
+            lines.append((row, seat, stopped))
             _tell_players(ctx, row, seat, address)
         for moderator in ctx.config.moderators:
-            ctx.planned.append(PlannedMail(
-                to=moderator, kind=NOTICE, subject=f"[pbem] Mail to {address} bounces",
-                headline=f"Mail to {address} bounces: their clocks are stopped",
-                sections=[Section(lines=[
-                    f"Mail to {address} bounces. Their games: {', '.join(lines)}.",
-                    "Their move clocks are stopped until mail from them (with their seat token) "
-                    "shows that our mail reaches them again. 'admin replace GAME SEAT ADDRESS' "
-                    "gives a seat to another address."])]))
+            with ctx.speaking_to(moderator):
+                listed_games = ", ".join(
+                    f"{game.id} ({get_game(game.game).seat_label(seat)}"
+                    + (_(", clock stopped") if stopped else "") + ")" for game, seat, stopped in lines)
+                ctx.planned.append(PlannedMail(
+                    to=moderator, kind=NOTICE,
+                    subject="[pbem] " + _("Mail to {address} bounces").format(address=address),
+                    headline=_("Mail to {address} bounces: their clocks are stopped").format(address=address),
+                    sections=[Section(lines=[
+                        _("Mail to {address} bounces. Their games: {games}.").format(
+                            address=address, games=listed_games),
+                        _("Their move clocks are stopped until mail from them (with their seat token) "
+                          "shows that our mail reaches them again. 'admin replace GAME SEAT ADDRESS' "
+                          "gives a seat to another address.")])]))
 
 
 def _tell_players(ctx: MailContext, row: GameRow, seat: str, address: str) -> None:
@@ -80,13 +87,15 @@ def _tell_players(ctx: MailContext, row: GameRow, seat: str, address: str) -> No
         if other.email == address:
             continue
         names = game_names(ctx.tx, row)
-        ctx.planned.append(PlannedMail(
-            to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-            headline=f"Mail to {who(seat, other.seat, names)} bounces",
-            sections=[Section(lines=[
-                "Their mail system reports that it cannot deliver our mail.",
-                f"The move clock of {seat} is stopped until mail reaches them again. Nothing "
-                "changes for you; the moderators were told."])]))
+        with ctx.speaking_to(other.email):
+            ctx.planned.append(PlannedMail(
+                to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                headline=_("Mail to {player} bounces").format(player=who(seat, other.seat, names)),
+                sections=[Section(lines=[
+                    _("Their mail system reports that it cannot deliver our mail."),
+                    _("The move clock of {seat} is stopped until mail reaches them again. Nothing "
+                      "changes for you; the moderators were told.").format(
+                        seat=get_game(row.game).seat_label(seat))])]))
 
 
 def on_game_saved(ctx: MailContext, row: GameRow, state: State) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from engine import State
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import deadlines as dl
-from pbem.i18n import N_, _, ngettext
+from pbem.i18n import N_, _, ngettext, status_word
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
@@ -131,7 +131,7 @@ def take_time_option(command: Command) -> dict[str, Any]:
     try:
         dl.set_time_control(row, days, policy)
     except dl.ClockError as exc:
-        raise CommandFailed(f"time: {exc}") from None
+        raise CommandFailed(_("time: {error}").format(error=exc)) from None
     return {"time_control": row.record["time_control"]}
 
 
@@ -342,59 +342,72 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
     just_created = _created_in_this_mail(ctx)
     game_id = command.game or just_created or ctx.context_game
     if not game_id:
-        raise CommandFailed(f"which game? {USAGE_TIMECONTROL}")
+        raise CommandFailed(_("which game? {usage}").format(usage=_(USAGE_TIMECONTROL)))
     loaded = ctx.load(game_id)
     if loaded is None:
-        raise CommandFailed(f"there is no game {game_id}. Send 'games' for the list of yours.")
+        raise CommandFailed(_("there is no game {id}. Send 'games' for the list of yours.").format(
+            id=game_id))
     row, _state = loaded
     grace = ctx.config.deadlines.grace_reminder
     days = command.args.get("days")
     if days is None:
         control = dl.time_control(row.record, ctx.config.deadlines)
-        lines = [f"Time control of {row.id}: {dl.describe_time_control(control, grace)}."]
+        lines = [_("Time control of {id}: {control}.").format(
+            id=row.id, control=dl.describe_time_control(control, grace))]
         lines += _game_deadline_lines(ctx, row)
-        ctx.reply(Section(title=f"Time control of {row.id}", lines=lines), row.id)
+        ctx.reply(Section(title=_("Time control of {id}").format(id=row.id), lines=lines), row.id)
         return
     moderator = _is_moderator(ctx, command)
     seat: Seat | None = None
     if not moderator:
         if row.status != "invited":
-            raise CommandFailed(f"game {row.id} is {row.status}: the time control is chosen before the "
-                                "other players accept; now only a moderator can change it.")
+            raise CommandFailed(_("game {id} is {status}: the time control is chosen before the other "
+                                  "players accept; now only a moderator can change it.").format(
+                id=row.id, status=status_word(row.status)))
         seat = next((s for s in row.seats if s.email == ctx.mail.from_addr), None)
         if seat is None or not seat.accepted:
-            raise CommandFailed(f"only the player who proposed game {row.id} can choose its time control.")
+            raise CommandFailed(_(
+                "only the player who proposed game {id} can choose its time control.").format(id=row.id))
         if game_id != just_created:
             seat = authenticate(ctx, row, command)
         if any(s.accepted for s in row.seats if s.seat != seat.seat):
-            raise CommandFailed(f"another player has already accepted game {row.id} on its present terms.")
+            raise CommandFailed(_(
+                "another player has already accepted game {id} on its present terms.").format(id=row.id))
     elif row.status not in ("invited", "active"):
-        raise CommandFailed(f"game {row.id} is {row.status}; its time control no longer matters.")
+        raise CommandFailed(_("game {id} is {status}; its time control no longer matters.").format(
+            id=row.id, status=status_word(row.status)))
     try:
         dl.set_time_control(row, days, command.args.get("policy"))
     except dl.ClockError as exc:
         raise CommandFailed(str(exc)) from None
     ctx.tx.save_game(row)
-    described = dl.describe_time_control(dl.time_control(row.record, ctx.config.deadlines), grace)
-    lines = [f"Time control of {row.id}: {described}."]
+    control = dl.time_control(row.record, ctx.config.deadlines)
+
+    def note() -> str:
+        return _("Time control: {control}.").format(control=dl.describe_time_control(control, grace))
+    lines = [_("Time control of {id}: {control}.").format(id=row.id,
+                                                          control=dl.describe_time_control(control, grace))]
     if row.status == "active":
-        lines.append("It applies from the next move; the present deadline stays.")
-    ctx.reply(Section(title=f"Time control of {row.id}", lines=lines), row.id)
+        lines.append(_("It applies from the next move; the present deadline stays."))
+    ctx.reply(Section(title=_("Time control of {id}").format(id=row.id), lines=lines), row.id)
     ctx.outcomes.append(f"timecontrol {row.id}")
-    note = f"Time control: {described}."
     if game_id == just_created:
         for planned in ctx.planned:  # the invitations of this very mail, not yet composed
             if planned.game_id == row.id and planned.sections:
-                planned.sections[0].lines.append(note)
+                with ctx.speaking_to(planned.to):
+                    planned.sections[0].lines.append(note())
         return
     names = game_names(ctx.tx, row)
-    by = "A moderator" if moderator else names.get(seat.seat, seat.email) if seat else ctx.mail.from_addr
     for other in row.seats:
         if other.email == ctx.mail.from_addr:
             continue
-        ctx.planned.append(PlannedMail(
-            to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-            headline=f"{by} changed the time control of {row.id}", sections=[Section(lines=[note])]))
+        with ctx.speaking_to(other.email):
+            by = (_("A moderator") if moderator else names.get(seat.seat, seat.email) if seat
+                  else ctx.mail.from_addr)
+            ctx.planned.append(PlannedMail(
+                to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                headline=_("{by} changed the time control of {id}").format(by=by, id=row.id),
+                sections=[Section(lines=[note()])]))
 
 
 def _game_deadline_lines(ctx: MailContext, row: GameRow) -> list[str]:

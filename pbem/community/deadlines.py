@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from engine import State
 from pbem.config import DeadlineConfig
+from pbem.i18n import N_, _, ngettext
 from pbem.record import iso
 from pbem.store.base import GameRow, Tx
 
@@ -103,12 +104,13 @@ def check_days(days: float) -> float:
     try:
         value = float(days)
     except (TypeError, ValueError):
-        raise ClockError(f"days per move must be a number, not {days!r}") from None
+        raise ClockError(_("days per move must be a number, not {days}").format(days=repr(days))) from None
     if not math.isfinite(value) or value <= 0 or value > MAX_DAYS_PER_MOVE:
-        raise ClockError(f"days per move must be more than 0 and at most {MAX_DAYS_PER_MOVE}, "
-                         f"not {days}")
+        raise ClockError(_("days per move must be more than 0 and at most {most}, not {days}").format(
+            most=MAX_DAYS_PER_MOVE, days=days))
     if value * 24 < 1:
-        raise ClockError(f"a move needs at least one hour, 1/24 of a day ({1 / 24:.3f} days), not {days}")
+        raise ClockError(_("a move needs at least one hour, 1/24 of a day ({fraction} days), not "
+                           "{days}").format(fraction=f"{1 / 24:.3f}", days=days))
     return _number(value)
 
 
@@ -123,20 +125,24 @@ def set_time_control(row: GameRow, days: float, policy: str | None = None) -> No
     control["days_per_move"] = check_days(days)
     if policy is not None:
         if policy not in POLICIES:
-            raise ClockError(f"the policy at a deadline is {' or '.join(POLICIES)}, not {policy!r}")
+            raise ClockError(_("the policy at a deadline is {policies}, not {policy}").format(
+                policies=" or ".join(POLICIES), policy=repr(policy)))
         control["policy"] = policy
     control.setdefault("policy", "forfeit")
     row.record["time_control"] = control
 
 
 def describe_time_control(control: Mapping[str, Any], grace: bool) -> str:
+    """In the reader's language (called where the reader's mail is written)."""
     days = control["days_per_move"]
-    amount = f"{days} day{'s' if days != 1 else ''} per move"
+    count = days if isinstance(days, int) or float(days).is_integer() else 5  # "0.5 days": the plural
+    amount = ngettext("{days} day per move", "{days} days per move", int(count)).format(days=days)
     if control.get("policy") == "notify":
-        return f"{amount}; at a deadline the moderators decide"
+        return _("{amount}; at a deadline the moderators decide").format(amount=amount)
     if grace:
-        return f"{amount}; a late player gets a final reminder and 24 more hours, then forfeits"
-    return f"{amount}; a late player forfeits"
+        return _("{amount}; a late player gets a final reminder and 24 more hours, then forfeits").format(
+            amount=amount)
+    return _("{amount}; a late player forfeits").format(amount=amount)
 
 
 # --- the clock of one game -----------------------------------------------------------------------------
@@ -368,10 +374,17 @@ def player_zone(settings: Mapping[str, Any]) -> ZoneInfo:
         return ZoneInfo("UTC")
 
 
+# strftime's names are the C locale's (English) whatever the reader speaks
+_WEEKDAYS = (N_("Mon"), N_("Tue"), N_("Wed"), N_("Thu"), N_("Fri"), N_("Sat"), N_("Sun"))
+_MONTHS = (N_("Jan"), N_("Feb"), N_("Mar"), N_("Apr"), N_("May"), N_("Jun"), N_("Jul"), N_("Aug"),
+           N_("Sep"), N_("Oct"), N_("Nov"), N_("Dec"))
+
+
 def format_when(when: datetime, zone: ZoneInfo, now: datetime | None = None) -> str:
     """A time as the player reads it: their local time, UTC alongside, and how far away it is."""
     local = when.astimezone(zone)
-    text = local.strftime("%a %d %b %Y, %H:%M %Z")
+    text = (f"{_(_WEEKDAYS[local.weekday()])} {local:%d} {_(_MONTHS[local.month - 1])} "
+            + local.strftime("%Y, %H:%M %Z"))
     if zone.key != "UTC":
         text += when.astimezone(UTC).strftime(" (%H:%M UTC)")
     if now is not None:
@@ -388,13 +401,13 @@ def format_span(span: timedelta) -> str:
     minutes = rest // 60
     parts = []
     if days:
-        parts.append(f"{days} day{'s' if days != 1 else ''}")
+        parts.append(ngettext("{n} day", "{n} days", days).format(n=days))
     if hours and days < 3:
-        parts.append(f"{hours} hour{'s' if hours != 1 else ''}")
+        parts.append(ngettext("{n} hour", "{n} hours", hours).format(n=hours))
     if not days and hours < 3 and minutes:
-        parts.append(f"{minutes} minute{'s' if minutes != 1 else ''}")
-    amount = " ".join(parts) or "less than a minute"
-    return f"in {amount}" if future else f"{amount} ago"
+        parts.append(ngettext("{n} minute", "{n} minutes", minutes).format(n=minutes))
+    amount = " ".join(parts) or _("less than a minute")
+    return (_("in {span}") if future else _("{span} ago")).format(span=amount)
 
 
 def vacation_entry(first: date, last: date, zone: ZoneInfo) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import State, get_game, is_move_entry
 from engine.registry import available_games
+from pbem.i18n import Text, _, ngettext, say
 from pbem.outbox.compose import Action, ActionGroup, Section, render
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, NOTICE, MailContext, PlannedMail
@@ -149,45 +150,57 @@ def _ply(row: GameRow) -> int:
 
 
 def _why(why: str) -> str:
-    return f" Reason: {why}" if why else ""
+    """Called in the reader's language, like every text below that a player reads."""
+    return " " + _("Reason: {why}").format(why=why) if why else ""
 
 
-def _tell_players(ctx: MailContext, row: GameRow, headline: str, lines: list[str],
+def _seat(row: GameRow, seat: str | None) -> str:
+    return get_game(row.game).seat_label(seat) if seat else ""
+
+
+def _tell_players(ctx: MailContext, row: GameRow, headline: Text, lines: Callable[[], list[str]],
                   exclude: Iterable[str] = ()) -> None:
-    """A short note to every seat, in the game's thread and with the seat's token."""
+    """A short note to every seat, in the game's thread and with the seat's token; ``headline`` and
+    ``lines`` are written anew in each seat's language."""
     skip = set(exclude)
     for seat in row.seats:
         if seat.seat in skip:
             continue
-        ctx.planned.append(PlannedMail(to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
-                                       headline=headline, sections=[Section(lines=list(lines))]))
+        with ctx.speaking_to(seat.email):
+            ctx.planned.append(PlannedMail(to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
+                                           headline=say(headline), sections=[Section(lines=lines())]))
 
 
-def _announce(ctx: MailContext, row: GameRow, state: State, headline: str, why: str = "",
+def _announce(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str], why: str = "",
               exclude: str | None = None) -> None:
     """Everyone (players and observers) hears how the game now stands, whatever their notification
     level: a moderator's change is news to every player. A game that a moderator ended is over
     although its position is not, so it gets the result, not "your move". The reason goes into the
     body: the headline stays one sentence, followed by what it means for the reader."""
-    note = [f"Reason: {why}"] if why else []
+    def note() -> list[str]:
+        return [_("Reason: {why}").format(why=why)] if why else []
+
     if row.status == "active" and not state.is_over:
-        announce_position(ctx, row, state, headline.rstrip("."), exclude=exclude, note=note, start=True)
+        announce_position(ctx, row, state, lambda: headline().rstrip("."), exclude=exclude, notes=note,
+                          start=True)
     else:
-        announce_end(ctx, row, state, exclude=exclude, note=[headline, *note])
+        announce_end(ctx, row, state, exclude=exclude, note=lambda: [headline(), *note()])
 
 
-def _invite(ctx: MailContext, row: GameRow, seat: Seat, first_line: str) -> None:
+def _invite(ctx: MailContext, row: GameRow, seat: Seat, first_line: Callable[[], str]) -> None:
     title = get_game(row.game).title
     names = game_names(ctx.tx, row)
-    ctx.planned.append(PlannedMail(
-        to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
-        headline=f"Invitation to {title} ({row.id})",
-        sections=[Section(lines=[
-            first_line, f"You would play {seat.seat}. {players_line(row, seat.seat, names)}",
-            f"To play, reply: accept {row.id}. To refuse: decline {row.id}.",
-            f"The rules and every ruling: reply 'rules {row.game}'."],
-            actions=[ActionGroup("", [Action("Accept", f"accept {row.id}"),
-                                      Action("Decline", f"decline {row.id}")])])]))
+    with ctx.speaking_to(seat.email):
+        ctx.planned.append(PlannedMail(
+            to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT,
+            headline=_("Invitation to {title} ({id})").format(title=title, id=row.id),
+            sections=[Section(lines=[
+                first_line(), _("You would play {seat}.").format(seat=_seat(row, seat.seat))
+                + " " + players_line(row, seat.seat, names),
+                _("To play, reply: accept {id}. To refuse: decline {id}.").format(id=row.id),
+                _("The rules and every ruling: reply 'rules {game}'.").format(game=row.game)],
+                actions=[ActionGroup("", [Action(_("Accept"), f"accept {row.id}"),
+                                          Action(_("Decline"), f"decline {row.id}")])])]))
 
 
 def _wrap_json(value: Any) -> str:
@@ -272,7 +285,7 @@ def show_game(ctx: MailContext, game_id: str) -> None:
             for seat, entry in queues.items() for line in entry.get("lines", [])]))
     actions = record.get("actions") or []
     if actions:
-        ctx.reply(Section(title="Moderator actions", lines=[describe_action(a) for a in actions]))
+        ctx.reply(Section(title="Moderator actions", lines=[describe_action(a, game) for a in actions]))
 
 
 def pause(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
@@ -286,9 +299,10 @@ def pause(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
         raise ModerationError(f"game {row.id}: {exc}") from None
     record_action(row, "pause", by, why, ctx.now, state.ply)
     ctx.tx.save_game(row)
-    _tell_players(ctx, row, f"A moderator has paused {row.id}", [
-        "The move clock is stopped until it is resumed." + _why(why)])
-    ctx.reply(Section(lines=["The players have been told."]), row.id, headline=f"Paused {row.id}")
+    _tell_players(ctx, row, lambda: _("A moderator has paused {id}").format(id=row.id), lambda: [
+        _("The move clock is stopped until it is resumed.") + _why(why)])
+    ctx.reply(Section(lines=[_("The players have been told.")]), row.id,
+              headline=_("Paused {id}").format(id=row.id))
 
 
 def resume(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
@@ -304,12 +318,14 @@ def resume(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
         raise ModerationError(f"game {row.id}: {exc}") from None
     record_action(row, "resume", by, why, ctx.now, state.ply)
     ctx.tx.save_game(row)
-    until = f" {row.to_move} must move by {row.deadline_at:%Y-%m-%d %H:%M} UTC." if (
-        row.deadline_at and row.to_move) else ""
-    _tell_players(ctx, row, f"A moderator has resumed {row.id}", [
-        f"The move clock runs again.{until}" + _why(why)])
-    ctx.reply(Section(lines=[f"The players have been told.{until}"]), row.id,
-              headline=f"Resumed {row.id}")
+    def until() -> str:
+        return " " + _("{seat} must move by {when} UTC.").format(
+            seat=_seat(row, row.to_move), when=f"{row.deadline_at:%Y-%m-%d %H:%M}") if (
+            row.deadline_at and row.to_move) else ""
+    _tell_players(ctx, row, lambda: _("A moderator has resumed {id}").format(id=row.id), lambda: [
+        _("The move clock runs again.") + until() + _why(why)])
+    ctx.reply(Section(lines=[_("The players have been told.") + until()]), row.id,
+              headline=_("Resumed {id}").format(id=row.id))
 
 
 def set_deadline(ctx: MailContext, game_id: str, when: datetime | str, *, by: str,
@@ -329,12 +345,17 @@ def set_deadline(ctx: MailContext, game_id: str, when: datetime | str, *, by: st
                   **({"asked": iso(when)} if applies != when else {}))
     ctx.tx.save_game(row)
     text = f"{applies:%Y-%m-%d %H:%M} UTC"
-    moved = (f" The moderator asked for {when:%Y-%m-%d %H:%M} UTC; the clock does not run during "
-             f"{row.to_move}'s vacation, so the deadline moves by that time." if applies != when else "")
-    _tell_players(ctx, row, f"New deadline in {row.id}: {row.to_move} must move by {text}",
-                  [f"A moderator has set the deadline of game {row.id}." + moved + _why(why)])
-    ctx.reply(Section(lines=[f"{row.to_move} must move by {text}." + moved]), row.id,
-              headline=f"Deadline of {row.id} set")
+
+    def moved() -> str:
+        return " " + _("The moderator asked for {when} UTC; the clock does not run during {seat}'s "
+                       "vacation, so the deadline moves by that time.").format(
+            when=f"{when:%Y-%m-%d %H:%M}", seat=_seat(row, row.to_move)) if applies != when else ""
+    _tell_players(ctx, row, lambda: _("New deadline in {id}: {seat} must move by {when}").format(
+                      id=row.id, seat=_seat(row, row.to_move), when=text),
+                  lambda: [_("A moderator has set the deadline of game {id}.").format(id=row.id)
+                           + moved() + _why(why)])
+    ctx.reply(Section(lines=[_("{seat} must move by {when}.").format(seat=_seat(row, row.to_move), when=text)
+                             + moved()]), row.id, headline=_("Deadline of {id} set").format(id=row.id))
 
 
 def replace(ctx: MailContext, game_id: str, seat_name: str, address: str, *, by: str,
@@ -373,31 +394,43 @@ def replace(ctx: MailContext, game_id: str, seat_name: str, address: str, *, by:
     row.updated_at = ctx.now
     ctx.tx.save_game(row)
     title = get_game(row.game).title
-    ctx.planned.append(PlannedMail(
-        to=old, game_id=row.id, kind=NOTICE, headline=f"You no longer play {seat.seat} in {row.id}",
-        sections=[Section(lines=[
-            f"A moderator has replaced you as {seat.seat} in game {row.id} ({title}) by {address}."
-            + _why(why), "Mails from you about this game are no longer accepted."])]))
+    with ctx.speaking_to(old):
+        label = _seat(row, seat.seat)
+        ctx.planned.append(PlannedMail(
+            to=old, game_id=row.id, kind=NOTICE,
+            headline=_("You no longer play {seat} in {id}").format(seat=label, id=row.id),
+            sections=[Section(lines=[
+                _("A moderator has replaced you as {seat} in game {id} ({title}) by {address}.").format(
+                    seat=label, id=row.id, title=title, address=address)
+                + _why(why), _("Mails from you about this game are no longer accepted.")])]))
     if row.status == "invited":
-        _invite(ctx, row, seat, f"A moderator has invited you to take over {seat.seat} in a game "
-                                f"of {title} (game {row.id}).")
+        _invite(ctx, row, seat, lambda: _("A moderator has invited you to take over {seat} in a game "
+                                          "of {title} (game {id}).").format(
+            seat=_seat(row, seat.seat), title=title, id=row.id))
     else:
         mine = state.to_move == seat.seat
         names = game_names(ctx.tx, row)
-        section = board_section(state, seat.seat, [
-            f"A moderator has made you the player of {seat.seat} in game {row.id} ({title}), "
-            f"taking over from {old}." + _why(why), players_line(row, seat.seat, names)])
-        ctx.planned.append(PlannedMail(
-            to=address, seat=seat.seat, game_id=row.id, kind=EVENT, sections=[section],
-            headline=f"You now play {seat.seat} in {row.id}" + (
-                f": your move (move {state.ply + 1})" if mine else
-                f"; {who(state.to_move, seat.seat, names)} is to move")))
-    _tell_players(ctx, row, f"{seat.seat} in {row.id} has a new player", [
-        f"A moderator has replaced {old} by {address} as {seat.seat} in game {row.id}." + _why(why)],
+        with ctx.speaking_to(address):
+            label = _seat(row, seat.seat)
+            section = board_section(state, seat.seat, [
+                _("A moderator has made you the player of {seat} in game {id} ({title}), "
+                  "taking over from {old}.").format(seat=label, id=row.id, title=title, old=old)
+                + _why(why), players_line(row, seat.seat, names)])
+            ctx.planned.append(PlannedMail(
+                to=address, seat=seat.seat, game_id=row.id, kind=EVENT, sections=[section],
+                headline=_("You now play {seat} in {id}").format(seat=label, id=row.id) + (
+                    _(": your move (move {number})").format(number=state.ply + 1) if mine else
+                    _("; {player} is to move").format(player=who(state.to_move, seat.seat, names)))))
+    _tell_players(ctx, row, lambda: _("{seat} in {id} has a new player").format(
+        seat=_seat(row, seat.seat), id=row.id), lambda: [
+        _("A moderator has replaced {old} by {new} as {seat} in game {id}.").format(
+            old=old, new=address, seat=_seat(row, seat.seat), id=row.id) + _why(why)],
         exclude=[seat.seat])
     ctx.reply(Section(lines=[
-        f"{seat.seat}: {old} -> {address} (token generation {generation}). Old, new and other "
-        "players have been told."]), row.id, headline=f"Replaced {seat.seat} in {row.id}")
+        _("{seat}: {old} -> {new} (token generation {generation}). Old, new and other "
+          "players have been told.").format(seat=_seat(row, seat.seat), old=old, new=address,
+                                            generation=generation)]),
+        row.id, headline=_("Replaced {seat} in {id}").format(seat=_seat(row, seat.seat), id=row.id))
 
 
 def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = "") -> None:
@@ -420,12 +453,15 @@ def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = 
     record_action(row, "rollback", by, why, ctx.now, before, **details)
     state = replay_record(row.record, get_game(row.game))
     save_game(ctx, row, state)
-    headline = (f"A moderator has taken back the last {plies} move(s) of game {row.id}: it is at "
-                f"move {state.ply} again.")
+    def headline() -> str:
+        return ngettext("A moderator has taken back the last {n} move(s) of game {id}: it is at "
+                        "move {number} again.",
+                        "A moderator has taken back the last {n} move(s) of game {id}: it is at "
+                        "move {number} again.", plies).format(n=plies, id=row.id, number=state.ply)
     _announce(ctx, row, state, headline, why)
-    ctx.reply(board_section(state, None, [f"{state.to_move} is to move." if state.to_move else ""],
-                            with_legal=False), row.id,
-              headline=f"Rolled back {row.id} to move {state.ply}")
+    ctx.reply(board_section(state, None, [_("{seat} is to move.").format(seat=_seat(row, state.to_move))
+                                          if state.to_move else ""], with_legal=False), row.id,
+              headline=_("Rolled back {id} to move {number}").format(id=row.id, number=state.ply))
 
 
 def end(ctx: MailContext, game_id: str, result: str, *, by: str, why: str = "") -> None:
@@ -454,10 +490,12 @@ def end(ctx: MailContext, game_id: str, result: str, *, by: str, why: str = "") 
     for hook in hooks.GAME_SAVED:
         hook(ctx, row, state)
     ctx.tx.save_game(row)
-    headline = f"A moderator has ended game {row.id}." + _why(why)
+    def headline() -> str:
+        return _("A moderator has ended game {id}.").format(id=row.id) + _why(why)
     _announce(ctx, row, state, headline)
-    ctx.reply(Section(lines=[headline]), row.id,
-              headline=f"Ended {row.id}: " + result_headline(row, state, None, game_names(ctx.tx, row)))
+    ctx.reply(Section(lines=[headline()]), row.id,
+              headline=_("Ended {id}: {result}").format(
+                  id=row.id, result=result_headline(row, state, None, game_names(ctx.tx, row))))
 
 
 def resend(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
@@ -470,14 +508,16 @@ def resend(ctx: MailContext, game_id: str, *, by: str, why: str = "") -> None:
     if row.status == "invited":
         waiting = [s for s in row.seats if not s.accepted]
         for seat in waiting:
-            _invite(ctx, row, seat, f"A reminder: you are invited to a game of "
-                                    f"{get_game(row.game).title} (game {row.id}).")
+            _invite(ctx, row, seat, lambda: _("A reminder: you are invited to a game of "
+                                              "{title} (game {id}).").format(
+                title=get_game(row.game).title, id=row.id))
         told = ", ".join(s.email for s in waiting)
     else:
-        _announce(ctx, row, state, f"The current board of game {row.id}, sent again by a moderator.",
-                  why)
+        _announce(ctx, row, state, lambda: _("The current board of game {id}, sent again by a "
+                                             "moderator.").format(id=row.id), why)
         told = ", ".join(s.email for s in row.seats)
-    ctx.reply(Section(lines=[f"Sent to {told}."]), row.id, headline=f"Resent {row.id}")
+    ctx.reply(Section(lines=[_("Sent to {addresses}.").format(addresses=told)]), row.id,
+              headline=_("Resent {id}").format(id=row.id))
 
 
 def block(ctx: MailContext, address: str, *, by: str, why: str = "") -> None:
@@ -488,11 +528,11 @@ def block(ctx: MailContext, address: str, *, by: str, why: str = "") -> None:
         raise ModerationError(f"{address} is a moderator or the server; it cannot be blocked")
     ctx.tx.block(address, ctx.now, by, why or "")
     running = _record_in_games(ctx, address, "block", by, why)
-    lines = [f"Mail from {address} is now ignored, without reply."]
+    lines = [_("Mail from {address} is now ignored, without reply.").format(address=address)]
     if running:
-        lines.append("They play in " + ", ".join(running) + ": replace them there "
-                     "(admin replace GAME SEAT ADDRESS) or end those games.")
-    ctx.reply(Section(title=f"Blocked {address}", lines=lines))
+        lines.append(_("They play in {games}: replace them there (admin replace GAME SEAT ADDRESS) or end "
+                       "those games.").format(games=", ".join(running)))
+    ctx.reply(Section(title=_("Blocked {address}").format(address=address), lines=lines))
 
 
 def unblock(ctx: MailContext, address: str, *, by: str, why: str = "") -> None:
@@ -500,7 +540,8 @@ def unblock(ctx: MailContext, address: str, *, by: str, why: str = "") -> None:
     if not ctx.tx.unblock(address):
         raise ModerationError(f"{address} is not blocked")
     _record_in_games(ctx, address, "unblock", by, why)
-    ctx.reply(Section(title=f"Unblocked {address}", lines=[f"Mail from {address} is read again."]))
+    ctx.reply(Section(title=_("Unblocked {address}").format(address=address),
+                      lines=[_("Mail from {address} is read again.").format(address=address)]))
 
 
 def _record_in_games(ctx: MailContext, address: str, action: str, by: str, why: str) -> list[str]:

@@ -31,7 +31,7 @@ from engine import MoveError, State, get_game
 from pbem import failpoints
 from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
-from pbem.i18n import N_, _
+from pbem.i18n import N_, _, ngettext, status_word
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import MailContext
@@ -84,9 +84,9 @@ def parse_queue(line: str, rest: list[str], in_game_reply: bool) -> Command | Co
 # --- checking lines ----------------------------------------------------------------------------------
 
 def _hidden(row: GameRow) -> str:
-    return (f"in {get_game(row.game).title} something is drawn after their move, so your next move "
-            "depends on what nobody has seen yet: a queued move cannot name it. Wait for your turn "
-            "(or try one with: preview GAME MOVE).")
+    return _("in {title} something is drawn after their move, so your next move "
+             "depends on what nobody has seen yet: a queued move cannot name it. Wait for your turn "
+             "(or try one with: preview GAME MOVE).").format(title=get_game(row.game).title)
 
 
 def _reply_after(trial: State, mine: str, seat: str) -> str:
@@ -101,10 +101,10 @@ def _check_line(row: GameRow, state: State, seat: str, number: int, text: str,
                 names: dict[str, str]) -> dict[str, Any]:
     """One queue line as stored: ``{"if": THEIR or None, "then": MINE}``, both canonical; raises
     CommandFailed saying what is wrong with it and the right form."""
-    where = f"queue line {number} ({text.strip()!r})"
+    where = _("queue line {number} ({text})").format(number=number, text=repr(text.strip()))
     match = _LINE.match(text)
     if match is None:
-        raise CommandFailed(f"{where}: write 'if THEIR-MOVE then MY-MOVE' or 'then MY-MOVE'.")
+        raise CommandFailed(f"{where}: " + _("write 'if THEIR-MOVE then MY-MOVE' or 'then MY-MOVE'."))
     mover = state.to_move or ""
     them = names.get(mover, mover)
     their = match.group("their")
@@ -115,19 +115,22 @@ def _check_line(row: GameRow, state: State, seat: str, number: int, text: str,
             their_text = trial.move_text(move)
             trial.push(move)
         except MoveError as exc:
-            raise CommandFailed(f"{where}: {their!r} is not a move {them} can make now: {exc}") from None
+            raise CommandFailed(f"{where}: " + _("{their} is not a move {them} can make now: {error}").format(
+                their=repr(their), them=them, error=exc)) from None
         if trial.is_over:
-            raise CommandFailed(f"{where}: {their_text} would end the game; there is nothing to reply.")
+            raise CommandFailed(f"{where}: " + _(
+                "{their} would end the game; there is nothing to reply.").format(their=their_text))
         if trial.pending_chance() is not None:
             raise CommandFailed(f"{where}: " + _hidden(row))
         if trial.to_move != seat:
-            raise CommandFailed(f"{where}: after {their_text} it is not your move "
-                                f"({who(trial.to_move, seat, names)} moves next).")
+            raise CommandFailed(f"{where}: " + _(
+                "after {their} it is not your move ({player} moves next).").format(
+                their=their_text, player=who(trial.to_move, seat, names)))
         try:
             mine = _reply_after(trial, match.group("mine"), seat)
         except MoveError as exc:
-            raise CommandFailed(f"{where}: after {their_text}, {match.group('mine')!r} would not be "
-                                f"legal: {exc}") from None
+            raise CommandFailed(f"{where}: " + _("after {their}, {mine} would not be legal: {error}").format(
+                their=their_text, mine=repr(match.group("mine")), error=exc)) from None
         return {"if": their_text, "then": mine}
     return _check_always(row, state, seat, where, match.group("always"), them)
 
@@ -153,9 +156,10 @@ def _check_always(row: GameRow, state: State, seat: str, where: str, mine_text: 
             refused_after = refused_after or state.move_text(move)
     if mine is None:
         if error is None:
-            raise CommandFailed(f"{where}: whatever {them} does, it will not be your move next.")
-        raise CommandFailed(f"{where}: {mine_text!r} would not be legal after any move {them} can make: "
-                            f"{error}")
+            raise CommandFailed(f"{where}: " + _(
+                "whatever {them} does, it will not be your move next.").format(them=them))
+        raise CommandFailed(f"{where}: " + _("{mine} would not be legal after any move {them} can make: "
+                                             "{error}").format(mine=repr(mine_text), them=them, error=error))
     return {"if": None, "then": mine, "refused_after": refused_after}
 
 
@@ -165,9 +169,9 @@ def _listing(entry: dict[str, Any]) -> list[str]:
 
 
 def _warnings(entry: dict[str, Any]) -> list[str]:
-    return [f"Note: {line['then']} would not be legal if they play {line['refused_after']} (for "
-            "example); it is checked again when it is used." for line in entry.get("lines", [])
-            if line.get("refused_after")]
+    return [_("Note: {mine} would not be legal if they play {their} (for example); it is checked again "
+              "when it is used.").format(mine=line["then"], their=line["refused_after"])
+            for line in entry.get("lines", []) if line.get("refused_after")]
 
 
 # --- the command -------------------------------------------------------------------------------------
@@ -183,24 +187,28 @@ def do_queue(ctx: MailContext, command: Command) -> None:
     lines = [line for line in command.note if line.strip()]
     if command.args.get("clear"):
         if mine is None:
-            raise CommandFailed(f"you have no queued moves in game {row.id}.")
+            raise CommandFailed(_("you have no queued moves in game {id}.").format(id=row.id))
         queues.pop(seat.seat, None)
         _save_queues(ctx, row, queues)
-        ctx.reply(None, row.id, headline=f"Your queued moves for {row.id} are cleared")
+        ctx.reply(None, row.id, headline=_("Your queued moves for {id} are cleared").format(id=row.id))
         return
     if not lines:
         if mine is None:
-            ctx.reply(Section(lines=["To queue an answer to your opponent's next move, send:",
+            ctx.reply(Section(lines=[_("To queue an answer to your opponent's next move, send:"),
                                      f"  queue {row.id}", "  if THEIR-MOVE then MY-MOVE",
-                                     "'help queue' explains more."]),
-                      row.id, headline=f"You have no queued moves in {row.id}")
+                                     _("'help queue' explains more.")]),
+                      row.id, headline=_("You have no queued moves in {id}").format(id=row.id))
         else:
-            ctx.reply(Section(lines=[*_listing(mine), f"To empty it: queue {row.id} clear"]), row.id,
-                      headline=f"Your queue for {row.id}: {len(mine['lines'])} line(s)")
+            count = len(mine["lines"])
+            ctx.reply(Section(lines=[*_listing(mine), _("To empty it: queue {id} clear").format(id=row.id)]),
+                      row.id, headline=ngettext("Your queue for {id}: {n} line(s)",
+                                                "Your queue for {id}: {n} line(s)", count).format(
+                                                    id=row.id, n=count))
         return
     _check_seat(row, state, seat, names)
     if len(lines) > MAX_LINES:
-        raise CommandFailed(f"a queue holds at most {MAX_LINES} lines; you sent {len(lines)}.")
+        raise CommandFailed(_("a queue holds at most {most} lines; you sent {n}.").format(
+            most=MAX_LINES, n=len(lines)))
     checked = [_check_line(row, state, seat.seat, i, text, names) for i, text in enumerate(lines, 1)]
     replaced = mine is not None
     queues[seat.seat] = {"ply": state.ply, "at": iso(ctx.now), "lines": checked}
@@ -209,21 +217,26 @@ def do_queue(ctx: MailContext, command: Command) -> None:
     mover = names.get(state.to_move or "", state.to_move or "")
     ctx.reply(Section(lines=[
         *_listing(queues[seat.seat]), *_warnings(queues[seat.seat]),
-        f"When {mover} moves, the first line that answers the move is played at once as your move "
-        "(move " + str(state.ply + 2) + "), after a check against the rules. Nobody else sees your "
-        "queue.", ("It replaces your earlier queue. " if replaced else "")
-        + f"To see it: queue {row.id}. To empty it: queue {row.id} clear"]),
-        row.id, headline=f"Queued for {row.id}: {len(checked)} line(s), played when {mover} moves")
+        _("When {player} moves, the first line that answers the move is played at once as your move "
+          "(move {number}), after a check against the rules. Nobody else sees your queue.").format(
+            player=mover, number=state.ply + 2),
+        (_("It replaces your earlier queue.") + " " if replaced else "")
+        + _("To see it: queue {id}. To empty it: queue {id} clear").format(id=row.id)]),
+        row.id, headline=ngettext("Queued for {id}: {n} line(s), played when {player} moves",
+                                  "Queued for {id}: {n} line(s), played when {player} moves",
+                                  len(checked)).format(id=row.id, n=len(checked), player=mover))
 
 
 def _check_seat(row: GameRow, state: State, seat: Seat, names: dict[str, str]) -> None:
     if row.status != "active":
-        raise CommandFailed(f"game {row.id} is {row.status}; moves are queued only in running games.")
+        raise CommandFailed(_("game {id} is {status}; moves are queued only in running games.").format(
+            id=row.id, status=status_word(row.status)))
     if seat.seat in state.dropped_seats:
-        raise CommandFailed(f"you were dropped from game {row.id} at a deadline; it goes on without you.")
+        raise CommandFailed(_(
+            "you were dropped from game {id} at a deadline; it goes on without you.").format(id=row.id))
     if state.to_move == seat.seat:
-        raise CommandFailed(f"it is your turn in game {row.id} now: send the move itself (a queue "
-                            "answers your opponent's next move).")
+        raise CommandFailed(_("it is your turn in game {id} now: send the move itself (a queue "
+                              "answers your opponent's next move).").format(id=row.id))
 
 
 def _save_queues(ctx: MailContext, row: GameRow, queues: dict[str, Any]) -> None:
@@ -253,18 +266,21 @@ def play_queued(ctx: MailContext, row: GameRow, state: State, seat: str) -> hook
         last = next(e for e in reversed(row.record["moves"]) if "move" in e and "chance" not in e)
         their, them = str(last["move"]), names.get(str(last.get("seat")), str(last.get("seat")))
         if entry.get("ply") != state.ply - 1:
-            _dropped(after, nxt, "it was written for an earlier position of the game")
+            _dropped(ctx, row, after, nxt, N_("it was written for an earlier position of the game"))
             break
         line = next((item for item in entry.get("lines", []) if item.get("if") in (None, their)), None)
         if line is None:
-            _dropped(after, nxt, f"none of its lines answers {them}'s {their}")
+            _dropped(ctx, row, after, nxt, N_("none of its lines answers {them}'s {their}"), them=them,
+                     their=their)
             break
         failpoints.hit("queued-reply")
         index = len(row.record["moves"])
         try:
             canonical, notes = append_move(game, state, row.record, str(line["then"]), ctx.now, nxt)
         except MoveError as exc:
-            _dropped(after, nxt, f"your queued reply {line['then']} to {their} is no longer legal: {exc}")
+            _dropped(ctx, row, after, nxt,
+                     N_("your queued reply {mine} to {their} is no longer legal: {error}"),
+                     mine=line["then"], their=their, error=exc)
             break
         row.record["moves"][index]["queued"] = True
         after.followed.append((nxt, partial(_replied, canonical)))
@@ -274,7 +290,7 @@ def play_queued(ctx: MailContext, row: GameRow, state: State, seat: str) -> hook
     for other, entry in list(queues.items()):
         if entry.get("ply") != state.ply:  # the game moved on without their turn coming
             del queues[other]
-            _dropped(after, other, "the game moved on before your turn came")
+            _dropped(ctx, row, after, other, N_("the game moved on before your turn came"))
     _keep(row, queues)
     return after
 
@@ -283,9 +299,13 @@ def _replied(move: str) -> str:
     return _("replied {move} (queued)").format(move=move)
 
 
-def _dropped(after: hooks.AfterMove, seat: str, why: str) -> None:
-    after.private.setdefault(seat, []).append(f"Your queued moves were not played and are dropped: "
-                                              f"{why}.")
+def _dropped(ctx: MailContext, row: GameRow, after: hooks.AfterMove, seat: str, why: str,
+             **values: Any) -> None:
+    """Read by ``seat`` alone, so written in their language (the mover may speak another)."""
+    with ctx.speaking_to(next((s.email for s in row.seats if s.seat == seat), None)):
+        after.private.setdefault(seat, []).append(
+            _("Your queued moves were not played and are dropped: {why}.").format(
+                why=_(why).format(**values)))
 
 
 def _keep(row: GameRow, queues: dict[str, Any]) -> None:

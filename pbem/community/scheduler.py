@@ -381,16 +381,19 @@ class Scheduler:
         assert missed is not None
         names = game_names(tx, row)
         for moderator in self.config.moderators:
-            when = dl.format_when(missed, self._zone(tx, moderator))
-            lines = [f"In {row.id} ({get_game(row.game).title}, move {state.ply + 1}) "
-                     f"{who(seat, None, names)} did not move by {when}.",
-                     players_line(row, None, names),
-                     "The game's policy is 'notify': its clock is stopped until a moderator decides "
-                     "(a new deadline, a pause, or a forfeit)."]
-            self._send(tx, PlannedMail(
-                to=moderator, game_id=row.id, kind=NOTICE,
-                headline=f"Deadline passed in {row.id}: {seat} to move",
-                sections=[Section(lines=lines)]), row, state, now)
+            with self._speaking_to(tx, moderator):
+                when = dl.format_when(missed, self._zone(tx, moderator))
+                lines = [_("In {id} ({title}, move {number}) {player} did not move by {when}.").format(
+                             id=row.id, title=get_game(row.game).title, number=state.ply + 1,
+                             player=who(seat, None, names), when=when),
+                         players_line(row, None, names),
+                         _("The game's policy is 'notify': its clock is stopped until a moderator decides "
+                           "(a new deadline, a pause, or a forfeit).")]
+                self._send(tx, PlannedMail(
+                    to=moderator, game_id=row.id, kind=NOTICE,
+                    headline=_("Deadline passed in {id}: {seat} to move").format(
+                        id=row.id, seat=get_game(row.game).seat_label(seat)),
+                    sections=[Section(lines=lines)]), row, state, now)
         if not self.config.moderators:
             log.warning("scheduler: %s passed its deadline under policy 'notify', but no moderators "
                         "are configured", row.id)

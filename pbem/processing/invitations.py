@@ -95,7 +95,7 @@ def create_game(ctx: MailContext, game_name: str, options: dict[str, Any] | None
         first_seat = seat_named(game, first_seat, seats)
         if first_seat not in seats:
             raise CommandFailed(_("'as {seat}': seats are {seats}.").format(
-                seat=first_seat, seats=", ".join(seats)))
+                seat=first_seat, seats=", ".join(game.seat_label(s) for s in seats)))
         order = [first_seat] + [s for s in seats if s != first_seat]
     else:
         order = seats
