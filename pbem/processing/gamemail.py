@@ -130,7 +130,7 @@ def legal_actions(state: State, viewer: str) -> list[ActionGroup]:
     """The legal moves as taps. A tap on an old mail is refused, not played in a later position:
     the link's address carries the move number (see ``games.reply_key``)."""
     def make() -> list[ActionGroup]:
-        return [ActionGroup(label, [Action(text, line) for text, line in items], moves=True)
+        return [ActionGroup(label, list(map(Action._make, items)), moves=True)
                 for label, items in state.game.renderer.legal_groups(state, viewer)]
     return _memo(state, "actions", viewer, make)
 

@@ -294,6 +294,8 @@ class Processor:
         """The sender plays no game, watches none and moderates nothing. (A token proves nothing
         about the sender: it may be someone else's, copied into a forged mail.)"""
         email = ctx.mail.from_addr
+        if email and email == ctx.context_seat_email:  # holds the seat of the token: plays a game
+            return False
         return (email not in self.config.moderators and not ctx.tx.games_for_email(email)
                 and not ctx.tx.games_observed(email))
 
@@ -346,6 +348,7 @@ class Processor:
             found = ctx.tx.seat_by_token_hash(token_hash(token))
             if found:
                 ctx.context_game, ctx.context_seat = found[0], found[1].seat
+                ctx.context_seat_email = found[1].email
                 if move is not None:
                     ctx.expected_ply[found[0]] = move - 1
                 break
