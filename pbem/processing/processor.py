@@ -17,6 +17,7 @@ not answered: it is spam or carries a forged sender, and an answer would be back
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import time
@@ -50,6 +51,11 @@ _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 #: Pending mail is fetched this many at a time, so that mail arriving meanwhile from other senders
 #: gets its turn after at most this many others.
 FAIR_CHUNK = 10
+#: The young generation is collected after this many new container objects, not Python's 700: one
+#: mail makes thousands (parse trees, templates, boards) that die with it, and collecting every 700
+#: promoted them to the old generations, whose scans of the whole state cache cost about 0.3 ms per
+#: move (``bench/processor_cpu.py``). The process that runs a processor runs it alone, so it decides.
+GC_YOUNG = 10_000
 
 
 class _AuthAbort(Exception):
@@ -81,6 +87,9 @@ class Processor:
         self.secret = secret if secret is not None else server_secret(store, config.data_dir)
         self.cache = StateCache()
         self.outgoing = Outgoing(config, self.secret)
+        young, *older = gc.get_threshold()
+        if 0 < young < GC_YOUNG:
+            gc.set_threshold(GC_YOUNG, *older)
 
     def token_for(self, game_id: str, seat: str, record: dict | None = None) -> str:
         return self.outgoing.token_for(game_id, seat, record)
