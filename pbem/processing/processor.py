@@ -237,12 +237,16 @@ class Processor:
             results = parse_json(turn)
         else:
             results = parse_text(lines, in_game_reply=ctx.context_game is not None)
-        # Read again without the game context: there any bare line passes for a move.
-        plain = results if turn is not None else parse_text(lines, in_game_reply=False)
-        if mail.dsn_subject and turn is None and not any(isinstance(r, Command) for r in plain):
+        def plain() -> list:
+            """Read again without the game context: there any bare line passes for a move. (Only
+            when asked: it looks for command words near each bare line, and most mails never ask.)"""
+            return results if turn is not None else parse_text(lines, in_game_reply=False)
+
+        if mail.dsn_subject and turn is None and not any(isinstance(r, Command) for r in plain()):
             # A report's subject and no command word anywhere: a plain-text bounce.
             return self._bounce(tx, inbound, mail, now)
-        if not _looks_meant(plain) and self._stranger(ctx) and not self._old_token(ctx):
+        holder = mail.from_addr == ctx.context_seat_email  # the token's own player: no stranger
+        if not holder and not _looks_meant(plain()) and self._stranger(ctx) and not self._old_token(ctx):
             # Junk from an address that plays no game is not answered: it is spam or carries a
             # forged sender. (Its bare lines are not taken for moves, whatever game a token or
             # subject names.) If it carried a seat's token, that seat is told as for any failed
