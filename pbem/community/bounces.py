@@ -112,8 +112,8 @@ def on_mail_read(ctx: MailContext) -> None:
     email = ctx.mail.from_addr
     if ctx.context_game is None or ctx.context_seat is None:
         return
-    row = ctx.tx.get_game(ctx.context_game)
-    if row is None or _seat_of(row, email) != ctx.context_seat or not ctx.tx.clear_bouncing(email):
+    # the token's seat, as read in this transaction, is the sender's: no need to load the game
+    if not email or ctx.context_seat_email != email or not ctx.tx.clear_bouncing(email):
         return
     for listed in ctx.tx.games_for_email(email):
         if listed.status != "active":

@@ -441,8 +441,8 @@ class Scheduler:
                                                     ).format(id=row.id, number=state.ply + 1)],
                                     title=_("Your move: {id}").format(id=row.id))
             number = f"(move {state.ply + 1})"  # the digest's Reply-To serves every game
-            section.actions = [ActionGroup(group.label, [Action(a.text, f"move {row.id} {a.line} {number}")
-                                                         for a in group.items], moves=group.moves)
+            section.actions = [ActionGroup(group.label, [Action(text, f"move {row.id} {line} {number}")
+                                                         for text, line in group.items], moves=group.moves)
                                for group in section.actions]
             sections.append(section)
         headline = (_("Daily digest: your move in {games}").format(games=", ".join(r.id for r in yours))

@@ -100,6 +100,7 @@ class MailContext:
     token_for: Callable[[str, str], str]
     context_game: str | None = None  # game named by the token or subject
     context_seat: str | None = None  # seat named by a valid token
+    context_seat_email: str | None = None  # that seat's registered address (who the token is for)
     reply_sections: list[Section] = field(default_factory=list)
     reply_games: list[str] = field(default_factory=list)
     reply_headlines: list[str] = field(default_factory=list)  # what the reply's first line says

@@ -18,7 +18,7 @@ from typing import Any
 
 from engine import EngineError, State, get_game
 from pbem.i18n import _, language
-from pbem.outbox.compose import Action, ActionGroup, Attachment, Section
+from pbem.outbox.compose import ActionGroup, Attachment, Section
 from pbem.processing.computer_seats import display_name, is_computer
 from pbem.record import PRIVATE_KEYS
 from pbem.store.base import GameRow, Tx
@@ -130,7 +130,7 @@ def legal_actions(state: State, viewer: str) -> list[ActionGroup]:
     """The legal moves as taps. A tap on an old mail is refused, not played in a later position:
     the link's address carries the move number (see ``games.reply_key``)."""
     def make() -> list[ActionGroup]:
-        return [ActionGroup(label, [Action(text, line) for text, line in items], moves=True)
+        return [ActionGroup(label, items, moves=True)  # the engine's (text, line) pairs as they are
                 for label, items in state.game.renderer.legal_groups(state, viewer)]
     return _memo(state, "actions", viewer, make)
 

@@ -17,6 +17,7 @@ not answered: it is spam or carries a forged sender, and an answer would be back
 
 from __future__ import annotations
 
+import gc
 import logging
 import re
 import time
@@ -50,6 +51,11 @@ _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 #: Pending mail is fetched this many at a time, so that mail arriving meanwhile from other senders
 #: gets its turn after at most this many others.
 FAIR_CHUNK = 10
+#: The young generation is collected after this many new container objects, not Python's 700: one
+#: mail makes thousands (parse trees, templates, boards) that die with it, and collecting every 700
+#: promoted them to the old generations, whose scans of the whole state cache cost about 0.3 ms per
+#: move (``bench/processor_cpu.py``). The process that runs a processor runs it alone, so it decides.
+GC_YOUNG = 10_000
 
 
 class _AuthAbort(Exception):
@@ -81,6 +87,9 @@ class Processor:
         self.secret = secret if secret is not None else server_secret(store, config.data_dir)
         self.cache = StateCache()
         self.outgoing = Outgoing(config, self.secret)
+        young, *older = gc.get_threshold()
+        if 0 < young < GC_YOUNG:
+            gc.set_threshold(GC_YOUNG, *older)
 
     def token_for(self, game_id: str, seat: str, record: dict | None = None) -> str:
         return self.outgoing.token_for(game_id, seat, record)
@@ -228,12 +237,16 @@ class Processor:
             results = parse_json(turn)
         else:
             results = parse_text(lines, in_game_reply=ctx.context_game is not None)
-        # Read again without the game context: there any bare line passes for a move.
-        plain = results if turn is not None else parse_text(lines, in_game_reply=False)
-        if mail.dsn_subject and turn is None and not any(isinstance(r, Command) for r in plain):
+        def plain() -> list:
+            """Read again without the game context: there any bare line passes for a move. (Only
+            when asked: it looks for command words near each bare line, and most mails never ask.)"""
+            return results if turn is not None else parse_text(lines, in_game_reply=False)
+
+        if mail.dsn_subject and turn is None and not any(isinstance(r, Command) for r in plain()):
             # A report's subject and no command word anywhere: a plain-text bounce.
             return self._bounce(tx, inbound, mail, now)
-        if not _looks_meant(plain) and self._stranger(ctx) and not self._old_token(ctx):
+        holder = mail.from_addr == ctx.context_seat_email  # the token's own player: no stranger
+        if not holder and not _looks_meant(plain()) and self._stranger(ctx) and not self._old_token(ctx):
             # Junk from an address that plays no game is not answered: it is spam or carries a
             # forged sender. (Its bare lines are not taken for moves, whatever game a token or
             # subject names.) If it carried a seat's token, that seat is told as for any failed
@@ -294,6 +307,8 @@ class Processor:
         """The sender plays no game, watches none and moderates nothing. (A token proves nothing
         about the sender: it may be someone else's, copied into a forged mail.)"""
         email = ctx.mail.from_addr
+        if email and email == ctx.context_seat_email:  # holds the seat of the token: plays a game
+            return False
         return (email not in self.config.moderators and not ctx.tx.games_for_email(email)
                 and not ctx.tx.games_observed(email))
 
@@ -346,6 +361,7 @@ class Processor:
             found = ctx.tx.seat_by_token_hash(token_hash(token))
             if found:
                 ctx.context_game, ctx.context_seat = found[0], found[1].seat
+                ctx.context_seat_email = found[1].email
                 if move is not None:
                     ctx.expected_ply[found[0]] = move - 1
                 break

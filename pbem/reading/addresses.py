@@ -19,12 +19,15 @@ __all__ = ["normalize", "plus_address", "same_mailbox", "split_plus"]
 # RFC 5322 atext plus dots (not leading, trailing or doubled): what a tag may contain so that the
 # resulting address is a plain dot-atom that needs no quoting anywhere.
 _TAG = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*")
+# A bare dot-atom address, which ``parseaddr`` returns as it is: most addresses compared here are
+# such (ours, the stored ones), and parsing each costs more than the rest of the comparison.
+_PLAIN = re.compile(f"{_TAG.pattern}@{_TAG.pattern}")
 
 
 def _addr_spec(addr: object) -> str:
     text = "" if addr is None else str(addr).strip()
-    if not text:
-        return ""
+    if not text or _PLAIN.fullmatch(text):
+        return text
     try:
         _name, spec = parseaddr(text)
     except Exception:

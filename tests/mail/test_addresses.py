@@ -128,3 +128,15 @@ def test_plain_header_text_reads_as_the_parser(pieces: list[str], name: str) -> 
     expected = email.message_from_bytes(raw, policy=email.policy.default).get(name)
     expected = None if expected is None else clean_str(str(expected))
     assert header_text(email.message_from_bytes(raw, policy=email.policy.default), name) == expected
+
+
+def test_bare_addresses_read_as_parseaddr_reads_them() -> None:
+    """The shortcut for bare dot-atom addresses gives what ``email.utils.parseaddr`` gives."""
+    import random
+    from email.utils import parseaddr
+
+    rng = random.Random(4)
+    for _ in range(3000):
+        text = "".join(rng.choice("aZ09!#$%&'*+/=?^_`{|}~-.@") for _ in range(rng.randint(3, 25)))
+        spec = parseaddr(text)[1] or text
+        assert normalize(text) == spec.strip().lower(), text
