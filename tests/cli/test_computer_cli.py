@@ -46,6 +46,15 @@ def test_a_match_between_levels_prints_mirrored_results_and_writes_records(tmp_p
     assert sorted(seats_of_level_3) == ["black", "black", "white", "white"]  # sides alternate
 
 
+def test_a_quick_match_is_one_command_with_a_time_budget() -> None:
+    """FINDINGS: a quick match and a serious one are both one command (``--budget`` seconds a move)."""
+    result = run("selfplay", "alien-city", "--levels", "3,1", "--games", "2", "--budget", "0.01",
+                 "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    assert "levels 3,1" in result.stdout and "0.01 s a move" in result.stdout
+    assert sum(map(int, table_row(result.stdout, "level 3")[1:4])) == 2
+
+
 def test_the_same_seed_gives_the_same_match(tmp_path: Path) -> None:
     outputs = [run("selfplay", "space-truckin", "--levels", "2,1,1", "--games", "2", "--seed", "9",
                    "-o", str(tmp_path / str(k))) for k in range(2)]

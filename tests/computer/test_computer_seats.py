@@ -150,6 +150,8 @@ def test_help_new_explains_the_computer_and_its_levels(server: Server) -> None:
     out = server.submit(server.mail(ANN, "help new"))
     text = text_of(out[0][1])
     assert "with computer:2" in text and "not rated" in " ".join(text.split())
+    # FINDINGS: the default level of "with computer" is stated
+    assert "write 'computer' (level 3)" in " ".join(text.split()) and "(the default is 3)" in text
     assert "Alien City:" in text and "Space Truckin':" in text and "4  strong search" in text
     assert max(len(line) for line in text.splitlines()) <= 78
 
