@@ -32,7 +32,14 @@ from pbem.processing.gamemail import (
     scores_line,
     who,
 )
-from pbem.processing.games import CommandFailed, announce_end, authenticate, game_id_of, load_game
+from pbem.processing.games import (
+    CommandFailed,
+    announce_end,
+    authenticate,
+    game_id_of,
+    load_game,
+    refuse_if_dropped,
+)
 from pbem.processing.handlers import register_handler
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat
@@ -147,9 +154,7 @@ def _running(ctx: MailContext, command: Command) -> tuple[GameRow, State, Seat]:
     if row.status != "active":
         raise CommandFailed(_("game {id} is {status}; only a running game can end by agreement.").format(
             id=row.id, status=status_word(row.status)))
-    if seat.seat in state.dropped_seats:
-        raise CommandFailed(_("you were dropped from game {id} at a deadline; it goes on without you."
-                              ).format(id=row.id))
+    refuse_if_dropped(row, state, seat)
     return row, state, seat
 
 

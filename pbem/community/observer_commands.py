@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine import State, get_game, is_move_entry
-from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
+from pbem.commands.parsing import Command, game_verb_parser, register_verb
 from pbem.community.moderation import record_action, rewind
 from pbem.i18n import N_, _, ngettext, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
@@ -43,16 +43,6 @@ from pbem.processing.games import (
 from pbem.processing.handlers import register_handler
 from pbem.record import iso, replay_record
 from pbem.store.base import GameRow
-
-
-def _game_parser(verb: str):
-    def parse(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
-        if len(rest) > 1 or (rest and not GAME_ID.match(rest[0])):
-            return CommandError(line, _("{verb} takes a game id like ac-17: {usage}").format(
-                verb=verb, usage=f"{verb} GAME"))
-        return Command(verb, line, game=rest[0].lower() if rest else None)
-    return parse
-
 
 # --- observers ---------------------------------------------------------------------------------------
 
@@ -267,12 +257,12 @@ def lapse_undo(ctx: MailContext, row: GameRow, state: State) -> None:
         del row.record["undo_request"]
 
 
-register_verb("observe", N_("observe GAME   (get the board after every move)"), _game_parser("observe"))
-register_verb("unobserve", "unobserve GAME", _game_parser("unobserve"))
+register_verb("observe", N_("observe GAME   (get the board after every move)"), game_verb_parser("observe"))
+register_verb("unobserve", "unobserve GAME", game_verb_parser("unobserve"))
 register_verb("undo", N_("undo GAME   (ask your opponents to take back your last move)"),
-              _game_parser("undo"))
-register_verb("accept undo", "accept undo GAME", _game_parser("accept undo"))
-register_verb("decline undo", "decline undo GAME", _game_parser("decline undo"))
+              game_verb_parser("undo"))
+register_verb("accept undo", "accept undo GAME", game_verb_parser("accept undo"))
+register_verb("decline undo", "decline undo GAME", game_verb_parser("decline undo"))
 register_handler("observe", do_observe)
 register_handler("unobserve", do_unobserve)
 register_handler("undo", do_undo)

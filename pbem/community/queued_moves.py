@@ -36,7 +36,7 @@ from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import MailContext
 from pbem.processing.gamemail import game_names, who
-from pbem.processing.games import CommandFailed, authenticate, game_id_of, load_game
+from pbem.processing.games import CommandFailed, authenticate, game_id_of, load_game, refuse_if_dropped
 from pbem.processing.handlers import register_handler
 from pbem.record import append_move, iso
 from pbem.store.base import GameRow, Seat
@@ -231,9 +231,7 @@ def _check_seat(row: GameRow, state: State, seat: Seat, names: dict[str, str]) -
     if row.status != "active":
         raise CommandFailed(_("game {id} is {status}; moves are queued only in running games.").format(
             id=row.id, status=status_word(row.status)))
-    if seat.seat in state.dropped_seats:
-        raise CommandFailed(_(
-            "you were dropped from game {id} at a deadline; it goes on without you.").format(id=row.id))
+    refuse_if_dropped(row, state, seat)
     if state.to_move == seat.seat:
         raise CommandFailed(_("it is your turn in game {id} now: send the move itself (a queue "
                               "answers your opponent's next move).").format(id=row.id))

@@ -37,6 +37,14 @@ class CommandFailed(Exception):
         self.headline = headline
 
 
+def refuse_if_dropped(row: GameRow, state: State, seat: Seat) -> None:
+    """A seat dropped at a deadline no longer acts in its game (moves, resigning, proposals,
+    queued moves): one refusal for all of them."""
+    if seat.seat in state.dropped_seats:
+        raise CommandFailed(_("you were dropped from game {id} at a deadline; it goes on without you."
+                              ).format(id=row.id))
+
+
 class AuthFailed(Exception):
     """From address and token do not match a seat; the sender gets no reply."""
 

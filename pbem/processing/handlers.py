@@ -33,6 +33,7 @@ from pbem.processing.games import (
     authenticate,
     game_id_of,
     load_game,
+    refuse_if_dropped,
     save_game,
     sender_seat,
 )
@@ -191,9 +192,7 @@ def do_move(ctx: MailContext, command: Command) -> None:
                                                                 now=state.ply + 1), current(),
             headline=_("Not applied: {move!r} was meant for move {meant}, the game is at move {now}").format(
                 move=command.move, meant=expected + 1, now=state.ply + 1))
-    if seat.seat in state.dropped_seats:
-        raise CommandFailed(_("you were dropped from game {id} at a deadline; it goes on without you."
-                              ).format(id=row.id))
+    refuse_if_dropped(row, state, seat)
     if state.to_move != seat.seat:
         raise CommandFailed(_("it is {player}'s turn, not yours.").format(
             player=who(state.to_move, seat.seat, names)), current(),
@@ -265,9 +264,7 @@ def do_resign(ctx: MailContext, command: Command) -> None:
     if row.status != "active":
         raise CommandFailed(_("game {id} is {status}; only running games can be resigned.").format(
             id=row.id, status=status_word(row.status)))
-    if seat.seat in state.dropped_seats:
-        raise CommandFailed(_("you were dropped from game {id} at a deadline; it goes on without you."
-                              ).format(id=row.id))
+    refuse_if_dropped(row, state, seat)
     winners = [s.seat for s in row.seats if s.seat != seat.seat and s.seat not in state.dropped_seats]
     code = resign_code(ctx.secret, row.id, seat.seat, state.ply)
     line = f"resign {row.id} confirm {code}"
