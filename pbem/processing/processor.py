@@ -409,7 +409,9 @@ class Processor:
             seat = next((s.seat for s in row.seats if s.email == mail.from_addr), None) if row else None
             kinds = ctx.reply_kinds - {REPLY}
             kind = REPLY if REPLY in ctx.reply_kinds or not kinds else (TURN if TURN in kinds else CONFIRM)
-            headline = "; ".join(ctx.reply_headlines) or _("Your commands")
+            # one line for several answers: "Applied: ... is next; Your message went to ..."
+            parts = ctx.reply_headlines
+            headline = "; ".join([h.rstrip(".") for h in parts[:-1]] + parts[-1:]) or _("Your commands")
             subject = None
             if row is None:
                 subject = (f"Re: {mail.clean_subject}" if mail.clean_subject and not mail.subject_is_command

@@ -137,6 +137,14 @@ def test_message_any_time_and_to_observers_by_choice(server: Server) -> None:
     assert attached_record(to(out, OTTO)[0]) is None and "+" in to(out, OTTO)[0]["Reply-To"]
 
 
+def test_a_move_and_a_message_in_one_mail_are_answered_in_one_headline(server: Server) -> None:
+    latest = challenge(server, BO)
+    out = play(server, ANN, latest[ANN], "\nmessage ac-1 good luck")
+    first = headline(to(out, ANN)[0])
+    assert first.startswith("Applied: ") and first.endswith(f" is next; Your message went to {BO}"), first
+    assert ".;" not in first
+
+
 def test_a_challenge_written_like_a_person_writes_it(server: Server) -> None:
     out = server.submit(server.mail(ANN, f"Hi Bo, fancy a game?\nnew alien-city with {BO}\n"
                                          "Looking forward to it\nCheers, Ann", "A game?"))
