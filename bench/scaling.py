@@ -125,17 +125,18 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
     spies = []
     if args.py_spy:
         for w in workers[:1]:
-            pid = w.processor_pid()
-            if pid:
-                spies.append(PySpy(pid, Path(args.py_spy) / f"{label}-processor.txt"))
-                cleanup.append(spies[-1].stop)
+            for part, pid in (("processor", w.processor_pid()), ("serve", w.process.pid)):
+                if pid:
+                    spies.append(PySpy(pid, Path(args.py_spy) / f"{label}-{part}.txt"))
+                    cleanup.append(spies[-1].stop)
     base = sink.count()
     say(f"[{label}] {len(prepared)} moves over {args.connections} connections ...")
     meter.start()
     t0 = time.monotonic()
-    smtp_submit_raw(ports, prepared, args.connections)
+    submitted = smtp_submit_raw(ports, prepared, args.connections)
     arrivals = sink.wait_until(all_replied(base, set(keys)), max(120.0, len(prepared) * 0.5), "all replies")
-    elapsed = max(a.at for a in arrivals[base:] if (a.game, a.ply) in keys) - t0
+    replied = sorted(a.at - t0 for a in arrivals[base:] if (a.game, a.ply) in keys)
+    elapsed = replied[-1]
     cpu = meter.stop()
     for spy in spies:
         spy.stop()
@@ -148,6 +149,10 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
             "seconds": round(elapsed, 3), "moves_per_second": round(len(prepared) / elapsed, 1),
             "cpu_seconds": cpu, "cpu_ms_per_move": round(sum(cpu.values()) * 1000 / len(prepared), 1),
             "processing_ms": {"p50": percentile(per_move, 50), "p99": percentile(per_move, 99)},
+            # Where the run's time went: the last move accepted, the first and the middle reply.
+            "timeline_s": {"submitted": round(max(end for _, end in submitted) - t0, 3),
+                           "first_reply": round(replied[0], 3),
+                           "half_replied": round(replied[len(replied) // 2], 3)},
             "log_problems": problems[:5], "prepared": prepared}
 
 
@@ -301,7 +306,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 sqlite = f"sqlite:///{work / 'tp.sqlite3'}"
                 rows = [throughput("sqlite", sqlite, 1, args, work, cleanup, None)]
                 rows.insert(0, bare(rows[0]["prepared"], args, cleanup))
-                for count in [int(n) for n in args.workers.split(",")]:
+                for count in [int(n) for n in args.workers.split(",") if n]:
                     dsn = postgres.create_database(f"tp{count}")
                     rows.append(throughput(f"pg{count}", dsn, count, args, work, cleanup, postgres))
                 for row in rows:
@@ -397,7 +402,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=("throughput", "growth"))
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING"),
                         help="the workers' log level (INFO: the processor's ms per move is read from it)")
-    parser.add_argument("--py-spy", metavar="DIR", help="sample the first worker's processor with py-spy")
+    parser.add_argument("--py-spy", metavar="DIR",
+                        help="sample the first worker's processor and serve processes with py-spy")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--check", action="store_true", help="exit 1 when a goal is missed")

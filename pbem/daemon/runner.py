@@ -50,6 +50,9 @@ from pbem.outbox.sender import OutboxSender
 from pbem.outbox.wake import WakeListener
 from pbem.store.base import Store
 
+#: Messages processed between two wake-ups of the sender (the processor's fair round).
+ROUND = 10
+
 log = logging.getLogger(__name__)
 
 MAX_PROCESSOR_BACKOFF_SECONDS = 30.0
@@ -252,7 +255,9 @@ class Daemon:
         """
         while not self._stop.is_set():
             try:
-                count = self.processor.process_pending()
+                # One fair round at a time: its replies can leave while the next round is
+                # processed (after a hundred they left in bursts, and the last burst after all).
+                count = self.processor.process_pending(limit=ROUND)
             except Exception:
                 self._failures += 1
                 delay = min(self.processor_error_backoff_seconds * 2 ** (self._failures - 1),

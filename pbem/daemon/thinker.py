@@ -33,6 +33,7 @@ from pbem import failpoints
 from pbem.clock import Clock
 from pbem.config import Config
 from pbem.processing import computer
+from pbem.processing.computer_seats import DOMAIN
 from pbem.record import replay_record
 from pbem.store.base import GameRow, Store
 
@@ -124,10 +125,11 @@ class Thinker:
         """Start a search for every game whose seat to move is a computer's and whose move is
         neither being searched nor waiting in the intake."""
         wanted = set()
-        for row in self.store.list_games("active"):
-            seat = computer.computer_seat(row)
-            if seat is None:
-                continue
+        for game_id in self.store.active_games_to_move(f"%@{DOMAIN}"):
+            row = self.store.get_game(game_id)
+            seat = computer.computer_seat(row) if row is not None and row.status == "active" else None
+            if row is None or seat is None:
+                continue  # moved on since the query
             key = computer.message_id(row)
             wanted.add(key)
             started = self._busy.get(key)

@@ -219,6 +219,10 @@ class Tx(Protocol):
 
 
 class Store(Protocol):
+    #: True when every write transaction excludes all others (SQLite's one write lock): work that
+    #: can be done before a transaction should be, or it holds up every other writer.
+    one_writer: bool
+
     def migrate(self) -> int: ...  # bring the schema to the newest version; returns that version
     def close(self) -> None: ...
     def transaction(self, durable: bool = True) -> AbstractContextManager[Tx]:
@@ -299,6 +303,7 @@ class Store(Protocol):
     # read-only views used by CLI tools
     def get_game(self, game_id: str) -> GameRow | None: ...
     def list_games(self, status: str | None = None) -> list[GameRow]: ...
+    def active_games_to_move(self, address_like: str) -> list[str]: ...  # ids, oldest first
     def search_games(self, *, player: str | None = None, game: str | None = None,
                      date_from: datetime | None = None, date_to: datetime | None = None,
                      status: str | None = None, limit: int | None = None,

@@ -111,6 +111,7 @@ class PostgresStore(SqlStore):
     Opening it brings the schema up to date (see ``migrate``)."""
 
     dialect = DIALECT
+    one_writer = False
 
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn

@@ -1037,6 +1037,15 @@ class SqlStore:
                               " ORDER BY created_at, id", (status,))
             return load_games(db, rows)
 
+    def active_games_to_move(self, address_like: str) -> list[str]:
+        """The active games whose seat to move has an address LIKE this pattern: found on the
+        small columns, so a caller woken after every batch (the computer's thinker) does not read
+        every active game's record to find the few it wants."""
+        return [r[0] for r in self._db().all(
+            "SELECT g.id FROM games AS g JOIN seats AS s ON s.game_id = g.id AND s.seat = g.to_move"
+            " WHERE g.status = 'active' AND s.email LIKE ? ORDER BY g.created_at, g.id",
+            (address_like,))]
+
 
 class _MarkLater:
     """Marks kept until the batch ends, then written in one transaction."""

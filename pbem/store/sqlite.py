@@ -68,6 +68,7 @@ class SQLiteStore(SqlStore):
     """``Store`` on one SQLite file. Opening it brings the schema up to date (see ``migrate``)."""
 
     dialect = DIALECT
+    one_writer = True
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
         text = os.fspath(path)

@@ -361,6 +361,25 @@ def test_tx_is_dead_after_its_block_and_writes_do_not_nest(store: SqlStore) -> N
     assert store.accept_inbound(mail("<nest@x>"), "smtp", T0).new
 
 
+def test_active_games_to_move_finds_games_by_the_address_of_the_seat_to_move(store: SqlStore) -> None:
+    with store.transaction() as tx:
+        tx.insert_game(game_row("ac-1", emails=("ai-3-ab@computer.invalid", "b@x.org")))  # p1 to move
+        tx.insert_game(game_row("ac-2", emails=("a@x.org", "ai-1-cd@computer.invalid")))  # p2 waits
+        tx.insert_game(game_row("ac-3", emails=("ai-2-ef@computer.invalid", "b@x.org")))
+        over = game_row("ac-4", emails=("ai-2-gh@computer.invalid", "b@x.org"))
+        tx.insert_game(over)
+        over.status = "over"
+        tx.save_game(over)
+    assert store.active_games_to_move("%@computer.invalid") == ["ac-1", "ac-3"]
+    with store.transaction() as tx:
+        g = tx.get_game("ac-2", for_update=True)
+        assert g is not None
+        g.to_move = "p2"
+        tx.save_game(g)
+    assert store.active_games_to_move("%@computer.invalid") == ["ac-1", "ac-2", "ac-3"]
+    assert store.active_games_to_move("%@nowhere.invalid") == []
+
+
 def test_save_game_replaces_seats_and_fields(store: SqlStore) -> None:
     with store.transaction() as tx:
         tx.insert_game(game_row("ac-1", tokens=("h1", "h2")))
