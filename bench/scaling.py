@@ -347,6 +347,20 @@ def judged(results: dict[str, Any]) -> dict[str, tuple[float, float, bool]]:
     return out
 
 
+def _ceiling(rows: list[dict[str, Any]], cores: int) -> list[str]:
+    """What the cores allow at the CPU the two workers spent per move (load and sink included,
+    since they share the cores): the most any number of workers could reach here."""
+    by = {r["setup"]: r for r in rows}
+    one, two = by.get("pg1"), by.get("pg2")
+    if not one or not two or not two["cpu_ms_per_move"]:
+        return []
+    most = cores * 1000 / two["cpu_ms_per_move"]
+    ratio = most / one["moves_per_second"]
+    return [f"CPU ceiling: {cores} cores at {two['cpu_ms_per_move']} ms of CPU a move (two workers, "
+            f"every process counted) allow at most {most:.0f} moves/s, {ratio:.2f} x "
+            f"one worker's {one['moves_per_second']}.", ""]
+
+
 def markdown(results: dict[str, Any]) -> str:
     m = results["machine"]
     out = [f"## pbem scaling benchmark, {m['date']}", "",
@@ -357,7 +371,7 @@ def markdown(results: dict[str, Any]) -> str:
     if rows:
         bare_rate = next((r["moves_per_second"] for r in rows if r["workers"] == 0), None)
         out += ["| setup | moves | moves/s | of bare | processor ms p50 / p99 | CPU ms per move | "
-                "CPU seconds by process |", "| --- | --- | --- | --- | --- | --- | --- |"]
+                "cores busy | CPU seconds by process |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in rows:
             share = f"{r['moves_per_second'] / bare_rate:.0%}" if bare_rate else "-"
             name = {"sqlite": "SQLite, 1 worker", "pg1": "PostgreSQL, 1 worker"}.get(
@@ -365,9 +379,11 @@ def markdown(results: dict[str, Any]) -> str:
             proc = r["processing_ms"]
             ms = "-" if math.isnan(proc["p50"]) else f"{proc['p50']:.1f} / {proc['p99']:.1f}"
             cpu = ", ".join(f"{k} {v:.1f}" for k, v in r["cpu_seconds"].items())
+            busy = sum(r["cpu_seconds"].values()) / r["seconds"]
             out.append(f"| {name} | {r['moves']} | **{r['moves_per_second']}** | {share} | {ms} | "
-                       f"{r['cpu_ms_per_move']} | {cpu} |")
+                       f"{r['cpu_ms_per_move']} | {busy:.2f} of {m['nproc']} | {cpu} |")
         out.append("")
+        out += _ceiling(rows, m["nproc"])
     growth_rows = results.get("growth", [])
     if growth_rows:
         out += ["| store | games stored | moves at | reply latency p50 / p99 (s) | processor ms p50 / p99 |",

@@ -28,7 +28,7 @@ def clean_str(value: str) -> str:
     Raw 8-bit header bytes reach us as surrogate escapes; most are UTF-8 sent without RFC 2047,
     so reinterpret them as that and replace what still does not decode.
     """
-    if any("\ud800" <= ch <= "\udfff" for ch in value):
+    if not value.isascii() and any("\ud800" <= ch <= "\udfff" for ch in value):
         try:
             data = value.encode("utf-8", "surrogateescape")
         except UnicodeEncodeError:  # a surrogate that does not stand for a byte
