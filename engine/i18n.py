@@ -15,24 +15,27 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 _ENGLISH = gettext.NullTranslations()
-_ACTIVE: ContextVar[gettext.NullTranslations | None] = ContextVar("engine_translations", default=None)
+# The translations with their language code, worked out once in ``using``: boards ask for the
+# language in their inner loops (the notation words), and a catalog's header never changes.
+_ACTIVE: ContextVar[tuple[gettext.NullTranslations, str]] = ContextVar(
+    "engine_translations", default=(_ENGLISH, "en"))
 
 
 def _active() -> gettext.NullTranslations:
-    return _ACTIVE.get() or _ENGLISH
+    return _ACTIVE.get()[0]
 
 
 def _(message: str) -> str:
-    return _active().gettext(message)
+    return _ACTIVE.get()[0].gettext(message)
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:
-    return _active().ngettext(singular, plural, n)
+    return _ACTIVE.get()[0].ngettext(singular, plural, n)
 
 
 def pgettext(context: str, message: str) -> str:
     """For a word whose translation depends on what it names (the seat "black", the colour "black")."""
-    return _active().pgettext(context, message)
+    return _ACTIVE.get()[0].pgettext(context, message)
 
 
 def N_(message: str) -> str:
@@ -42,19 +45,24 @@ def N_(message: str) -> str:
 
 def active_translations() -> gettext.NullTranslations:
     """The translations texts are taken from now, e.g. to key what was drawn in them."""
-    return _active()
+    return _ACTIVE.get()[0]
 
 
 def language() -> str:
     """The active language's code ("en" when none was chosen), e.g. for memo keys."""
-    info = _active().info()
+    return _ACTIVE.get()[1]
+
+
+def _code(translations: gettext.NullTranslations) -> str:
+    info = translations.info()
     return str(info.get("language", "en")) if info else "en"
 
 
 @contextmanager
 def using(translations: gettext.NullTranslations | None) -> Iterator[None]:
     """Within the block, the engine's texts are in these translations' language."""
-    token = _ACTIVE.set(translations)
+    chosen = translations or _ENGLISH
+    token = _ACTIVE.set((chosen, _code(chosen)))
     try:
         yield
     finally:

@@ -44,16 +44,14 @@ def score_table(title: str, seats: Sequence[str], rows: Sequence[Row], footer: S
         if row is None:
             lines.append("-" * (label_width + numbers))
             continue
-        label = textwrap.wrap(row.label, label_width, subsequent_indent="  ",
-                              break_on_hyphens=False) or [""]
+        label = _wrap(row.label, label_width, "", "  ") or [""]
         cells = "".join(f"  {_cell(row.points.get(seat)):>{w}}"
                         for seat, w in zip(seats, widths, strict=True))
         # the numbers stand on the label's last line, so a wrapped label reads on unbroken
         lines.extend(label[:-1])
         lines.append((label[-1].ljust(label_width) + cells).rstrip())
         for note in row.notes:
-            lines.extend(textwrap.wrap(note, PROSE, initial_indent="    ", subsequent_indent="      ",
-                                       break_on_hyphens=False))
+            lines.extend(_wrap(note, PROSE, "    ", "      "))
     return "\n".join(line.rstrip().replace(_GLUE, " ") for line in lines)
 
 
@@ -68,7 +66,20 @@ def _cell(value: int | str | None) -> str:
 
 def prose(text: str, indent: str = "") -> list[str]:
     """A sentence under the table, wrapped like the rest of the mail's prose."""
-    return textwrap.wrap(text, PROSE, initial_indent=indent, subsequent_indent=indent,
+    return _wrap(text, PROSE, indent, indent)
+
+
+_LINE_BREAKS = "\t\n\x0b\x0c\r"  # what textwrap turns into spaces
+
+
+def _wrap(text: str, width: int, initial_indent: str, subsequent_indent: str) -> list[str]:
+    """``textwrap.wrap`` without breaks on hyphens. A text that fits on its first line as it stands
+    (most labels and notes: a table is made for every mail that shows the scores) is that line,
+    as textwrap would give it, without textwrap's regular expressions."""
+    if (text and len(initial_indent) + len(text) <= width and not text[0].isspace() and not text[-1].isspace()
+            and not any(c in text for c in _LINE_BREAKS)):
+        return [initial_indent + text]
+    return textwrap.wrap(text, width, initial_indent=initial_indent, subsequent_indent=subsequent_indent,
                          break_on_hyphens=False)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from engine.alien_city.board import COLUMNS, LOT_NAMES, N_ROWS, TILE_OF, lot_index
+from engine.alien_city.board import COLUMNS, LOT_INDEX, N_ROWS, PIECES, SEATS, TILE_OF, lot_index
 from engine.i18n import _
 
 if TYPE_CHECKING:
@@ -40,25 +40,30 @@ def html_legend() -> str:
                                magenta=f"<font color={LAST}>{magenta}</font>") + "</p>"
 
 
+# What stands on a lot, by board cell and cap cell (0 = nothing; see ``AlienCityState.cells``).
+_PIECE_HTML = ("", *(f"<font color={PIECE_FG[colour]}>{GLYPH[kind]}</font>" for kind, colour in PIECES))
+_CAP_HTML = ("", *(f"<sup>{escape(seat[0].upper())}</sup>" for seat in SEATS))
+# Lot indices of each table row, west to east, north first.
+_ROW_LOTS = tuple((row, tuple(lot_index(column, row) for column in range(8))) for row in range(N_ROWS, 0, -1))
+
+
 def board_html(state: AlienCityState) -> str:
-    structures = state.structures()
+    board, cap = state.cells()
+    layout = state.layout
+    tiles, icon = layout.tiles, layout.is_icon
     built, _claim = state.last_move_lots()
+    built_lot = LOT_INDEX.get(built, -1) if built is not None else -1
     out = [_TABLE, _COLUMNS, f"<thead>{_HEAD}</thead>"]
-    for row in range(N_ROWS, 0, -1):
+    for row, lots in _ROW_LOTS:
         if row % 2 == 0:
             out.append(f'<tbody style="border:{_THICK}">')
         cells = [f"<tr><th>{row}</th>"]
-        for column in range(8):
-            lot = lot_index(column, row)
-            name = LOT_NAMES[lot]
-            tile = state.layout.tiles[TILE_OF[lot]]
-            frame = f' style="border:4px solid {LAST}"' if name == built else ""
-            body = f"★{tile.number}" if state.layout.is_icon[lot] else ""
-            s = structures.get(name)
-            if s is not None:
-                body += f"<font color={PIECE_FG[s.colour]}>{GLYPH[s.kind]}</font>"
-                if s.claimed_by:
-                    body += f"<sup>{escape(s.claimed_by[0].upper())}</sup>"
+        for lot in lots:
+            tile = tiles[TILE_OF[lot]]
+            frame = f' style="border:4px solid {LAST}"' if lot == built_lot else ""
+            body = f"★{tile.number}" if icon[lot] else ""
+            if board[lot]:
+                body += _PIECE_HTML[board[lot]] + _CAP_HTML[cap[lot]]
             cells.append(f"<td bgcolor={TILE_BG[tile.colour]}{frame}>{body}</td>")
         cells.append(f"<th>{row}</th></tr>")
         out.append("".join(cells))

@@ -15,6 +15,7 @@ import difflib
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from engine.alien_city.board import (
     COLUMNS,
@@ -156,8 +157,14 @@ def _bad_lot_message(token: str) -> str:
         token=token, first=COLUMNS[0], last=COLUMNS[-1], rows=N_ROWS)
 
 
+@lru_cache(maxsize=4096)
 def parse(text: str) -> Move:
-    """Parse a move text; raise :class:`Unparsed` naming the first token not understood."""
+    """Parse a move text; raise :class:`Unparsed` naming the first token not understood.
+
+    Remembered by text: a move is read several times while one mail is answered (applied, named
+    in the reader's words, shown as the last move), and the same few hundred texts recur in every
+    game. A move that parses parses the same in every language and is immutable; a text that
+    does not raises, which is not remembered, so each reader gets the message in their language."""
     partial = Partial()
     raw = _tokens(text)
     if not raw:

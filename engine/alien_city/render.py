@@ -12,12 +12,12 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from engine.alien_city.board import (
+    COLOURS,
     COLUMNS,
-    LOT_NAMES,
+    LOT_INDEX,
     N_ROWS,
     PIECES,
     SEATS,
-    TILE_OF,
     lot_index,
 )
 from engine.alien_city.html_board import board_html, html_legend
@@ -28,7 +28,7 @@ from engine.base import Renderer
 from engine.i18n import _, ngettext
 
 if TYPE_CHECKING:
-    from engine.alien_city.state import AlienCityState, Structure
+    from engine.alien_city.state import AlienCityState
 
 WIDTH = 72
 _LETTER = {"red": "R", "blue": "B", "green": "G", "black": "K"}
@@ -45,18 +45,28 @@ def _title(state: AlienCityState) -> str:
     return f"Alien City ({', '.join(parts)})"
 
 
-def _cell(state: AlienCityState, lot: int, structures: dict[str, Structure]) -> str:
-    tile = state.layout.tiles[TILE_OF[lot]]
-    mark = "*" if state.layout.is_icon[lot] else " "
-    s = structures.get(LOT_NAMES[lot])
-    if s is None:
-        body = ".  "
-    else:
-        body = ("T" if s.kind == "tower" else "D") + _LETTER[s.colour] + _CAP[s.claimed_by]
-    return f"{_LETTER[tile.colour].lower()}{mark} {body}"
+# A lot's six columns are its tile's colour letter, the icon mark, a space, then what stands there
+# (``_BODY`` by board cell: "." for an empty street, else kind, colour and the cap by cap cell).
+_TILE_LETTER = tuple(_LETTER[c].lower() for c in COLOURS)
+_BODY = (".  ", *(("T" if kind == "tower" else "D") + _LETTER[colour] for kind, colour in PIECES))
+_CAP_CELL = (_CAP[None], *(_CAP[seat] for seat in SEATS))
+# Lots of a board row from west to east, in pairs: (west, east) for each of the four tiles.
+_ROW_PAIRS = {row: tuple((lot_index(2 * tx, row), lot_index(2 * tx + 1, row)) for tx in range(4))
+              for row in range(1, N_ROWS + 1)}
 
 
-def _border(state: AlienCityState, ty: int | None) -> str:
+def _cells(state: AlienCityState) -> list[str]:
+    """Every lot drawn in its six columns, by lot index; read straight off the board's cells, since
+    the board is drawn for every mail."""
+    board, cap = state.cells()
+    layout = state.layout
+    colour, icon = layout.lot_colour, layout.is_icon
+    return [f"{_TILE_LETTER[colour[lot]]}{'*' if icon[lot] else ' '} "
+            + (_BODY[board[lot]] + _CAP_CELL[cap[lot]] if board[lot] else ".  ")
+            for lot in range(len(board))]
+
+
+def _border(state: AlienCityState, ty: int | None, w: dict[str, str]) -> str:
     """A horizontal tile boundary, labelled with the tiles of tile row ``ty`` (below it)."""
     out = "   +"
     for tx in range(4):
@@ -64,7 +74,7 @@ def _border(state: AlienCityState, ty: int | None) -> str:
             out += "-" * 15 + "+"
             continue
         tile = state.layout.tiles[4 * ty + tx]
-        label = f"- {words()[tile.colour]} {tile.number} "
+        label = f"- {w[tile.colour]} {tile.number} "
         out += label + "-" * (15 - len(label)) + "+"
     return out
 
@@ -77,27 +87,31 @@ def _column_header() -> str:
     return "".join(chars).rstrip()
 
 
+_COLUMN_HEADER = _column_header()
+
+
 def board_lines(state: AlienCityState) -> list[str]:
     """The board, a lot in 6 columns; the lot of the last build in brackets."""
-    structures = state.structures()
+    cells = _cells(state)
     built, _claim = state.last_move_lots()
-    lines = [_column_header()]
+    built_lot = LOT_INDEX.get(built, -1) if built is not None else -1
+    w = words()
+    lines = [_COLUMN_HEADER]
     for row in range(N_ROWS, 0, -1):
         if row % 2 == 0:
-            lines.append(_border(state, (row - 1) // 2))
+            lines.append(_border(state, (row - 1) // 2, w))
         text = f"{row:>2} |"
-        for tx in range(4):
-            west, east = lot_index(2 * tx, row), lot_index(2 * tx + 1, row)
-            a, b = _cell(state, west, structures), _cell(state, east, structures)
-            if LOT_NAMES[west] == built:
+        for west, east in _ROW_PAIRS[row]:
+            a, b = cells[west], cells[east]
+            if west == built_lot:
                 text += f"[{a}]{b} |"
-            elif LOT_NAMES[east] == built:
+            elif east == built_lot:
                 text += f" {a}[{b}]|"
             else:
                 text += f" {a} {b} |"
         lines.append(f"{text} {row}")
-    lines.append(_border(state, None))
-    lines.append(_column_header())
+    lines.append(_border(state, None, w))
+    lines.append(_COLUMN_HEADER)
     return lines
 
 
@@ -192,6 +206,30 @@ def _wrap(line: str) -> str:
     return "\n".join(textwrap.wrap(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False))
 
 
+# One piece's legal builds: kind, colour, the lots (a star marks a build that ends the game) and the
+# canonical move texts, in the order of ``legal_moves``.
+BuildGroup = tuple[str, str, tuple[str, ...], tuple[str, ...]]
+
+
+def _build_groups(state: AlienCityState) -> tuple[BuildGroup, ...]:
+    ending = set(state.ending_moves())
+    groups: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
+    key: tuple[str, str] | None = None
+    lots: list[str] = []
+    texts: list[str] = []
+    prefix = ""
+    for move in state.legal_moves():  # a piece's builds come one after another: look up on a change
+        if key is None or move.kind != key[0] or move.colour != key[1]:
+            key = (move.kind, move.colour)
+            lots, texts = groups.setdefault(key, ([], []))
+            prefix = f"{move.kind} {move.colour} "
+        lot = move.lot
+        lots.append(lot + "*" if ending and move in ending else lot)
+        texts.append(prefix + lot if move.claim is None else format_move(move))
+    return tuple((kind, colour, tuple(groups[(kind, colour)][0]), tuple(groups[(kind, colour)][1]))
+                 for kind, colour in PIECES if (kind, colour) in groups)
+
+
 class AlienCityRenderer(Renderer["AlienCityState"]):
     """Alien City's drawings: the mail board (text and HTML), the legal-move listing, and
     the archive's SVG (``svg``)."""
@@ -215,6 +253,13 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         groups = state.drawing(("groups",), lambda: self._legal_groups(state))
         return [(label, list(items)) for label, items in groups]  # the caller's to change
 
+    # The text and the HTML board of a mail say the same supplies and status lines.
+    def _supply(self, state: AlienCityState) -> tuple[str, ...]:
+        return state.drawing(("supply",), lambda: tuple(supply_lines(state)))
+
+    def _status(self, state: AlienCityState, viewer: str | None) -> tuple[str, ...]:
+        return state.drawing(("status", viewer), lambda: tuple(_status_lines(state, viewer)))
+
     def _text(self, state: AlienCityState, viewer: str | None) -> str:
         lines = [_title(state)]
         if viewer in SEATS:
@@ -229,27 +274,27 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
                "Tile labels on the boundaries give each tile's colour and number.").split("\n"),
             "",
         ]
-        lines += supply_lines(state)
+        lines += self._supply(state)
         handicap = _handicap_line(state)
         if handicap:
             lines.append(handicap)
         if state.ply == 0:
             lines += dice_lines(state)
         lines.append("")
-        lines += _status_lines(state, viewer)
+        lines += self._status(state, viewer)
         return "\n".join(_wrap(line) for line in lines)
 
     def _html(self, state: AlienCityState, viewer: str | None) -> str:
         esc = html.escape
         out = [f'<div class="alien-city"><p><b>{esc(_title(state))}</b></p>', board_html(state),
-               html_legend(), "<pre style=font-size:11px>" + esc("\n".join(supply_lines(state))) + "</pre>"]
+               html_legend(), "<pre style=font-size:11px>" + esc("\n".join(self._supply(state))) + "</pre>"]
         extra = []
         handicap = _handicap_line(state)
         if handicap:
             extra.append(handicap)
         if state.ply == 0:
             extra += dice_lines(state)
-        extra += _status_lines(state, viewer)
+        extra += self._status(state, viewer)
         out.append("<p>" + "<br/>".join(esc(line) for line in extra) + "</p></div>")
         return "\n".join(out)
 
@@ -263,14 +308,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         who = seat_name(seat)
         lines = [_("Legal builds for {seat}{you}, move {number}:").format(
             seat=who, you=_(" (you)") if viewer == seat else "", number=state.ply + 1)]
-        groups: dict[tuple[str, str], list[str]] = {}
-        for move in moves:
-            groups.setdefault((move.kind, move.colour), []).append(
-                move.lot + ("*" if ending and move in ending else ""))
-        for kind, colour in PIECES:
-            lots = groups.get((kind, colour))
-            if not lots:
-                continue
+        for kind, colour, lots, _texts in self._build_groups(state):
             label = local_piece(kind, colour)
             if kind == "dome" and state.dome_fallback(colour):
                 label += _(" (no {colour}-tile lot is free: anywhere)").format(colour=words()[colour])
@@ -306,13 +344,13 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
     def _legal_groups(self, state: AlienCityState) -> list[tuple[str, list[tuple[str, str]]]]:
         if state.is_over:
             return []
-        ending = set(state.ending_moves())
-        groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
-        for move in state.legal_moves():
-            groups.setdefault((move.kind, move.colour), []).append(
-                (move.lot + ("*" if ending and move in ending else ""), format_move(move)))
-        return [(local_piece(kind, colour), groups[(kind, colour)]) for kind, colour in PIECES
-                if (kind, colour) in groups]
+        return [(local_piece(kind, colour), list(zip(lots, texts, strict=True)))
+                for kind, colour, lots, texts in self._build_groups(state)]
+
+    def _build_groups(self, state: AlienCityState) -> tuple[BuildGroup, ...]:
+        """The legal builds by piece, for the listing and its one-tap links: drawn once per
+        position, since both show them."""
+        return state.drawing(("builds",), lambda: _build_groups(state))
 
     def svg_defs(self, state: AlienCityState, prefix: str) -> str:
         return svg_defs(state, prefix)

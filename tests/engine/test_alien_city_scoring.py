@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import textwrap
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from engine.alien_city.board import LOT_INDEX
 from engine.alien_city.positions import position
 from engine.alien_city.scoring import street_distances
+from engine.scoretable import PROSE, prose
 
 
 def distance(state, a: str, b: str) -> int:
@@ -189,3 +195,12 @@ def test_location_bonus_two_claimed_towers_on_one_tile_share_its_number() -> Non
 
 def test_location_bonus_is_off_by_default() -> None:
     assert position("C3:TBb").score().details["location"] == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab-.\u00a0\u2003 \t\n", max_size=90), st.sampled_from(["", "  ", "    "]))
+def test_score_prose_is_textwrap(text, indent):
+    """The score table's lines skip textwrap when a text fits on one line: exactly textwrap's lines,
+    for any input (spaces textwrap does not break at, at the ends too)."""
+    assert prose(text, indent) == textwrap.wrap(text, PROSE, initial_indent=indent, subsequent_indent=indent,
+                                                break_on_hyphens=False)
