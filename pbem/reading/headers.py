@@ -76,6 +76,8 @@ def first_raw(msg: Message, name: str) -> str:
 
 
 def decode_raw_header(raw: str) -> str:
+    if "=?" not in raw:  # no encoded word: the decoding would give it back as it is
+        return raw
     try:
         return str(make_header(decode_header(raw)))
     except Exception:

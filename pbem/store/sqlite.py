@@ -2,7 +2,9 @@
 
 Durability: WAL with ``synchronous=FULL`` makes every COMMIT fsync the log, so a message is on disk
 once ``accept_inbound`` returns (the SMTP listener answers 250 only then) and survives kill -9 and
-power loss.
+power loss. ``accept_inbound_many`` (the listener's group commit) commits without the fsync and then
+fsyncs the log itself (``flush``), after the write lock is released: as durable, without holding
+up the processor for the disk.
 
 Concurrency: several threads of the daemon (SMTP listener, processor, sender) and other processes
 (``pbem deliver``, CLI tools) use one file. Each thread gets its own connection, because a sqlite3

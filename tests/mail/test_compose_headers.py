@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import email.policy
 import random
+from datetime import UTC, datetime
 from email.message import Message
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from pbem.outbox.compose import Section, render, to_bytes
+from pbem.outbox.compose import Attachment, Section, build_message, render, to_bytes
 from pbem.resources import data_dir
 
 STDLIB = email.policy.compat32.clone(linesep="\r\n")
@@ -36,3 +37,22 @@ def test_text_lines_are_wrapped_as_jinja_wraps_them() -> None:
         context = {"subject": "s", "headline": lines[0], "sections": [Section(lines=lines[1:])],
                    "footer": lines, "mailto": None, "taps": False}
         assert render("mail.txt.j2", **context) == stock.get_template("mail.txt.j2").render(**context)
+
+
+def test_whole_mails_are_written_as_the_stdlib_writes_them() -> None:
+    """Text and HTML parts, ASCII and not, long lines, every kind of line end, attachments: the
+    generator that writes a body in one piece gives what ``Message.as_bytes`` gives."""
+    rng = random.Random(11)
+    pieces = ["tower red C4", "é ★ ▲ ╔═╗", "x" * 950, "", "  indented", "a\rb", "c\r\nd", "e\nf",
+              "<b>bold</b>", "From the start", ".", "=3D", "\t"]
+    for i in range(200):
+        lines = [rng.choice(pieces) for _ in range(rng.randint(0, 30))]
+        attachments = ([Attachment("game.json", bytes(rng.randrange(256) for _ in range(300)))]
+                       if i % 3 == 0 else None)
+        message = build_message(
+            from_addr="pbem@example.org", from_name="pbem", to="ann@example.org",
+            subject=rng.choice(["[pbem ac-1] ann vs bo", "[pbem ac-2] é vs ★"]),
+            message_id=f"<m{i}@example.org>", date=datetime(2026, 11, 24, tzinfo=UTC),
+            headline=rng.choice(pieces), sections=[Section(lines=lines, pre="\n".join(lines))],
+            footer=lines[:3], attachments=attachments, html=i % 2 == 0)
+        assert to_bytes(message) == message.as_bytes(policy=STDLIB)
