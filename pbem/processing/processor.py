@@ -12,7 +12,8 @@ Hostile mail must not stall everybody else: pending mail is taken round-robin by
 sender's oldest first) with a cap per sender and minute, and a mail over one of the limits of
 ``pbem.reading.limits`` is never parsed in full (a registered player gets one short reply naming
 the limit). A mail from an address that plays no game, in which no line starts with a command word, is
-not answered: it is spam or carries a forged sender, and an answer would be backscatter.
+not answered: it is spam or carries a forged sender, and an answer would be backscatter. (Nor is
+one whose only command words are for a game it would play, which it does not: move, message...)
 """
 
 from __future__ import annotations
@@ -66,15 +67,25 @@ class _AuthAbort(Exception):
         self.sender = sender
 
 
+#: Commands for a game the sender plays: from an address that plays none they can only be refused,
+#: so they do not make a stranger's mail look meant. (A broken header line read as the body's
+#: first line, "Message<tabs>-ID: <...>", was answered as a ``message`` command.)
+SEAT_VERBS = frozenset({"move", "message", "resign", "rematch"})
+
+
 def _looks_meant(results: list) -> bool:
-    """A line of the mail starts with a command word (misspelt or not). Only exact words count:
+    """A line of the mail starts with a command word a stranger could use. Only exact words count:
     mutated junk came close to a command word far too often ("Delive" is near "decline", a
     bounce's "Action:" near "vacation") for a nearness test to tell a newcomer from backscatter."""
     for item in results:
         if isinstance(item, Command):
-            return True
+            if item.verb not in SEAT_VERBS:
+                return True
+            continue
         words = item.line.lower().split()
-        if words and (words[0].rstrip(":") in VERBS or " ".join(words[:2]) in VERBS):
+        two = " ".join(words[:2])
+        word = two if two in VERBS else words[0].rstrip(":") if words else ""
+        if word in VERBS and word not in SEAT_VERBS:
             return True
     return False
 

@@ -52,6 +52,10 @@ def test_strangers_junk_is_not_answered_but_a_command_is(server: Server) -> None
     assert server.submit(server.mail("spam@example.net", "gmaes")) == []  # typos: only for players
     stored = list(server.store.iter_inbound())
     assert [m.status for m in stored] == ["ignored"] * 3 and "plays no game" in (stored[0].outcome or "")
+    # A header line broken by junk and read as the body's first line starts with "Message": no
+    # command for an address without a game (as none of move, message, resign, rematch is).
+    assert server.submit(server.mail("spam@example.net", "Message\t\t\t-ID: <x@example.net>")) == []
+    assert server.submit(server.mail("spam@example.net", "resign ac-1\nmove tower red C4")) == []
     out = server.submit(server.mail("newbie@example.net", "help"))
     assert len(to(out, "newbie@example.net")) == 1
     out = server.submit(server.mail("newbie@example.net", "games please\nfoo"))
