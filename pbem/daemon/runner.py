@@ -48,10 +48,8 @@ from pbem.doors.imap_watcher import ImapWatcher
 from pbem.doors.smtp_listener import SmtpListener
 from pbem.outbox.sender import OutboxSender
 from pbem.outbox.wake import WakeListener
+from pbem.processing.processor import FAIR_CHUNK
 from pbem.store.base import Store
-
-#: Messages processed between two wake-ups of the sender (the processor's fair round).
-ROUND = 10
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +255,7 @@ class Daemon:
             try:
                 # One fair round at a time: its replies can leave while the next round is
                 # processed (after a hundred they left in bursts, and the last burst after all).
-                count = self.processor.process_pending(limit=ROUND)
+                count = self.processor.process_pending(limit=FAIR_CHUNK)
             except Exception:
                 self._failures += 1
                 delay = min(self.processor_error_backoff_seconds * 2 ** (self._failures - 1),

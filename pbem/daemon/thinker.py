@@ -126,8 +126,7 @@ class Thinker:
         neither being searched nor waiting in the intake."""
         wanted = set()
         for game_id in self.store.active_games_to_move(f"%@{DOMAIN}"):
-            row = self.store.get_game(game_id)
-            seat = computer.computer_seat(row) if row is not None and row.status == "active" else None
+            row, seat = self._to_move(game_id)
             if row is None or seat is None:
                 continue  # moved on since the query
             key = computer.message_id(row)
@@ -137,6 +136,13 @@ class Thinker:
                 continue
             self._search(row, seat, key)
         self._queued &= wanted  # the others were processed: their games moved on
+
+    def _to_move(self, game_id: str) -> tuple[GameRow | None, Any]:
+        """The game as stored now, and its computer seat to move (None when a person is to move
+        or the game is no longer active)."""
+        row = self.store.get_game(game_id)
+        active = row is not None and row.status == "active"
+        return row, computer.computer_seat(row) if active else None
 
     def _stuck(self, email: str, started: float) -> bool:
         seconds = self.config.computer.seconds(computer.level_of(email)) or 1.0
@@ -168,8 +174,7 @@ class Thinker:
                 log.error("thinker: the search for %s failed: %r", game_id, result)
                 continue
             failpoints.hit("computer-move")
-            row = self.store.get_game(game_id)
-            seat = computer.computer_seat(row) if row is not None and row.status == "active" else None
+            row, seat = self._to_move(game_id)
             if row is None or seat is None or computer.message_id(row) != key:
                 continue  # the game moved on meanwhile (a moderator, a deadline): search again
             move, ply = result

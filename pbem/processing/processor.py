@@ -135,6 +135,11 @@ class Processor:
                                 envelope_from=inbound.envelope_from), exceeded
         return read_mail(inbound.raw, own_addresses=own, envelope_from=inbound.envelope_from), None
 
+    def _timed_read(self, inbound: Inbound) -> tuple[tuple[IncomingMail, LimitExceeded | None], float]:
+        """``read``, and the thread CPU it took in ms (logged with each message)."""
+        started = time.thread_time()
+        return self.read(inbound), (time.thread_time() - started) * 1000
+
     def process_one(self, inbound: Inbound) -> str | None:
         """Process this message; None when it could not be claimed (see ``Tx.claim_inbound``)."""
         return self._process(inbound.id)
@@ -154,20 +159,14 @@ class Processor:
             # stored message does not change, so what was read is what is claimed).
             stored = self.store.get_inbound(inbound_id)
             if stored is not None and stored.status == "pending":
-                read_started = time.thread_time()
                 with contextlib.suppress(Exception):  # read again below, where a failure is marked
-                    ahead = self.read(stored)
-                read_ms = (time.thread_time() - read_started) * 1000
+                    ahead = self._timed_read(stored)
         try:
             with self.store.transaction(durable=False) as tx:
                 inbound = tx.claim_inbound(inbound_id)
                 if inbound is None:
                     return None
-                if ahead is None:
-                    read_started = time.thread_time()
-                    ahead = self.read(inbound)
-                    read_ms = (time.thread_time() - read_started) * 1000
-                mail, exceeded = ahead
+                (mail, exceeded), read_ms = ahead or self._timed_read(inbound)
                 with speaking(sender_language(tx, mail, self.config)):  # the sender's answer
                     outcome, game_id, touched = self._handle(tx, inbound, mail, now, exceeded)
                 status = "ignored" if outcome.startswith("ignored") else "done"
