@@ -90,7 +90,7 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "observe": ("game",), "unobserve": ("game",), "undo": ("game",), "accept undo": ("game",),
     "decline undo": ("game",),
     "vacation": ("from", "to", "cancel"), "timezone": ("name",),
-    "timecontrol": ("game", "days", "policy"),
+    "timecontrol": ("game", "days", "fischer=", "cap=", "total=", "policy", "weekends=", "nights="),
     "history": ("name", "from=", "to=", "player="), "standings": ("name",),
     # the commands of the mail experience (pbem/processing/*.py)
     "rules": ("topic",), "message": ("game", "all", "text"), "settings": (), "set": ("key", "value"),

@@ -17,6 +17,8 @@ from datetime import date
 from typing import Any
 
 from engine import State
+from pbem.clocks import allowance
+from pbem.clocks import control as tc
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import deadlines as dl
 from pbem.i18n import N_, _, ngettext, status_word
@@ -30,12 +32,11 @@ from pbem.store.base import GameRow, Seat
 
 USAGE_VACATION = N_("vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)")
 USAGE_TIMEZONE = N_("timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)")
-USAGE_TIMECONTROL = N_("timecontrol [GAME] [DAYS [forfeit|notify]]   (before the others accept)")
+USAGE_TIMECONTROL = N_("timecontrol [GAME] [DAYS | fischer INITIAL+INCREMENT [cap DAYS] | total DAYS] "
+                       "[forfeit|notify] [weekends off] [nights off]   (before the others accept)")
 _DATE = r"\d{4}-\d{1,2}-\d{1,2}"
 _RANGE = re.compile(rf"^({_DATE})(?:\s*(?:\.\.\.?|–|—|-|to|until|till)\s*|\s+)({_DATE})$", re.IGNORECASE)
 _SINGLE = re.compile(rf"^({_DATE})$")
-_DAYS = re.compile(r"^(\d+(?:\.\d+)?)(?:d|days?)?$", re.IGNORECASE)
-_DAY_WORDS = ("d", "day", "days")
 KEEP_VACATIONS_YEARS = 1  # past vacations older than last year no longer count against any allowance
 
 
@@ -75,64 +76,33 @@ def parse_timezone(line: str, rest: list[str], in_game_reply: bool) -> Command |
 def parse_timecontrol(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
     words = list(rest)
     game = words.pop(0).lower() if words and GAME_ID.match(words[0]) else None
-    days = policy = None
-    if words:
-        match = _DAYS.match(words.pop(0))
-        if not match:
-            return CommandError(line, _("the days per move are a number: {usage}").format(
-                usage=_(USAGE_TIMECONTROL)))
-        days = float(match.group(1))
-        if words and words[0].lower() in _DAY_WORDS:
-            words.pop(0)
-        if words and words[0].lower() == "per" and words[1:2] and words[1].lower() == "move":
-            del words[:2]
-    if words:
-        policy = words.pop(0).lower()
-        if policy not in dl.POLICIES or words:
-            return CommandError(line, _("after the days comes forfeit or notify: {usage}").format(
-                usage=_(USAGE_TIMECONTROL)))
-    return Command("timecontrol", line, game=game, args={"days": days, "policy": policy})
+    try:
+        said, _rest = tc.said_in(words, whole=True)  # the game's control fills in the rest
+    except tc.ClockError as exc:
+        return CommandError(line, f"{exc}. {_(USAGE_TIMECONTROL)}")
+    return Command("timecontrol", line, game=game, args={"said": said})
 
 
-def take_time_option(command: Command) -> dict[str, Any]:
-    """For ``new GAME time 3 with ...``: removes ``time N [days] [forfeit|notify]`` from the option
-    words (or ``"time"`` from a turn file's options) and returns the record keys to add, e.g.
-    ``{"time_control": {"days_per_move": 3, "policy": "forfeit"}}``; ``{}`` when absent.
+def take_time_option(ctx: MailContext, command: Command) -> dict[str, Any]:
+    """For ``new GAME time 3 with ...`` and open challenges: removes the time-control words
+    (``pbem.clocks.control.take``: ``time ...``, ``weekends off``, ``nights off``) from the option
+    words, or ``"time"`` from a turn file's options, and returns the record keys to add, e.g.
+    ``{"time_control": {"kind": "move", "days_per_move": 3, "policy": "forfeit"}}``; ``{}`` when
+    absent.
 
     Meant for ``handlers.do_new``, which must strip the words before the game parses its options.
     """
-    days: Any = None
-    policy: str | None = None
-    if command.options is not None and "time" in command.options:
-        options = dict(command.options)
-        value = options.pop("time")
-        command.options = options
-        if isinstance(value, dict):
-            days, policy = value.get("days_per_move"), value.get("policy")
-        else:
-            days = value
-    else:
-        words = command.option_words
-        lowered = [w.lower() for w in words]
-        if "time" not in lowered:
-            return {}
-        at = lowered.index("time")
-        end = at + 2
-        days = words[at + 1] if at + 1 < len(words) else None
-        if end < len(words) and lowered[end] in _DAY_WORDS:
-            end += 1
-        if end < len(words) and lowered[end] in dl.POLICIES:
-            policy = lowered[end]
-            end += 1
-        command.option_words = words[:at] + words[end:]
-        match = _DAYS.match(str(days or ""))
-        days = float(match.group(1)) if match else days
-    row = GameRow(id="", game="", status="invited", record={})
+    config = ctx.config.deadlines
     try:
-        dl.set_time_control(row, days, policy)
-    except dl.ClockError as exc:
+        if command.options is not None and "time" in command.options:
+            options = dict(command.options)
+            control = tc.from_json(options.pop("time"), config=config)
+            command.options = options
+        else:
+            control, command.option_words = tc.take(command.option_words, config=config)
+    except tc.ClockError as exc:
         raise CommandFailed(_("time: {error}").format(error=exc)) from None
-    return {"time_control": row.record["time_control"]}
+    return {"time_control": control} if control is not None else {}
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
@@ -177,6 +147,9 @@ def _deadline_lines(ctx: MailContext, email: str, settings: dict[str, Any]) -> l
         if row.deadline_at is not None:
             lines.append(_("{id}: your move, deadline {when}").format(
                 id=row.id, when=dl.format_when(row.deadline_at, zone, ctx.now)))
+            bank = dl.bank_line(row, ctx.now)
+            if bank:
+                lines.append(f"  {bank}")
         elif dl.is_paused(row):
             lines.append(_("{id}: your move; the clock is paused").format(id=row.id))
     return lines
@@ -204,7 +177,7 @@ def _retime(ctx: MailContext, email: str, old: list[dl.Interval], new: list[dl.I
 def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
     zone = dl.player_zone(settings)
     year = ctx.now.astimezone(zone).year
-    allowance = ctx.config.deadlines.vacation_days_per_year
+    days_a_year = ctx.config.deadlines.vacation_days_per_year
     lines = []
     for entry in dl.vacations(settings):
         end = dl.vacation_intervals({"vacations": [entry]})[0][1]
@@ -215,9 +188,12 @@ def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
                 first=entry["from"], last=entry["to"], n=days))
     if not lines:
         lines.append(_("You have no vacation planned."))
-    used = dl.days_used(settings, year)
+    vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
     lines.append(_("Vacation days used in {year}: {used} of {allowance}; {left} left.").format(
-        year=year, used=used, allowance=allowance, left=max(0, allowance - used)))
+        year=year, used=vacation + timeout, allowance=days_a_year, left=left))
+    if timeout:
+        lines.append(ngettext("{n} of them was spent when your time ran out in a game.",
+                              "{n} of them were spent when your time ran out in games.", timeout).format(n=timeout))
     lines.append(_zone_line(settings))
     return lines
 
@@ -232,6 +208,7 @@ def do_vacation(ctx: MailContext, command: Command) -> None:
         return
     _require_token(ctx, _("a vacation"))
     old = dl.vacation_intervals(settings)
+    years = allowance.years_of(dl.vacations(settings))
     if action == "cancel":
         cancelled = _cancel_vacations(ctx, settings)
         if not cancelled:
@@ -240,13 +217,16 @@ def do_vacation(ctx: MailContext, command: Command) -> None:
         first_lines = [_("Cancelled: {what}.").format(what=text) for text in cancelled]
     else:
         entry = _new_vacation(ctx, settings, command.args["from"], command.args["to"])
-        settings["vacations"] = [*dl.vacations(settings), entry]
+        settings["vacations"] = [*settings.get("vacations", []), entry]
         title = _("Vacation set")
         first_lines = [_("Your clocks stop from the start of {first} to the end of {last} ({zone}). Games "
                          "where you are to move wait for you; games where you are not to move go on until "
                          "it is your turn.").format(first=entry["from"], last=entry["to"],
                                                     zone=dl.player_zone(settings).key)]
     ctx.tx.set_player(email, settings)
+    recent = ctx.now.year - KEEP_VACATIONS_YEARS
+    allowance.write_vacations(ctx.tx, email, settings, {y for y in years | allowance.years_of(
+        dl.vacations(settings)) if y >= recent}, ctx.now)
     moved = _retime(ctx, email, old, dl.vacation_intervals(settings))
     lines = [*first_lines, *_vacation_summary(ctx, settings)]
     if moved:
@@ -259,7 +239,7 @@ def do_vacation(ctx: MailContext, command: Command) -> None:
 def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last: date) -> dict[str, Any]:
     zone = dl.player_zone(settings)
     today = ctx.now.astimezone(zone).date()
-    allowance = ctx.config.deadlines.vacation_days_per_year
+    days_a_year = ctx.config.deadlines.vacation_days_per_year
     if last < first:
         raise CommandFailed(_("the vacation ends ({last}) before it starts ({first}).").format(
             last=last, first=first))
@@ -277,16 +257,16 @@ def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last:
                                   "('vacation cancel') or choose other days.").format(
                 first=other["from"], last=other["to"]))
     for year, days in sorted(dl.vacation_days(entry).items()):
-        left = allowance - dl.days_used(settings, year)
+        left = allowance.left(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
         if days > left:
             raise CommandFailed(ngettext(
                 "that is {n} vacation day in {year}, but you have only {left} of your {allowance} days a "
                 "year left for {year}.", "that is {n} vacation days in {year}, but you have only {left} of "
                 "your {allowance} days a year left for {year}.", days).format(
-                n=days, year=year, left=max(0, left), allowance=allowance))
+                n=days, year=year, left=max(0, left), allowance=days_a_year))
     keep_from = today.year - KEEP_VACATIONS_YEARS
-    settings["vacations"] = [v for v in dl.vacations(settings)
-                             if date.fromisoformat(v["to"]).year >= keep_from]
+    settings["vacations"] = [v for v in settings.get("vacations", [])
+                             if isinstance(v, dict) and date.fromisoformat(v["to"]).year >= keep_from]
     return entry
 
 
@@ -294,7 +274,7 @@ def _cancel_vacations(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
     """Planned vacations go; one under way ends now (its days so far stay used)."""
     zone = dl.player_zone(settings)
     today = ctx.now.astimezone(zone).date()
-    kept, cancelled = [], []
+    kept, cancelled = [v for v in settings.get("vacations", []) if v not in dl.vacations(settings)], []
     for entry in dl.vacations(settings):
         (start, end), = dl.vacation_intervals({"vacations": [entry]})
         if end <= ctx.now:
@@ -349,8 +329,8 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
             id=game_id))
     row, _state = loaded
     grace = ctx.config.deadlines.grace_reminder
-    days = command.args.get("days")
-    if days is None:
+    said = command.args.get("said")
+    if not said:
         control = dl.time_control(row.record, ctx.config.deadlines)
         lines = [_("Time control of {id}: {control}.").format(
             id=row.id, control=dl.describe_time_control(control, grace))]
@@ -377,7 +357,8 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
         raise CommandFailed(_("game {id} is {status}; its time control no longer matters.").format(
             id=row.id, status=status_word(row.status)))
     try:
-        dl.set_time_control(row, days, command.args.get("policy"))
+        chosen = tc.merge(dl.time_control(row.record, ctx.config.deadlines), said, config=ctx.config.deadlines)
+        dl.set_time_control(row, chosen, ctx.now if row.status == "active" else None)
     except dl.ClockError as exc:
         raise CommandFailed(str(exc)) from None
     ctx.tx.save_game(row)
@@ -423,23 +404,33 @@ def _game_deadline_lines(ctx: MailContext, row: GameRow) -> list[str]:
 # --- hooks ------------------------------------------------------------------------------------------------
 
 def on_game_saved(ctx: MailContext, row: GameRow, state: State) -> None:
-    """A new turn restarts the clock for the seat to move; the end of the game stops it."""
+    """A new turn restarts the clock for the seat to move, after charging the turn that ended (to
+    the time the mover's mail arrived); the end of the game stops it."""
     config = ctx.config.deadlines
     if "time_control" not in row.record:
         row.record["time_control"] = dl.default_time_control(config)
     mover = state.to_move
     if row.status != "active" or state.is_over or mover is None:
-        dl.stop_clock(row)
+        dl.stop_clock(row, ctx.now, ctx.received)
         return
     running = row.record.get("clock") or {}
     if running.get("ply") == dl.current_ply(row.record) and running.get("seat") == mover:
         return  # the same turn (e.g. a save that changed no position): the clock keeps running
-    dl.start_clock(row, mover, ctx.now, dl.move_period(row.record, config),
-                   dl.seat_vacations(ctx.tx, row, mover))
+    dl.close_turn(row, ctx.now, ctx.received)
+    dl.start_clock(row, mover, ctx.now, dl.seat_zone(ctx.tx, row, mover), dl.seat_vacations(ctx.tx, row, mover))
+
+
+def on_game_ended(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str],
+                  note: Callable[[], list[str]]) -> None:
+    """A game that ended without a move (a resignation, an agreement, a moderator): its clock's
+    last turn ends, so the record's clock log is complete."""
+    if dl.running(row) is not None:
+        dl.stop_clock(row, ctx.now)
+        ctx.tx.save_game(row)
 
 
 def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str]) -> None:
-    """The "your move" mail says by when."""
+    """The "your move" mail says by when, and how much time the player has."""
     if row.deadline_at is None or state.is_over:
         return
     for planned in ctx.planned:
@@ -448,6 +439,9 @@ def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callab
             with ctx.speaking_to(planned.to):
                 planned.sections[0].lines.append(_("Deadline for your move: {when}.").format(
                     when=dl.format_when(row.deadline_at, zone, ctx.now)))
+                bank = dl.bank_line(row, ctx.now)
+                if bank:
+                    planned.sections[0].lines.append(bank)
 
 
 def games_listing(ctx: MailContext) -> list[Section]:
@@ -468,6 +462,7 @@ register_handler("timezone", do_timezone)
 register_handler("timecontrol", do_timecontrol)
 hooks.GAME_SAVED.append(on_game_saved)
 hooks.BOARD_SENT.append(on_board_sent)
+hooks.GAME_ENDED.append(on_game_ended)
 hooks.GAMES_LISTING.append(games_listing)
 hooks.NEW_GAME_OPTIONS.append(take_time_option)
 

@@ -38,11 +38,13 @@ from zoneinfo import ZoneInfo
 
 from engine import EngineError, State, get_game
 from pbem.clock import Clock, SystemClock
+from pbem.clocks import allowance
 from pbem.community import challenges
 from pbem.community import deadlines as dl
 from pbem.config import Config
 from pbem.i18n import _, ngettext, speaking_to
 from pbem.outbox.compose import Action, ActionGroup, Section
+from pbem.processing.computer_seats import is_computer
 from pbem.processing.context import EVENT, NOTICE, TURN, PlannedMail
 from pbem.processing.gamemail import (
     board_section,
@@ -72,6 +74,7 @@ class RunReport:
     outage: timedelta | None = None
     extended: int = 0
     graces: int = 0
+    spent: int = 0  # days of vacation allowance spent for late players
     forfeits: int = 0
     drops: int = 0  # forfeits after which the game went on without the late player
     notified: int = 0
@@ -167,9 +170,9 @@ class Scheduler:
                     if row.deadline_at is None or (started and datetime.fromisoformat(
                             started.replace("Z", "+00:00")) > last):
                         continue  # no clock, or a turn that began after the outage (pbem process)
-                    dl.extend(row, gap)
-                    tx.save_game(row)
-                    report.extended += 1
+                    if dl.outage(row, last, now):
+                        tx.save_game(row)
+                        report.extended += 1
                 tx.set_meta(LAST_OUTAGE, f"{beat} {now.isoformat()}")
                 report.outage = gap
                 log.warning("scheduler: no run since %s (%s): extended %d deadlines by the outage",
@@ -192,12 +195,14 @@ class Scheduler:
             tx.save_game(row)
             return
         clock = dl.clock(row)
-        if control["policy"] == "notify":
+        if self._spend(tx, row, state, seat, now):
+            report.spent += 1
+        elif control["policy"] == "notify":
             if tx.claim_once(f"notify:{row.id}:{dl.turn_key(row)}:{dl.generation(row)}", now):
                 self._notify_moderators(tx, row, state, seat, now)
                 report.notified += 1
             clock["expired"] = iso(now)
-            row.deadline_at = None
+            dl.expire(row, now)
         elif (self.config.deadlines.grace_reminder and "grace" not in clock
               and tx.claim_once(f"grace:{row.id}:{dl.turn_key(row)}", now)):
             missed = row.deadline_at
@@ -205,7 +210,7 @@ class Scheduler:
             # the final reminder is the last one: no 48- or 12-hour reminders for the grace period
             clock["reminded"] = sorted({*clock.get("reminded", []), *self.config.deadlines.reminders_hours},
                                        reverse=True)
-            row.deadline_at = max(missed + dl.GRACE, now + dl.GRACE / 24)
+            dl.grace(row, now)
             self._announce_grace(tx, row, state, seat, missed, now)
             report.graces += 1
         elif tx.claim_once(f"forfeit:{row.id}:{dl.turn_key(row)}", now):
@@ -220,8 +225,38 @@ class Scheduler:
             log.warning("scheduler: %s ply %d was forfeited before but is still running; clock stopped",
                         row.id, ply)
             clock["expired"] = iso(now)
-            row.deadline_at = None
+            dl.expire(row, now)
         tx.save_game(row)
+
+    def _spend(self, tx: Tx, row: GameRow, state: State, seat: str, now: datetime) -> bool:
+        """The late player's vacation allowance, a day at a time, before the deadline's policy: a
+        day in which none of their clocks run, in this game and every other game of theirs. False
+        (nothing changed) when they have no day left, or the seat is the computer's."""
+        days_a_year = self.config.deadlines.vacation_days_per_year
+        email = dl.seat_email(row, seat)
+        missed = row.deadline_at
+        if days_a_year <= 0 or email is None or missed is None or is_computer(email):
+            return False
+        settings = tx.get_player(email)
+        year = missed.astimezone(dl.player_zone(settings)).year
+        if allowance.left(tx, email, year, days_a_year, settings) < 1:
+            return False
+        if not tx.claim_once(f"spend:{row.id}:{dl.turn_key(row)}:{iso(missed)}", now):
+            return False
+        before = dl.vacation_intervals(settings)
+        spent = allowance.spend_day(tx, email, settings, missed, now, days_a_year)
+        if spent is None:
+            return False
+        until, left = spent
+        current = dl.running(row)
+        first = current is None or not current.spent_days
+        dl.spend(row, now, missed, until, left)
+        for other in tx.games_for_email(email):
+            if (other.id != row.id and other.status == "active" and dl.seat_email(other, other.to_move) == email
+                    and dl.retime_for_vacations(other, now, before, dl.vacation_intervals(settings))):
+                tx.save_game(other)
+        self._announce_spend(tx, row, state, seat, email, missed, until, left, first, now)
+        return True
 
     def _expire(self, tx: Tx, game_id: str, now: datetime, report: RunReport) -> None:
         """An open challenge nobody filled in time is cancelled, once, and its players told."""
@@ -250,8 +285,7 @@ class Scheduler:
         notes = dl.drop(row, state, seat, now)
         mover = state.to_move
         assert mover is not None
-        dl.start_clock(row, mover, now, dl.move_period(row.record, self.config.deadlines),
-                       dl.seat_vacations(tx, row, mover))
+        dl.start_clock(row, mover, now, dl.seat_zone(tx, row, mover), dl.seat_vacations(tx, row, mover))
         self._announce_drop(tx, row, state, seat, notes, graced, now)
         return True
 
@@ -295,6 +329,41 @@ class Scheduler:
                             player=who(seat, other.seat, names), id=row.id),
                         sections=[Section(lines=[_("They have 24 more hours, until {until}; then they "
                                                    "forfeit.").format(until=until)])])
+            self._send(tx, planned, row, state, now)
+
+    def _announce_spend(self, tx: Tx, row: GameRow, state: State, seat: str, email: str, missed: datetime,
+                        until: datetime, left: int, first: bool, now: datetime) -> None:
+        """One line to the late player (each day spent: it is their reminder too), and the news to
+        the others on the first day spent in the turn."""
+        names = game_names(tx, row)
+        deadline = row.deadline_at
+        for other in row.seats:
+            if other.seat != seat and not first:
+                continue
+            zone = self._zone(tx, other.email)
+            with self._speaking_to(tx, other.email):
+                new = dl.format_when(deadline, zone, now) if deadline else _("no deadline")
+                if other.seat == seat:
+                    planned = PlannedMail(
+                        to=other.email, seat=other.seat, game_id=row.id, kind=NOTICE,
+                        headline=_("Your time ran out in {id}: a vacation day was spent for you").format(id=row.id),
+                        sections=[Section(lines=[ngettext(
+                            "Your time ran out at {missed}; a day of your vacation allowance stops your "
+                            "clocks in all your games until {until} ({left} day left this year). Move in "
+                            "{id} by {deadline}.",
+                            "Your time ran out at {missed}; a day of your vacation allowance stops your "
+                            "clocks in all your games until {until} ({left} days left this year). Move in "
+                            "{id} by {deadline}.", left).format(
+                                missed=dl.format_when(missed, zone), until=dl.format_when(until, zone),
+                                left=left, id=row.id, deadline=new)])])
+                else:
+                    planned = PlannedMail(
+                        to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                        headline=_("{player}'s time ran out in {id}; a vacation day was spent for them").format(
+                            player=who(seat, other.seat, names), id=row.id),
+                        sections=[Section(lines=[_("Their clocks stop for a day at a time while their yearly "
+                                                   "allowance lasts; they must now move by {deadline}.").format(
+                            deadline=new)])])
             self._send(tx, planned, row, state, now)
 
     def _announce_drop(self, tx: Tx, row: GameRow, state: State, seat: str, notes: list[str],
@@ -484,9 +553,10 @@ class Scheduler:
         if row.deadline_at is None or row.deadline_at <= now:
             return []
         sent = (row.record.get("clock") or {}).get("reminded") or []
-        period_hours = dl.move_period(row.record, self.config.deadlines).total_seconds() / 3600
+        current = dl.running(row)
+        turn_hours = (row.deadline_at - current.started).total_seconds() / 3600 if current else 0
         return [h for h in sorted(self.config.deadlines.reminders_hours, reverse=True)
-                if h not in sent and h < period_hours and row.deadline_at - timedelta(hours=h) <= now]
+                if h not in sent and h < turn_hours and row.deadline_at - timedelta(hours=h) <= now]
 
     def _mark_reminded(self, tx: Tx, due: list[tuple[GameRow, float]], now: datetime) -> int:
         done = 0
@@ -517,6 +587,9 @@ class Scheduler:
             lines.append(_("{id} ({game}, you play {seat} against {players}), move {number}: {when}.").format(
                 id=row.id, game=get_game(row.game).title, seat=names.label(row.to_move or ""), players=others,
                 number=dl.current_ply(row.record) + 1, when=when))
+            bank = dl.bank_line(row, now)
+            if bank:
+                lines.append(bank)
         lines.append(_("Times are in your timezone, {zone} (change it with: timezone Area/City). Away? "
                        "'vacation FROM..TO' stops your clocks.").format(zone=zone.key))
         if len(games) == 1:

@@ -137,9 +137,11 @@ class Daemon:
                 _poke(self._wake_w)
 
     def _woken(self) -> None:
-        """Another process queued mail or stored a message: look at both queues now."""
+        """Another process queued mail or stored a message, or moved a movable clock: look at both
+        queues and the deadlines now."""
         self.wake()
         self.sender.wake()
+        self._scheduler_wake.set()
 
     @property
     def stopping(self) -> bool:

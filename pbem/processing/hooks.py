@@ -86,5 +86,5 @@ MAIL_READ: list[Callable[[MailContext], None]] = []
 GAMES_LISTING: list[Callable[[MailContext], list[Any]]] = []
 
 # Options of ``new`` that belong to the server, not the game (e.g. ``time 3``): each hook removes its
-# words from the command and returns record keys to add. Called as hook(command) -> dict.
-NEW_GAME_OPTIONS: list[Callable[[Any], dict[str, Any]]] = []
+# words from the command and returns record keys to add. Called as hook(ctx, command) -> dict.
+NEW_GAME_OPTIONS: list[Callable[[MailContext, Any], dict[str, Any]]] = []

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pbem.store import migrations as _migrations
+from pbem.store.allowances import AllowanceStatements
 from pbem.store.base import (
     GAME_STATUSES,
     INBOUND_STATUSES,
@@ -315,7 +316,7 @@ def accept_one(db: Db, row: tuple[Any, ...]) -> AcceptResult:
 # --- one transaction ------------------------------------------------------------------------------
 
 
-class SqlTx:
+class SqlTx(AllowanceStatements):
     """One open write transaction; unusable once its ``with`` block has ended, so a leaked reference
     cannot write outside the transaction it was meant for.
 
@@ -620,6 +621,7 @@ class SqlTx:
                " AS o WHERE o.game_id = observers.game_id AND o.email = ?)", (new, old, new))
         db.run("DELETE FROM observers WHERE email = ?", (old,))
         db.run("UPDATE digest_items SET email = ? WHERE email = ?", (new, old))
+        self.move_allowance(old, new)
 
     def active_games(self) -> list[GameRow]:
         db = self._c
