@@ -155,10 +155,11 @@ def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None =
     if ratings is not None:
         author = _author(row)
         record = (reliable or {}).get(author.email) or reliability.Reliability(author.email)
-        lines.append(_("By {player} (rating {rating}; {reliability}); {taken} of {n} seats taken; free: "
-                       "{free}.").format(
-            player=_name(ctx.tx, author), rating=_rating(ratings, author.email),
-            reliability=reliability.short_text(record), taken=len(row.seats), n=info.get("players"),
+        rating = _rating(ratings, author.email)
+        if record.finished:  # next to the rating: how reliable the challenger is
+            rating = f"{rating}; {reliability.short_text(record)}"
+        lines.append(_("By {player} (rating {rating}); {taken} of {n} seats taken; free: {free}.").format(
+            player=_name(ctx.tx, author), rating=rating, taken=len(row.seats), n=info.get("players"),
             free=", ".join(_free_seats(row))))
     if info.get("rating"):
         low, high = info["rating"]

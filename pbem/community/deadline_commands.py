@@ -32,8 +32,9 @@ from pbem.store.base import GameRow, Seat
 
 USAGE_VACATION = N_("vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)")
 USAGE_TIMEZONE = N_("timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)")
-USAGE_TIMECONTROL = N_("timecontrol [GAME] [DAYS | fischer INITIAL+INCREMENT [cap DAYS] | total DAYS] "
-                       "[forfeit|notify] [weekends off] [nights off]   (before the others accept)")
+USAGE_TIMECONTROL = N_("timecontrol [GAME] [TIME] [forfeit|notify] [weekends off] [nights off]   (TIME: "
+                       "DAYS per move, fischer INITIAL+INCREMENT [cap DAYS], or total DAYS; before the others "
+                       "accept; help time)")
 _DATE = r"\d{4}-\d{1,2}-\d{1,2}"
 _RANGE = re.compile(rf"^({_DATE})(?:\s*(?:\.\.\.?|–|—|-|to|until|till)\s*|\s+)({_DATE})$", re.IGNORECASE)
 _SINGLE = re.compile(rf"^({_DATE})$")

@@ -195,8 +195,10 @@ class Scheduler:
             tx.save_game(row)
             return
         clock = dl.clock(row)
-        if self._spend(tx, row, state, seat, now):
-            report.spent += 1
+        spent = self._spend(tx, row, state, seat, now)
+        report.spent += spent
+        if spent and row.deadline_at is not None and row.deadline_at > now:
+            pass  # the allowance bought time: the policy waits
         elif control["policy"] == "notify":
             if tx.claim_once(f"notify:{row.id}:{dl.turn_key(row)}:{dl.generation(row)}", now):
                 self._notify_moderators(tx, row, state, seat, now)
@@ -228,35 +230,41 @@ class Scheduler:
             dl.expire(row, now)
         tx.save_game(row)
 
-    def _spend(self, tx: Tx, row: GameRow, state: State, seat: str, now: datetime) -> bool:
-        """The late player's vacation allowance, a day at a time, before the deadline's policy: a
-        day in which none of their clocks run, in this game and every other game of theirs. False
-        (nothing changed) when they have no day left, or the seat is the computer's."""
+    def _spend(self, tx: Tx, row: GameRow, state: State, seat: str, now: datetime) -> int:
+        """The late player's vacation allowance, before the deadline's policy: whole days, each from
+        the deadline missed, in which none of their clocks run (in this game and every other game of
+        theirs), as many as it takes to bring the deadline past ``now`` while days are left (one,
+        unless the scheduler was behind). Returns the days spent: 0, with nothing changed, when none
+        is left or the seat is the computer's."""
         days_a_year = self.config.deadlines.vacation_days_per_year
         email = dl.seat_email(row, seat)
-        missed = row.deadline_at
-        if days_a_year <= 0 or email is None or missed is None or is_computer(email):
-            return False
+        if days_a_year <= 0 or email is None or is_computer(email):
+            return 0
         settings = tx.get_player(email)
-        year = missed.astimezone(dl.player_zone(settings)).year
-        if allowance.left(tx, email, year, days_a_year, settings) < 1:
-            return False
-        if not tx.claim_once(f"spend:{row.id}:{dl.turn_key(row)}:{iso(missed)}", now):
-            return False
         before = dl.vacation_intervals(settings)
-        spent = allowance.spend_day(tx, email, settings, missed, now, days_a_year)
-        if spent is None:
-            return False
-        until, left = spent
         current = dl.running(row)
         first = current is None or not current.spent_days
-        dl.spend(row, now, missed, until, left)
+        spent, missed, until, left = 0, row.deadline_at, row.deadline_at, 0
+        while row.deadline_at is not None and row.deadline_at <= now:
+            late = row.deadline_at
+            year = late.astimezone(dl.player_zone(settings)).year
+            if (allowance.left(tx, email, year, days_a_year, settings) < 1
+                    or not tx.claim_once(f"spend:{row.id}:{dl.turn_key(row)}:{iso(late)}", now)):
+                break
+            day = allowance.spend_day(tx, email, settings, late, now, days_a_year)
+            if day is None:
+                break
+            until, left = day
+            dl.spend(row, now, late, until, left)
+            spent += 1
+        if not spent or missed is None or until is None:
+            return 0
         for other in tx.games_for_email(email):
             if (other.id != row.id and other.status == "active" and dl.seat_email(other, other.to_move) == email
                     and dl.retime_for_vacations(other, now, before, dl.vacation_intervals(settings))):
                 tx.save_game(other)
-        self._announce_spend(tx, row, state, seat, email, missed, until, left, first, now)
-        return True
+        self._announce_spend(tx, row, state, seat, spent, missed, until, left, first, now)
+        return spent
 
     def _expire(self, tx: Tx, game_id: str, now: datetime, report: RunReport) -> None:
         """An open challenge nobody filled in time is cancelled, once, and its players told."""
@@ -331,10 +339,10 @@ class Scheduler:
                                                    "forfeit.").format(until=until)])])
             self._send(tx, planned, row, state, now)
 
-    def _announce_spend(self, tx: Tx, row: GameRow, state: State, seat: str, email: str, missed: datetime,
+    def _announce_spend(self, tx: Tx, row: GameRow, state: State, seat: str, days: int, missed: datetime,
                         until: datetime, left: int, first: bool, now: datetime) -> None:
-        """One line to the late player (each day spent: it is their reminder too), and the news to
-        the others on the first day spent in the turn."""
+        """One line to the late player (each time: it is their reminder too), and the news to the
+        others on the first day spent in the turn."""
         names = game_names(tx, row)
         deadline = row.deadline_at
         for other in row.seats:
@@ -346,24 +354,26 @@ class Scheduler:
                 if other.seat == seat:
                     planned = PlannedMail(
                         to=other.email, seat=other.seat, game_id=row.id, kind=NOTICE,
-                        headline=_("Your time ran out in {id}: a vacation day was spent for you").format(id=row.id),
+                        headline=ngettext("Your time ran out in {id}: a vacation day was spent for you",
+                                          "Your time ran out in {id}: {n} vacation days were spent for you",
+                                          days).format(id=row.id, n=days),
                         sections=[Section(lines=[ngettext(
-                            "Your time ran out at {missed}; a day of your vacation allowance stops your "
-                            "clocks in all your games until {until} ({left} day left this year). Move in "
-                            "{id} by {deadline}.",
-                            "Your time ran out at {missed}; a day of your vacation allowance stops your "
-                            "clocks in all your games until {until} ({left} days left this year). Move in "
-                            "{id} by {deadline}.", left).format(
-                                missed=dl.format_when(missed, zone), until=dl.format_when(until, zone),
+                            "Your time ran out at {missed}, so {n} day of your vacation allowance was spent: "
+                            "your clocks in all your games stop until {until} ({left} left this year). Move "
+                            "in {id} by {deadline}.",
+                            "Your time ran out at {missed}, so {n} days of your vacation allowance were "
+                            "spent: your clocks in all your games stop until {until} ({left} left this "
+                            "year). Move in {id} by {deadline}.", days).format(
+                                missed=dl.format_when(missed, zone), n=days, until=dl.format_when(until, zone),
                                 left=left, id=row.id, deadline=new)])])
                 else:
                     planned = PlannedMail(
                         to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
                         headline=_("{player}'s time ran out in {id}; a vacation day was spent for them").format(
                             player=who(seat, other.seat, names), id=row.id),
-                        sections=[Section(lines=[_("Their clocks stop for a day at a time while their yearly "
-                                                   "allowance lasts; they must now move by {deadline}.").format(
-                            deadline=new)])])
+                        sections=[Section(lines=[_(
+                            "Their clocks stop for a day at a time while their yearly allowance lasts; they "
+                            "must now move by {deadline}.").format(deadline=new)])])
             self._send(tx, planned, row, state, now)
 
     def _announce_drop(self, tx: Tx, row: GameRow, state: State, seat: str, notes: list[str],
