@@ -12,6 +12,7 @@ times are shown and needs no token.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from engine import State
 from pbem.clocks import allowance
 from pbem.clocks import control as tc
+from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import deadlines as dl
 from pbem.i18n import N_, _, ngettext, status_word
@@ -38,6 +40,25 @@ USAGE_TIMECONTROL = N_("timecontrol [GAME] [TIME] [forfeit|notify] [weekends off
 _DATE = r"\d{4}-\d{1,2}-\d{1,2}"
 _RANGE = re.compile(rf"^({_DATE})(?:\s*(?:\.\.\.?|–|—|-|to|until|till)\s*|\s+)({_DATE})$", re.IGNORECASE)
 _SINGLE = re.compile(rf"^({_DATE})$")
+TIME_HELP = (
+    N_("Every game has a time control, chosen with 'new' (new alien-city time fischer 10+1.5 with "
+       "ADDRESS), in an open challenge, or with 'timecontrol GAME ...' before the others accept:"),
+    N_("time 5: 5 days for each move."),
+    N_("time fischer 10+1.5 cap 10: a bank of 10 days; each move takes the time it used from it and "
+       "adds 1.5 days, up to 10 days. Quick answers bank time for a busy week."),
+    N_("time total 30: 30 days for the whole game."),
+    N_("weekends off, nights off: Saturday and Sunday, or 23:00-07:00, do not count, in the timezone "
+       "of the player to move (timezone Area/City)."),
+    N_("forfeit or notify: at the deadline the late player forfeits (after a final reminder and 24 "
+       "hours), or the moderators decide."),
+    N_("Amounts are days; 36h is hours. Where a bank carries over or time does not count, every "
+       "deadline shows what you have: 'Your time: 6 d 4 h, +36 h per move, at most 10 d.'"),
+    N_("Vacation: 'vacation FROM..TO' stops all your clocks, from a yearly allowance. When your time "
+       "runs out, a whole day of that allowance is spent for you, in all your games, before the "
+       "deadline's policy applies; 'settings' and 'vacation' show what is left."),
+    N_("Reliability: 'standings' shows each player's share of finished games not lost on time; "
+       "'new GAME open reliable 90' lets only players with at least 90 % join."),
+)
 KEEP_VACATIONS_YEARS = 1  # past vacations older than last year no longer count against any allowance
 
 
@@ -445,6 +466,21 @@ def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callab
                     planned.sections[0].lines.append(bank)
 
 
+def settings_shown(ctx: MailContext) -> list[str]:
+    """``settings`` shows what is left of the year's vacation allowance."""
+    settings = _settings(ctx)
+    days_a_year = ctx.config.deadlines.vacation_days_per_year
+    if days_a_year <= 0:
+        return []
+    year = ctx.now.astimezone(dl.player_zone(settings)).year
+    vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
+    return [ngettext("Vacation allowance {year}: {left} of {allowance} day left ({vacation} on vacation, "
+                     "{timeout} spent when your time ran out). See: vacation",
+                     "Vacation allowance {year}: {left} of {allowance} days left ({vacation} on vacation, "
+                     "{timeout} spent when your time ran out). See: vacation", days_a_year).format(
+        year=year, left=left, allowance=days_a_year, vacation=vacation, timeout=timeout)]
+
+
 def games_listing(ctx: MailContext) -> list[Section]:
     settings = _settings(ctx)
     lines = _deadline_lines(ctx, ctx.mail.from_addr, settings)
@@ -455,6 +491,15 @@ def games_listing(ctx: MailContext) -> list[Section]:
     return [Section(title=_("Your deadlines"), lines=[*lines, _zone_line(settings)])]
 
 
+def time_help() -> str:
+    """``help time``: the clock kinds, the allowance and reliability."""
+    first, *items = [_(text) for text in TIME_HELP]
+    return "\n\n".join([textwrap.fill(first, 76), *(textwrap.fill(item, 76, initial_indent="  ",
+                                                                  subsequent_indent="    ")
+                                                    for item in items)])
+
+
+HELP_TOPICS["time"] = time_help
 register_verb("vacation", USAGE_VACATION, parse_vacation)
 register_verb("timezone", USAGE_TIMEZONE, parse_timezone)
 register_verb("timecontrol", USAGE_TIMECONTROL, parse_timecontrol)
@@ -465,6 +510,7 @@ hooks.GAME_SAVED.append(on_game_saved)
 hooks.BOARD_SENT.append(on_board_sent)
 hooks.GAME_ENDED.append(on_game_ended)
 hooks.GAMES_LISTING.append(games_listing)
+hooks.SETTINGS_SHOWN.append(settings_shown)
 hooks.NEW_GAME_OPTIONS.append(take_time_option)
 
 __all__ = ["do_timecontrol", "do_timezone", "do_vacation", "games_listing", "on_board_sent",
