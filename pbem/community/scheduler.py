@@ -369,7 +369,7 @@ class Scheduler:
                 else:
                     planned = PlannedMail(
                         to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-                        headline=_("{player}'s time ran out in {id}; a vacation day was spent for them").format(
+                        headline=_("{player} ran out of time in {id}: a vacation day of theirs was spent").format(
                             player=who(seat, other.seat, names), id=row.id),
                         sections=[Section(lines=[_(
                             "Their clocks stop for a day at a time while their yearly allowance lasts; they "
