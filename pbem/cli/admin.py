@@ -12,10 +12,9 @@ import argparse
 import getpass
 import sys
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store
-from pbem.clocks.control import span_text
 from pbem.clocks.movable import MOVABLE, ClockMoveError, configured_clock, move, parse_shift, read_offset
 from pbem.community.addresses import move_by_moderator, rekey_by_moderator
 from pbem.community.moderation import (
@@ -94,6 +93,16 @@ def cmd_token(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def _exactly(span: timedelta) -> str:
+    """``3 d 0 h 1 min``: a shift as given, to the second."""
+    seconds = round(span.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    parts = [f"{n} {unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "min"), (seconds, "s")) if n]
+    return " ".join(parts) or "0 s"
+
+
 def cmd_clock(args: argparse.Namespace, extra: list[str]) -> int:
     """Shows the server's time; with ``+2d``, moves a movable clock forward and wakes the server."""
     config = _config(args)
@@ -105,7 +114,7 @@ def cmd_clock(args: argparse.Namespace, extra: list[str]) -> int:
             print(f'clock: the system\'s ([server] clock = "system" in {where}): {now}')
         else:
             ahead = read_offset(config.data_dir)
-            print(f"clock: movable, {span_text(ahead)} ahead of the system clock: {now}")
+            print(f"clock: movable, {_exactly(ahead)} ahead of the system clock: {now}")
         return 0
     if config.clock != MOVABLE:
         print(f'pbem admin clock: this server runs on the system clock ([server] clock = "system" in {where}); '
@@ -125,8 +134,8 @@ def cmd_clock(args: argparse.Namespace, extra: list[str]) -> int:
     finally:
         store.close()
     ahead = move(config.data_dir, shift)
-    print(f"clock moved forward by {span_text(shift)}: it is now {clock.now():%a %Y-%m-%d %H:%M:%S} UTC "
-          f"({span_text(ahead)} ahead of the system clock)")
+    print(f"clock moved forward by {_exactly(shift)}: it is now {clock.now():%a %Y-%m-%d %H:%M:%S} UTC "
+          f"({_exactly(ahead)} ahead of the system clock)")
     if notify(config.data_dir):
         print("the running server was woken: what is due by then (deadlines, reminders) happens now")
     else:

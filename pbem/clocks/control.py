@@ -295,14 +295,17 @@ def counts_all_hours(control: Mapping[str, Any]) -> bool:
 # --- in the reader's words ----------------------------------------------------------------------------------
 
 def span_text(span: timedelta) -> str:
-    """Short, as a clock shows it: ``10 d``, ``36 h``, ``6 d 4 h``, ``3 h 20 min``."""
-    minutes = max(0, round(span.total_seconds() / 60))
-    whole_days, rest = divmod(minutes, 1440)
-    hours, mins = divmod(rest, 60)
-    if whole_days >= 2 or (whole_days == 1 and not rest):
-        text = _("{n} d").format(n=whole_days)
-        return text + " " + _("{n} h").format(n=hours) if hours else text
-    hours += whole_days * 24
+    """Short, as a clock shows it, to the nearest hour from three hours on: ``10 d``, ``6 d 4 h``,
+    ``36 h`` (under two days), ``3 h``, ``2 h 20 min``, ``45 min``."""
+    seconds = max(0.0, span.total_seconds())
+    if seconds >= 3 * 3600 - 30:
+        hours = round(seconds / 3600)
+        if hours >= 48 or hours in (24,):
+            whole_days, rest = divmod(hours, 24)
+            text = _("{n} d").format(n=whole_days)
+            return text + " " + _("{n} h").format(n=rest) if rest else text
+        return _("{n} h").format(n=hours)
+    hours, mins = divmod(round(seconds / 60), 60)
     parts = ([_("{n} h").format(n=hours)] if hours else []) + ([_("{n} min").format(n=mins)] if mins else [])
     return " ".join(parts) or _("{n} min").format(n=0)
 

@@ -198,7 +198,10 @@ class Scheduler:
         spent = self._spend(tx, row, state, seat, now)
         report.spent += spent
         if spent and row.deadline_at is not None and row.deadline_at > now:
-            pass  # the allowance bought time: the policy waits
+            # the allowance bought time: the policy waits, and the mail about it is the reminder of
+            # the reminders already due for the new deadline
+            due = {h for h in self.config.deadlines.reminders_hours if row.deadline_at - timedelta(hours=h) <= now}
+            clock["reminded"] = sorted({*clock.get("reminded", []), *due}, reverse=True)
         elif control["policy"] == "notify":
             if tx.claim_once(f"notify:{row.id}:{dl.turn_key(row)}:{dl.generation(row)}", now):
                 self._notify_moderators(tx, row, state, seat, now)
