@@ -193,7 +193,7 @@ def said_in(words: Sequence[str], *, whole: bool = False) -> tuple[dict[str, Any
         elif word in _OFF_WORDS and at + 1 < len(words) and words[at + 1].lower() in ("off", "on"):
             said[_OFF_WORDS[word]] = words[at + 1].lower() == "off"
             at += 2
-        elif whole and word in POLICIES:
+        elif word in POLICIES:  # no game's option: "time 3 weekends off notify" means the policy
             said["policy"] = word
             at += 1
         elif whole:

@@ -180,3 +180,26 @@ def test_format_when() -> None:
         "Sun 01 Mar 2026, 07:00 EST (12:00 UTC), in 2 days 3 hours")
     assert dl.format_when(T0, ZoneInfo("UTC"), T0 + timedelta(minutes=5)) == (
         "Sun 01 Mar 2026, 12:00 UTC, 5 minutes ago")
+
+
+def test_a_running_clock_from_before_the_log_keeps_its_deadline() -> None:
+    """Records from before the clock log: the first change takes the turn into a log, keeping the
+    deadline (or, paused, the time left), and the control without a kind is per move."""
+    row = _row()
+    row.record.update(time_control={"days_per_move": 3, "policy": "forfeit"},
+                      clock={"ply": 0, "seat": "black", "started": "2026-03-01T12:00:00Z", "turn": 1,
+                             "reminded": [48]})
+    row.deadline_at = T0 + timedelta(days=3, hours=5)  # an outage extended it by 5 hours
+    assert dl.running(row) is not None and row.deadline_at == T0 + timedelta(days=3, hours=5)
+    dl.pause(row, T0 + timedelta(days=1))
+    dl.resume(row, T0 + timedelta(days=2))
+    assert row.deadline_at == T0 + timedelta(days=4, hours=5)
+    assert [e["event"] for e in row.record["clock_log"]] == ["control", "start", "deadline", "pause", "resume"]
+    assert cl.check(row.record) == []
+    paused = _row()
+    paused.record["clock"] = {"ply": 0, "seat": "black", "started": "2026-03-01T12:00:00Z", "turn": 1,
+                              "remaining_seconds": 7200.0, "paused_at": "2026-03-02T12:00:00Z"}
+    assert dl.is_paused(paused)
+    dl.resume(paused, T0 + timedelta(days=5))
+    assert paused.deadline_at == T0 + timedelta(days=5, hours=2)
+    assert "remaining_seconds" not in paused.record["clock"] and cl.check(paused.record) == []
