@@ -21,6 +21,8 @@ from pbem.archive.export import archive_text, file_stem, write_atomic
 from pbem.archive.names import PublicNames, public_name, public_record, seat_label
 from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
+from pbem.clocks import reliability
+from pbem.clocks.control import kind_text, normalize
 from pbem.i18n import N_, _, language, ngettext, speaking, status_word
 from pbem.record import describe_action, iso, player_view, positions_with_actions
 from pbem.store.base import RESULT_FILTERS, GameRow, Store
@@ -228,7 +230,8 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
 
 def index_page(rows: list[GameRow], filters: Filters, now: datetime,
                names: Mapping[str, Mapping[str, str]] | None = None,
-               challenges: list[GameRow] | None = None) -> str:
+               challenges: list[GameRow] | None = None,
+               reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None) -> str:
     """The list of games; ``names`` maps a game id to its seats' public names."""
     body = []
     heads = [escape(_(h)) for h in (N_("Game"), N_("Kind"), N_("Players"), N_("Result"), N_("Date"),
@@ -255,7 +258,8 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime,
             n=len(rows), which=filters.describe(), when=iso(now))) + "</p>",
         search_form() if body else "",
         table,
-        challenges_section(challenges or [], names or {}),
+        challenges_section(challenges or [], names or {}, reliable or {}),
+        reliability_section(reliable or {}),
         f"<script>{_SEARCH_SCRIPT}</script>" if body else "",
         "\n</body></html>\n",
     ])
@@ -335,24 +339,50 @@ def search_form() -> str:
             "</fieldset></form>")
 
 
-def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]]) -> str:
-    """Open challenges anyone may join by mail (``join GAME``); the author by public name only."""
+def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]],
+                       reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None) -> str:
+    """Open challenges anyone may join by mail (``join GAME``); the author by public name only, with
+    their reliability."""
     if not rows:
         return ""
     items = []
     for row in rows:
         info = row.record.get("open") or {}
-        control = row.record.get("time_control") or {}
         rating = info.get("rating")
+        author = (reliable or {}).get(str(info.get("by", "")))
         items.append(
             f'<li class="challenge" data-id="{escape(row.id)}">{escape(row.id)}: '
             f"{escape(get_game(row.game).title)} for {int(info.get('players', 2))} players, by "
-            f"{_players_html(row, names.get(row.id, {}))}; "
-            f"{escape(str(control.get('days_per_move', '?')))} day(s) per move"
+            f"{_players_html(row, names.get(row.id, {}))}"
+            + (f" ({escape(reliability.short_text(author[1]))})" if author and author[1].finished else "")
+            + f"; {escape(kind_text(normalize(row.record.get('time_control'))))}"
             + (f"; ratings {int(rating[0])} to {int(rating[1])}" if rating else "")
+            + (f"; reliable {int(info['reliable'])} %" if info.get("reliable") else "")
             + f"; expires {escape(str(info.get('expires_at', ''))[:10])}. "
             f"To play, mail <code>join {escape(row.id)}</code>.</li>")
     return f'<h2>Open challenges</h2><ul class="challenges">{"".join(items)}</ul>'
+
+
+def reliability_section(reliable: Mapping[str, tuple[str, reliability.Reliability]]) -> str:
+    """The reliability of each player with a public name (``set nickname``): games finished and lost
+    on time, moves in time, the time used."""
+    lines = sorted(((name, line) for name, line in reliable.values() if line.finished or line.moves),
+                   key=lambda item: item[0].lower())
+    if not lines:
+        return ""
+    heads = [escape(_(h)) for h in (N_("Player"), N_("Games finished"), N_("Lost on time"),
+                                    N_("Reliable"), N_("Moves in time"), N_("Time used"))]
+
+    def percent(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0f} %"
+    body = "".join(
+        f'<tr class="reliability"><td>{escape(name)}</td><td data-label="{heads[1]}">{line.finished}</td>'
+        f'<td data-label="{heads[2]}">{line.lost_on_time}</td>'
+        f'<td data-label="{heads[3]}">{percent(line.percent if line.finished else None)}</td>'
+        f'<td data-label="{heads[4]}">{percent(line.in_time_percent)}</td>'
+        f'<td data-label="{heads[5]}">{percent(line.time_used_percent)}</td></tr>' for name, line in lines)
+    return (f"<h2>{escape(_('Reliability'))}</h2><table class=\"games\"><thead><tr>"
+            + "".join(f"<th>{h}</th>" for h in heads) + f"</tr></thead><tbody>{body}</tbody></table>")
 
 
 def write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None = None,
@@ -372,13 +402,17 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
     public_names = PublicNames(store)
     shown: dict[str, dict[str, str]] = {}
     challenges: list[GameRow] = []
+    reliable: dict[str, reliability.Reliability] = {}
+    nicknames: dict[str, str] = {}  # address -> nickname: the reliability table names no one else
     for row in iter_games(store, filters):
+        names = shown[row.id] = public_names.of(row)
+        nicknames.update({email.lower(): names[seat] for seat, email in players_of(row).items()
+                       if email and names.get(seat, seat.capitalize()) != seat.capitalize()})
+        reliability.add(reliable, row)
         if row.status == "open":  # not a game yet: listed apart, with how to join it
             challenges.append(row)
-            shown[row.id] = public_names.of(row)
             continue
         stem = file_stem(row.id)
-        names = shown[row.id] = public_names.of(row)
         try:
             page = game_page(row, names)
         except (EngineError, KeyError, TypeError, ValueError) as exc:  # a damaged record: skip, report
@@ -397,7 +431,8 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
         if progress is not None:
             progress.update()
     index = directory / "index.html"
-    _write(index, index_page(listed, filters, now, shown, challenges))
+    by_name = {email: (nicknames[email], line) for email, line in reliable.items() if email in nicknames}
+    _write(index, index_page(listed, filters, now, shown, challenges, by_name))
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pbem.archive.search import Filters
+from pbem.archive.site import write_site
 from pbem.cli import main
 from pbem.cli.mailbox import reply_to
 from pbem.clocks import log as cl
@@ -235,7 +237,7 @@ def test_the_allowance_runs_out_then_the_policy_applies(server: Clocked) -> None
     assert events[-3:] == ["spend", "spend", "timeout"]
 
 
-def test_a_challenge_refused_for_reliability(server: Clocked) -> None:
+def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) -> None:
     server.config.deadlines.vacation_days_per_year = 0
     server.config.deadlines.grace_reminder = False
     lost = Game(server, f"new alien-city time 1 with {BOB} as black")
@@ -260,3 +262,12 @@ def test_a_challenge_refused_for_reliability(server: Clocked) -> None:
     standings = flat(to(server.submit(reply_to(lost.latest[BOB], BOB, "standings")), BOB)[0])
     assert "RATING ON TIME" in standings and f"{ALICE} 1 0 1 0 1484 0 %" in standings
     assert "Your reliability: 1 game finished, 0 of them lost on time (100 % reliable)." in standings
+    # and on the archive site: players by their public names only
+    done = to(server.submit(reply_to(lost.latest[ALICE], ALICE, "set nickname Alice A.")), ALICE)[0]
+    assert headline(done) == "Done: nickname is now Alice A.", flat(done)
+    site = tmp_path / "site"
+    write_site(server.store, site, Filters())
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert ('<tr class="reliability"><td>Alice A.</td><td data-label="Games finished">1</td>'
+            '<td data-label="Lost on time">1</td><td data-label="Reliable">0 %</td>') in index
+    assert BOB not in index
