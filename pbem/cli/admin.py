@@ -58,7 +58,8 @@ def _run(args: argparse.Namespace, operation: Callable[[MailContext], None]) -> 
     config = _config(args)
     store = open_configured_store(config)
     try:
-        headline, sections, queued = Moderation(config, store, configured_clock(config)).run(args.by, operation)
+        moderation = Moderation(config, store, configured_clock(config))
+        headline, sections, queued = moderation.run(args.by, operation)
     except ModerationError as exc:
         print(f"pbem admin {args.admin_command}: {exc}", file=sys.stderr)
         return 1
@@ -117,8 +118,9 @@ def cmd_clock(args: argparse.Namespace, extra: list[str]) -> int:
             print(f"clock: movable, {_exactly(ahead)} ahead of the system clock: {now}")
         return 0
     if config.clock != MOVABLE:
-        print(f'pbem admin clock: this server runs on the system clock ([server] clock = "system" in {where}); '
-              'only a server with clock = "movable" (for checks and demos) can be moved', file=sys.stderr)
+        print(f'pbem admin clock: this server runs on the system clock ([server] clock = "system" in '
+              f'{where}); only a server with clock = "movable" (for checks and demos) can be moved',
+              file=sys.stderr)
         return 1
     try:
         shift = parse_shift(args.shift)

@@ -13,8 +13,9 @@ from pbem.cli.preflight import LISTEN_ERRNOS, listen_error, startup_problems
 from pbem.config import EXAMPLE, ConfigError
 from pbem.store import database_name, is_postgresql
 
-MOVABLE_WARNING = ('[server] clock = "movable": `pbem admin clock +2d` moves this server\'s time forward '
-                   "(deadlines, reminders, banks); for end-to-end checks and demos only, never for real games")
+MOVABLE_WARNING = ('[server] clock = "movable": `pbem admin clock +2d` moves this server\'s time '
+                   "forward (deadlines, reminders, banks); for end-to-end checks and demos only, never "
+                   "for real games")
 
 
 def refused(command: str, problems: list[str]) -> int:

@@ -67,7 +67,8 @@ def spend_day(tx: Tx, email: str, settings: dict[str, Any], missed: datetime, no
     return until, left(tx, email, year, allowance, settings)
 
 
-def summary(tx: Tx, email: str, year: int, allowance: int, settings: Mapping[str, Any]) -> tuple[int, int, int]:
+def summary(tx: Tx, email: str, year: int, allowance: int,
+            settings: Mapping[str, Any]) -> tuple[int, int, int]:
     """(vacation days, timeout days, days left) of ``year``, for ``settings`` and ``vacation``."""
     vacation, timeout = used(tx, email, year, settings)
     return vacation, timeout, max(0, allowance - vacation - timeout)

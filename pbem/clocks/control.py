@@ -81,7 +81,8 @@ def check(control: Mapping[str, Any]) -> dict[str, Any]:
     """The control if every amount is possible; ClockError naming what is not."""
     kind = control.get("kind", "move")
     if kind not in KINDS:
-        raise ClockError(_("a time control is days per move, fischer or total, not {kind!r}").format(kind=kind))
+        raise ClockError(_("a time control is days per move, fischer or total, not {kind!r}").format(
+            kind=kind))
     if control.get("policy") not in POLICIES:
         raise ClockError(_("the policy at a deadline is {policies}, not {policy}").format(
             policies=" or ".join(POLICIES), policy=repr(control.get("policy"))))
@@ -220,8 +221,8 @@ def merge(base: Mapping[str, Any] | None, said: Mapping[str, Any], *,
     return check(normalize({**start, **own}, config))
 
 
-def take(words: Sequence[str], base: Mapping[str, Any] | None = None, *,
-         config: DeadlineConfig | None = None, whole: bool = False) -> tuple[dict[str, Any] | None, list[str]]:
+def take(words: Sequence[str], base: Mapping[str, Any] | None = None, *, config: DeadlineConfig | None = None,
+         whole: bool = False) -> tuple[dict[str, Any] | None, list[str]]:
     """The time control among option words (for ``new``, an open challenge, ``timecontrol`` or a
     tournament: the one reader of them all), and the words that are not about it; ``(None,
     words)`` when none is. What the words do not say comes from ``base`` or the server's default
@@ -354,7 +355,8 @@ def describe(control: Mapping[str, Any], grace: bool) -> str:
 def invitation_line(control: Mapping[str, Any]) -> str:
     what = (_("the late player forfeits") if control.get("policy", "forfeit") == "forfeit"
             else _("the moderators decide"))
-    return _("Time control: {control}; at the deadline: {what}.").format(control=kind_text(control), what=what)
+    return _("Time control: {control}; at the deadline: {what}.").format(control=kind_text(control),
+                                                                         what=what)
 
 
 def bank_line(control: Mapping[str, Any], left: timedelta) -> str:

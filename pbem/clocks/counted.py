@@ -22,6 +22,7 @@ Interval = tuple[datetime, datetime]
 NIGHT_STARTS = time(23)
 NIGHT_ENDS = time(7)
 SATURDAY = 5
+UTC_ZONE = ZoneInfo("UTC")
 _WINDOW = timedelta(days=14)
 _MAX_WINDOWS = 2000  # about 77 years of windows: a bank is at most a year, weekends and nights included
 
@@ -51,7 +52,7 @@ class OffTime:
     """When a clock does not run: ``pauses`` (vacations, pauses, outages, spent allowance), and the
     weekends and nights of ``zone`` if asked for."""
 
-    zone: ZoneInfo = ZoneInfo("UTC")
+    zone: ZoneInfo = UTC_ZONE
     weekends: bool = False
     nights: bool = False
     pauses: tuple[Interval, ...] = ()

@@ -271,7 +271,8 @@ def live(record: Mapping[str, Any]) -> Fold:
     fold.control = _control_before(log, start)
     first = log[start]
     fold.turn = Turn(seat=str(first["seat"]), started=moment(first["at"]),
-                     bank=timedelta(seconds=float(first.get("bank", 0))), control=dict(fold.control or tc.normalize(None)),
+                     bank=timedelta(seconds=float(first.get("bank", 0))),
+                     control=dict(fold.control or tc.normalize(None)),
                      zone=str(first.get("zone") or "UTC"), away=intervals_of(first.get("away")),
                      paused_at=moment(first["at"]) if first.get("paused") else None)
     fold.last = fold.turn
@@ -358,6 +359,6 @@ def seat_banks(record: Mapping[str, Any]) -> dict[str, timedelta]:
     return banks
 
 
-__all__ = ["GRACE", "LOG", "Checked", "Fold", "LogError", "Turn", "after", "append", "check", "deadline_of", "ends_turn",
-           "events", "final_deadline", "interval_texts", "intervals_of", "live", "moment", "replay", "running",
-           "seat_banks", "seconds", "stamp", "zone_of"]
+__all__ = ["GRACE", "LOG", "Checked", "Fold", "LogError", "Turn", "after", "append", "check", "deadline_of",
+           "ends_turn", "events", "final_deadline", "interval_texts", "intervals_of", "live", "moment",
+           "replay", "running", "seat_banks", "seconds", "stamp", "zone_of"]

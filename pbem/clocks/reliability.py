@@ -67,7 +67,8 @@ def _people(row: GameRow) -> dict[str, str]:
 
 def _lost_on_time(row: GameRow) -> set[str]:
     result = row.record.get("result") or {}
-    seats = {str(result["forfeited"])} if result.get("reason") == "forfeit" and result.get("forfeited") else set()
+    forfeited = result.get("forfeited") if result.get("reason") == "forfeit" else None
+    seats = {str(forfeited)} if forfeited else set()
     return seats | {str(e["drop"]) for e in row.record.get("moves", [])
                     if isinstance(e, Mapping) and "drop" in e and e.get("reason") == "forfeit"}
 
@@ -135,8 +136,9 @@ def long_text(line: Reliability) -> str:
     else:
         text = _("No finished games yet.")
     if line.moves:
-        text += " " + ngettext("{percent} % of {n} move made in time", "{percent} % of {n} moves made in time",
-                               line.moves).format(percent=f"{line.in_time_percent:.0f}", n=line.moves)
+        text += " " + ngettext("{percent} % of {n} move made in time",
+                               "{percent} % of {n} moves made in time", line.moves).format(
+            percent=f"{line.in_time_percent:.0f}", n=line.moves)
         used = line.time_used_percent
         text += (_("; {percent} % of the time used on average.").format(percent=f"{used:.0f}")
                  if used is not None else ".")

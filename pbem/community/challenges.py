@@ -1,6 +1,7 @@
-"""Open challenges: ``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [reliable PERCENT] [as SEAT]``
-posts a game anyone may take, ``challenges [GAME-NAME]`` lists them, ``join GAME`` takes a seat, ``withdraw GAME``
-(by its author) takes it down; the scheduler lets it expire after ``[challenges] open_days``.
+"""Open challenges: ``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [reliable PERCENT]
+[as SEAT]`` posts a game anyone may take, ``challenges [GAME-NAME]`` lists them, ``join GAME`` takes
+a seat, ``withdraw GAME`` (by its author) takes it down; the scheduler lets it expire after
+``[challenges] open_days``.
 
 Representation: an open challenge is a game row with status ``open``. It has its id, options, setup,
 time control and the author's seat (and token) from the start; the seats nobody has taken yet have

@@ -34,9 +34,9 @@ from pbem.store.base import GameRow, Seat
 
 USAGE_VACATION = N_("vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)")
 USAGE_TIMEZONE = N_("timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)")
-USAGE_TIMECONTROL = N_("timecontrol [GAME] [TIME] [forfeit|notify] [weekends off] [nights off]   (TIME: "
-                       "DAYS per move, fischer INITIAL+INCREMENT [cap DAYS], or total DAYS; before the others "
-                       "accept; help time)")
+USAGE_TIMECONTROL = N_("timecontrol [GAME] [TIME] [forfeit|notify] [weekends off] [nights off]   "
+                       "(TIME: DAYS per move, fischer INITIAL+INCREMENT [cap DAYS], or total DAYS; before "
+                       "the others accept; help time)")
 _DATE = r"\d{4}-\d{1,2}-\d{1,2}"
 _RANGE = re.compile(rf"^({_DATE})(?:\s*(?:\.\.\.?|–|—|-|to|until|till)\s*|\s+)({_DATE})$", re.IGNORECASE)
 _SINGLE = re.compile(rf"^({_DATE})$")
@@ -215,7 +215,8 @@ def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
         year=year, used=vacation + timeout, allowance=days_a_year, left=left))
     if timeout:
         lines.append(ngettext("{n} of them was spent when your time ran out in a game.",
-                              "{n} of them were spent when your time ran out in games.", timeout).format(n=timeout))
+                              "{n} of them were spent when your time ran out in games.", timeout).format(
+            n=timeout))
     lines.append(_zone_line(settings))
     return lines
 
@@ -379,7 +380,8 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
         raise CommandFailed(_("game {id} is {status}; its time control no longer matters.").format(
             id=row.id, status=status_word(row.status)))
     try:
-        chosen = tc.merge(dl.time_control(row.record, ctx.config.deadlines), said, config=ctx.config.deadlines)
+        config = ctx.config.deadlines
+        chosen = tc.merge(dl.time_control(row.record, config), said, config=config)
         dl.set_time_control(row, chosen, ctx.now if row.status == "active" else None)
     except dl.ClockError as exc:
         raise CommandFailed(str(exc)) from None
@@ -439,7 +441,8 @@ def on_game_saved(ctx: MailContext, row: GameRow, state: State) -> None:
     if running.get("ply") == dl.current_ply(row.record) and running.get("seat") == mover:
         return  # the same turn (e.g. a save that changed no position): the clock keeps running
     dl.close_turn(row, ctx.now, ctx.received)
-    dl.start_clock(row, mover, ctx.now, dl.seat_zone(ctx.tx, row, mover), dl.seat_vacations(ctx.tx, row, mover))
+    dl.start_clock(row, mover, ctx.now, dl.seat_zone(ctx.tx, row, mover),
+                   dl.seat_vacations(ctx.tx, row, mover))
 
 
 def on_game_ended(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str],

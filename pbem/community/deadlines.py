@@ -437,7 +437,8 @@ def forfeit(row: GameRow, scores: Mapping[str, int], seat: str, now: datetime) -
 
 
 __all__ = [
-    "GRACE", "POLICIES", "ClockError", "Interval", "bank_line", "clock", "close_turn", "current_ply", "days_used",
+    "GRACE", "POLICIES", "ClockError", "Interval", "bank_line", "clock", "close_turn", "current_ply",
+    "days_used",
     "deadline_after", "default_time_control", "describe_time_control", "drop", "dropped_seats", "ensure_log",
     "expire", "find_timezone", "forfeit", "format_span", "format_when", "generation", "grace", "is_paused",
     "merge_intervals", "on_vacation", "outage", "pause", "player_zone", "playing_seats", "resume",

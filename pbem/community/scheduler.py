@@ -200,7 +200,8 @@ class Scheduler:
         if spent and row.deadline_at is not None and row.deadline_at > now:
             # the allowance bought time: the policy waits, and the mail about it is the reminder of
             # the reminders already due for the new deadline
-            due = {h for h in self.config.deadlines.reminders_hours if row.deadline_at - timedelta(hours=h) <= now}
+            due = {h for h in self.config.deadlines.reminders_hours
+                   if row.deadline_at - timedelta(hours=h) <= now}
             clock["reminded"] = sorted({*clock.get("reminded", []), *due}, reverse=True)
         elif control["policy"] == "notify":
             if tx.claim_once(f"notify:{row.id}:{dl.turn_key(row)}:{dl.generation(row)}", now):
@@ -263,7 +264,8 @@ class Scheduler:
         if not spent or missed is None or until is None:
             return 0
         for other in tx.games_for_email(email):
-            if (other.id != row.id and other.status == "active" and dl.seat_email(other, other.to_move) == email
+            to_move = other.status == "active" and dl.seat_email(other, other.to_move) == email
+            if (other.id != row.id and to_move
                     and dl.retime_for_vacations(other, now, before, dl.vacation_intervals(settings))):
                 tx.save_game(other)
         self._announce_spend(tx, row, state, seat, spent, missed, until, left, first, now)
@@ -367,13 +369,13 @@ class Scheduler:
                             "Your time ran out at {missed}, so {n} days of your vacation allowance were "
                             "spent: your clocks in all your games stop until {until} ({left} left this "
                             "year). Move in {id} by {deadline}.", days).format(
-                                missed=dl.format_when(missed, zone), n=days, until=dl.format_when(until, zone),
-                                left=left, id=row.id, deadline=new)])])
+                                missed=dl.format_when(missed, zone), n=days,
+                                until=dl.format_when(until, zone), left=left, id=row.id, deadline=new)])])
                 else:
                     planned = PlannedMail(
                         to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-                        headline=_("{player} ran out of time in {id}: a vacation day of theirs was spent").format(
-                            player=who(seat, other.seat, names), id=row.id),
+                        headline=_("{player} ran out of time in {id}: a vacation day of theirs was "
+                                   "spent").format(player=who(seat, other.seat, names), id=row.id),
                         sections=[Section(lines=[_(
                             "Their clocks stop for a day at a time while their yearly allowance lasts; they "
                             "must now move by {deadline}.").format(deadline=new)])])

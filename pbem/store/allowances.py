@@ -31,15 +31,17 @@ class AllowanceStatements:
         self._c.run("INSERT INTO allowance (email, year, vacation_days, timeout_days, updated_at)"
                     " VALUES (?, ?, ?, ?, ?) ON CONFLICT (email, year) DO UPDATE SET"
                     " timeout_days = allowance.timeout_days + excluded.timeout_days,"
-                    " updated_at = excluded.updated_at", (email.lower(), year, vacation_days, days, dt_to_text(now)))
+                    " updated_at = excluded.updated_at",
+                    (email.lower(), year, vacation_days, days, dt_to_text(now)))
 
     def move_allowance(self, old_email: str, new_email: str) -> None:
         """A change of address takes the allowance along; a year the new address already has is
         added up."""
         old, new = old_email.lower(), new_email.lower()
         db = self._c
-        for year, vacation, timeout, updated in db.all(
-                "SELECT year, vacation_days, timeout_days, updated_at FROM allowance WHERE email = ?", (old,)):
+        rows = db.all("SELECT year, vacation_days, timeout_days, updated_at FROM allowance WHERE email = ?",
+                      (old,))
+        for year, vacation, timeout, updated in rows:
             db.run("INSERT INTO allowance (email, year, vacation_days, timeout_days, updated_at)"
                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (email, year) DO UPDATE SET"
                    " vacation_days = allowance.vacation_days + excluded.vacation_days,"

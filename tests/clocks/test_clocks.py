@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pbem.clock import ManualClock
 from pbem.clocks import control as tc
 from pbem.clocks import log as cl
 from pbem.clocks import reliability
 from pbem.clocks.counted import OffTime, counted, moment_after
 from pbem.clocks.movable import ClockMoveError, MovableClock, move, parse_shift, read_offset
-from pbem.clock import ManualClock
 from pbem.config import DeadlineConfig
 from pbem.store.base import GameRow, Seat
 
@@ -64,7 +64,7 @@ def test_what_the_words_leave_out_comes_from_the_game_or_the_server() -> None:
     config = DeadlineConfig(default_days=3, policy="notify")
     assert tc.take(["weekends", "off"], config=config)[0] == {
         "kind": "move", "days_per_move": 3, "policy": "notify", "weekends_off": True}
-    fischer = tc.take("time fischer 10+1 cap 12 nights off notify".split())[0]
+    fischer = tc.take(["time", "fischer", "10+1", "cap", "12", "nights", "off", "notify"])[0]
     assert fischer is not None
     # another kind keeps the policy and what does not count; the same kind keeps its amounts
     assert tc.take(["total", "20"], fischer, whole=True)[0] == {
@@ -79,9 +79,9 @@ def test_what_the_words_leave_out_comes_from_the_game_or_the_server() -> None:
 
 def test_json_values_mean_the_same() -> None:
     assert tc.from_json(3) == tc.take(["time", "3"])[0]
-    assert tc.from_json("fischer 10+1.5 cap 10") == tc.take("time fischer 10+1.5 cap 10".split())[0]
-    assert tc.from_json({"kind": "total", "total_days": 30}) == tc.take("time total 30".split())[0]
-    assert tc.from_json({"days_per_move": 2, "policy": "notify"}) == tc.take("time 2 notify".split())[0]
+    assert tc.from_json("fischer 10+1.5 cap 10") == tc.take(["time", "fischer", "10+1.5", "cap", "10"])[0]
+    assert tc.from_json({"kind": "total", "total_days": 30}) == tc.take(["time", "total", "30"])[0]
+    assert tc.from_json({"days_per_move": 2, "policy": "notify"}) == tc.take(["time", "2", "notify"])[0]
     for bad in (True, [], "", {"kind": "hourglass"}, {"kind": "fischer", "initial_days": 2}):
         with pytest.raises(tc.ClockError):
             tc.from_json(bad)
@@ -114,8 +114,8 @@ def test_texts() -> None:
                "policy": "forfeit", "weekends_off": True}
     assert tc.bank_line(fischer, 6 * D + 4 * H) == (
         "Your time: 6 d 4 h, +36 h per move, at most 10 d. (Weekends do not count.)")
-    assert tc.describe(fischer, False) == ("Fischer clock: 10 d, +36 h per move, at most 10 d (weekends do not "
-                                           "count); a late player forfeits")
+    assert tc.describe(fischer, False) == (
+        "Fischer clock: 10 d, +36 h per move, at most 10 d (weekends do not count); a late player forfeits")
     assert tc.kind_text({"kind": "move", "days_per_move": 1}) == "1 day per move"
     assert tc.kind_text({"kind": "total", "total_days": 30, "nights_off": True}) == (
         "30 d for the whole game (nights 23:00-07:00 do not count)")
@@ -171,7 +171,7 @@ def _log(control: dict) -> dict:
 
 
 def test_live_and_replayed_alike_and_a_tampered_log_is_caught() -> None:
-    record = _log(tc.take("time fischer 2+1 cap 3 weekends off".split())[0] or {})
+    record = _log(tc.take(["time", "fischer", "2+1", "cap", "3", "weekends", "off"])[0] or {})
     at = FRI
     for seat, wait in (("black", H), ("white", 3 * D), ("black", 30 * timedelta(minutes=1))):
         cl.append(record, {"event": "start", "at": cl.stamp(at), "seat": seat, "zone": "Europe/Bratislava"})
@@ -185,7 +185,7 @@ def test_live_and_replayed_alike_and_a_tampered_log_is_caught() -> None:
                                 "until": cl.stamp(at + 3 * D)})
     assert cl.check(record) == []
     assert cl.final_deadline(record) == cl.deadline_of(stored) == at + 3 * D
-    white = [e for e in record["clock_log"] if e["event"] == "move" and e["seat"] == "white"][0]
+    white = next(e for e in record["clock_log"] if e["event"] == "move" and e["seat"] == "white")
     # Friday 12:00 to Monday 12:00 in Bratislava, less the weekend: 12 h on Friday, 12 on Monday
     assert white["used"] == 24 * 3600 and white["left"] == 2 * 24 * 3600
     tampered = {**record, "clock_log": [dict(e) for e in record["clock_log"]]}
@@ -233,7 +233,8 @@ def test_reliability_from_the_games() -> None:
                 {"event": "move", "seat": seat, "used": used, "left": 0}]
     rows = [_game("ac-1", "over", {"reason": "forfeit", "forfeited": "white", "winners": ["black"]},
                   [*turn("black", 100, 50), *turn("white", 100, 100, late=True),
-                   {"event": "start", "seat": "black", "bank": 100}, {"event": "move", "seat": "black", "used": 0},
+                   {"event": "start", "seat": "black", "bank": 100},
+                   {"event": "move", "seat": "black", "used": 0},
                    {"event": "start", "seat": "white", "bank": 100},
                    {"event": "timeout", "seat": "white", "action": "forfeit"}]),
             _game("ac-2", "over", {"reason": "scored", "winners": ["white"]}, []),

@@ -98,7 +98,8 @@ class People:
         assert main(["admin", "clock", shift, "-c", str(self.config)]) == 0
         got = self._collect(expect)
         time.sleep(0.5)  # anything more would arrive now
-        assert len(self.sink.messages) == self.seen, [headline(m.message) for m in self.sink.messages[self.seen:]]
+        more = self.sink.messages[self.seen:]
+        assert not more, [headline(m.message) for m in more]
         return got
 
     def game(self, game_id: str):
@@ -217,7 +218,8 @@ def test_clock_kinds_by_mail_on_a_movable_clock(server: People, tmp_path: Path,
     got = people.clock("+3d1m", 2)
     assert headline(got[BO][0]) == "Your time ran out in ac-1: a vacation day was spent for you"
     assert "(0 left this year)" in flat(got[BO][0])
-    assert headline(got[ANN][0]) == f"white ({BO}) ran out of time in ac-1: a vacation day of theirs was spent"
+    assert headline(got[ANN][0]) == (
+        f"white ({BO}) ran out of time in ac-1: a vacation day of theirs was spent")
     got = people.move(BO, "ac-1", 1, to=_latest_of(people, BO, "ac-1"))
     assert "Your time: 42 h, +1 d per move, at most 3 d." in flat(got[ANN][0])
     got = people.move(ANN, "ac-1", 1, to=got[ANN][0])

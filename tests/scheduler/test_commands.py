@@ -168,7 +168,8 @@ def test_timecontrol_later_by_the_challenger_only_before_anyone_accepts(server: 
     out = server.submit(reply_to(created, ALICE, "timecontrol 2 notify"))
     assert headline(to(out, BOB)[0]) == f"{ALICE} changed the time control of ac-1"
     assert "Time control: 2 days per move" in flat(to(out, BOB)[0])
-    assert server.game("ac-1").record["time_control"] == {"kind": "move", "days_per_move": 2, "policy": "notify"}
+    assert server.game("ac-1").record["time_control"] == {
+        "kind": "move", "days_per_move": 2, "policy": "notify"}
     # without the token: no effect and no reply, only the seat's notice (as for any game command)
     out = server.submit(server.mail(ALICE, "timecontrol ac-1 5"))
     notice = f"A mail about ac-1 from {ALICE} was not accepted"
@@ -184,7 +185,8 @@ def test_timecontrol_later_by_the_challenger_only_before_anyone_accepts(server: 
 
 @pytest.mark.parametrize(("line", "expected"), [
     ("timecontrol 3", {"said": {"kind": "move", "days_per_move": 3}}),
-    ("timecontrol ac-2 1.5 days notify", {"said": {"kind": "move", "days_per_move": 1.5, "policy": "notify"}}),
+    ("timecontrol ac-2 1.5 days notify", {"said": {
+        "kind": "move", "days_per_move": 1.5, "policy": "notify"}}),
     ("timecontrol 4d forfeit", {"said": {"kind": "move", "days_per_move": 4, "policy": "forfeit"}}),
     ("timecontrol ac-2", {"said": None}),
     ("timecontrol ac-2 fischer 3d+36h cap 5 weekends off", {"said": {
@@ -199,7 +201,8 @@ def test_timecontrol_parsing(line: str, expected: dict) -> None:
 
 
 @pytest.mark.parametrize("line", ["timecontrol soon", "timecontrol 3 days maybe", "timecontrol fischer 10",
-                                  "timecontrol fischer 10+1 cap 5", "timecontrol total", "timecontrol 3 nights",
+                                  "timecontrol fischer 10+1 cap 5", "timecontrol total",
+                                  "timecontrol 3 nights",
                                   "vacation next week", "vacation 2026-02-30", "timezone Europe Paris"])
 def test_bad_time_commands(line: str) -> None:
     assert not isinstance(parse_line(line, in_game_reply=False), Command)
@@ -223,7 +226,8 @@ def test_take_time_option_for_new() -> None:
     assert take_time_option(ctx, command) == {"time_control": {
         "kind": "move", "days_per_move": 5, "policy": "forfeit", "weekends_off": True}}
     assert command.option_words == ["symmetric"]
-    command = Command("new", "(JSON)", game="alien-city", options={"time": "fischer 10+36h cap 12 nights off"})
+    command = Command("new", "(JSON)", game="alien-city",
+                      options={"time": "fischer 10+36h cap 12 nights off"})
     assert take_time_option(ctx, command) == {"time_control": {
         "kind": "fischer", "initial_days": 10, "increment_days": 1.5, "cap_days": 12, "policy": "forfeit",
         "nights_off": True}}

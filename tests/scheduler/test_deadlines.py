@@ -194,7 +194,8 @@ def test_a_running_clock_from_before_the_log_keeps_its_deadline() -> None:
     dl.pause(row, T0 + timedelta(days=1))
     dl.resume(row, T0 + timedelta(days=2))
     assert row.deadline_at == T0 + timedelta(days=4, hours=5)
-    assert [e["event"] for e in row.record["clock_log"]] == ["control", "start", "deadline", "pause", "resume"]
+    assert [e["event"] for e in row.record["clock_log"]] == [
+        "control", "start", "deadline", "pause", "resume"]
     assert cl.check(row.record) == []
     paused = _row()
     paused.record["clock"] = {"ply": 0, "seat": "black", "started": "2026-03-01T12:00:00Z", "turn": 1,

@@ -66,7 +66,8 @@ class Game:
     def light_check(self, rcpt: str, mail: EmailMessage) -> None:
         """MailCheck's width, subject and thread, without its rules for the first line."""
         assert all(len(line) <= 78 for line in text_of(mail).split("\n")), headline(mail)
-        assert self.check.subject.setdefault(str(mail["X-Pbem-Game"]), str(mail["Subject"])) == mail["Subject"]
+        game = str(mail["X-Pbem-Game"])
+        assert self.check.subject.setdefault(game, str(mail["Subject"])) == mail["Subject"]
         assert str(mail["In-Reply-To"]) in self.check.known[rcpt]
         self.check.known[rcpt].add(str(mail["Message-ID"]))
 
@@ -193,7 +194,8 @@ def test_an_allowance_day_spent_on_a_timeout_and_the_game_goes_on(
     server.clock.set(deadline + timedelta(minutes=1))
     out = game.run()
     alice = to(out, ALICE)
-    assert [headline(m) for m in alice] == [f"Your time ran out in {game.id}: a vacation day was spent for you"]
+    assert [headline(m) for m in alice] == [
+        f"Your time ran out in {game.id}: a vacation day was spent for you"]
     assert (f"so 1 day of your vacation allowance was spent: your clocks in all your games stop until Sun "
             f"22 Nov 2026, 10:00 UTC (29 left this year). Move in {game.id} by Sun 22 Nov 2026, 10:00 UTC"
             ) in flat(alice[0])
@@ -252,7 +254,8 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     assert "For players who lost at most 10 %" in listing
     out = server.submit(reply_to(lost.latest[ALICE], ALICE, f"join {challenge}"))
     refusal = to(out, ALICE)[0]
-    assert headline(refusal).startswith(f"Not done: challenge {challenge} is for players who lost at most 10 %")
+    assert headline(refusal).startswith(
+        f"Not done: challenge {challenge} is for players who lost at most 10 %")
     assert ("you lost 1 of 1 on time, so you are 0 % reliable. Send 'challenges' for others, or post your "
             "own: new alien-city open") in flat(refusal)
     assert server.game(challenge).status == "open"
