@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from pbem.clocks.players import ALLOWANCE, allowance_entry, days_used, player_zone, vacation_days, vacations
+from pbem.clocks.players import ALLOWANCE, allowance_entry, days_used, player_zone, vacation_days
 from pbem.store.base import Tx
 
 DAY = timedelta(days=1)
@@ -74,4 +74,4 @@ def summary(tx: Tx, email: str, year: int, allowance: int,
     return vacation, timeout, max(0, allowance - vacation - timeout)
 
 
-__all__ = ["DAY", "left", "spend_day", "summary", "used", "vacations", "write_vacations", "years_of"]
+__all__ = ["DAY", "left", "spend_day", "summary", "used", "write_vacations", "years_of"]

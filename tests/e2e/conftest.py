@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import email.policy
+import smtplib
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -26,6 +28,19 @@ def serve(config_path: Path, failpoint: str | None) -> subprocess.Popen:
         env["PBEM_FAILPOINT"] = failpoint
     return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def listening(port: int, process: subprocess.Popen) -> None:
+    """Waits until ``pbem serve`` answers on its SMTP port (failing with its last words if it died)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        try:
+            with smtplib.SMTP("127.0.0.1", port, timeout=5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("pbem serve did not listen")
 
 
 def stop(process: subprocess.Popen) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import smtplib
-import subprocess
 import time
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -28,7 +27,7 @@ from pbem.cli.mailbox import new_mail, reply_to
 from pbem.clocks.movable import read_offset
 from pbem.record import replay_record
 from pbem.store import open_store
-from tests.e2e.conftest import raw, serve, stop
+from tests.e2e.conftest import listening, raw, serve, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import attached_record, headline, text_of
 from tests.services.requirements import free_port
@@ -113,18 +112,6 @@ class People:
         return replay_record(self.game(game_id).record)
 
 
-def _listening(port: int, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stderr.read().decode()[-2000:]
-        try:
-            with smtplib.SMTP("127.0.0.1", port, timeout=5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError("pbem serve did not listen")
-
-
 def _to_friday_noon(data: Path) -> str:
     """The shift that brings the clock to the next Friday, 12:00:20 UTC (the weekend comes next)."""
     now = datetime.now(UTC) + read_offset(data)
@@ -156,7 +143,7 @@ vacation_days_per_year = 1
 """)
     process = serve(config, None)
     try:
-        _listening(port, process)
+        listening(port, process)
         yield People(port, smtp_sink, config, tmp_path / "data" / "pbem.sqlite3")
     finally:
         stop(process)
