@@ -381,7 +381,8 @@ def reliability_section(reliable: Mapping[str, tuple[str, reliability.Reliabilit
         f'<td data-label="{heads[3]}">{percent(line.percent if line.finished else None)}</td>'
         f'<td data-label="{heads[4]}">{percent(line.in_time_percent)}</td>'
         f'<td data-label="{heads[5]}">{percent(line.time_used_percent)}</td></tr>' for name, line in lines)
-    return (f"<h2>{escape(_('Reliability'))}</h2><table class=\"games\"><thead><tr>"
+    title = escape(_("Reliability"))
+    return (f"<h2>{title}</h2><table class=\"games\"><thead><tr>"
             + "".join(f"<th>{h}</th>" for h in heads) + f"</tr></thead><tbody>{body}</tbody></table>")
 
 
