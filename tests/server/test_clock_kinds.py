@@ -274,3 +274,26 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     assert ('<tr class="reliability"><td>Alice A.</td><td data-label="Games finished">1</td>'
             '<td data-label="Lost on time">1</td><td data-label="Reliable">0 %</td>') in index
     assert BOB not in index
+
+
+def test_each_reader_gets_the_clock_in_their_language(server: Clocked) -> None:
+    game = Game(server, f"new alien-city time fischer 2+1 cap 3 weekends off with {BOB} as black")
+    board = dict(game.latest)  # the game's mails: the moves answer them
+    game.send(reply_to(game.latest[ALICE], ALICE, "set language de"))
+    game.send(reply_to(game.latest[BOB], BOB, "set language sk"))
+    game.latest.update(board)
+    server.clock.advance(hours=1)
+    bob = to(game.move(ALICE), BOB)[0]
+    assert "Tvoj čas: 2 d, +1 d za ťah, najviac 3 d. (Víkendy sa nepočítajú.)" in flat(bob)
+    server.clock.advance(hours=1)
+    alice = to(game.move(BOB), ALICE)[0]
+    assert "Deine Zeit: 2 T 23 Std., +1 T pro Zug, höchstens 3 T. (Wochenenden zählen nicht.)" in flat(alice)
+    server.clock.set(game.row().deadline_at + timedelta(minutes=1))
+    out = game.run()
+    assert headline(to(out, ALICE)[0]) == (
+        f"Deine Zeit in {game.id} ist abgelaufen: ein Urlaubstag wurde für dich verbraucht")
+    assert headline(to(out, BOB)[0]) == (
+        f"čierny ({ALICE}) prekročil čas v {game.id}: minul sa mu deň dovolenky")
+    settings = flat(to(server.submit(reply_to(alice, ALICE, "settings")), ALICE)[0])
+    assert ("Urlaubskontingent 2026: 29 von 30 Tagen übrig (0 im Urlaub, 1 bei abgelaufener Zeit "
+            "verbraucht)") in settings
