@@ -128,23 +128,24 @@ def cmd_replay(args: argparse.Namespace, extra: list[str]) -> int:
             return 0
     if args.ply is not None:
         raise UsageError(f"--ply {args.ply}: the record has plies 0 to {replay_record(record, game).ply}")
-    return _replay_clock(record, args.json)
+    return _replay_clock(record, args.json, args.clock)
 
 
-def _replay_clock(record: dict, as_json: bool) -> int:
+def _replay_clock(record: dict, as_json: bool, clock_line: bool) -> int:
     """After the positions, the move clocks: every event, its bank and deadline recomputed from the
-    times; exit 1 when a stored value is not what the times give."""
+    times (in JSON, one more line only when asked, so that the last line stays the last position);
+    exit 1 when a stored value is not what the times give."""
     if not record.get("clock_log"):
         return 0
-    if as_json:
-        line = clock_show.clock_json(record)
-        out(json.dumps(line, separators=(", ", ": ")))
-        return 0 if line["clock_check"] == "ok" else 1
     lines, problems = clock_show.clock_lines(record)
-    out("=== clock ===")
-    for text in lines:
-        out(text)
-    out(clock_show.summary(record))
+    if as_json:
+        if clock_line:
+            out(json.dumps(clock_show.clock_json(record), separators=(", ", ": ")))
+    else:
+        out("=== clock ===")
+        for text in lines:
+            out(text)
+        out(clock_show.summary(record))
     for problem in problems:
         print(f"pbem replay: {problem}", file=sys.stderr)
     return 1 if problems else 0
@@ -237,8 +238,9 @@ def register_all(sub: argparse._SubParsersAction) -> None:
                                       "move clocks recomputed from the times (exit 1 if they disagree)")
     p.add_argument("file", help=RECORD_HELP)
     p.add_argument("--ply", type=int, help="only this ply (0 = before the first move)")
-    p.add_argument("--json", action="store_true", help="one JSON object per position, then one with "
-                                                       "the clock")
+    p.add_argument("--json", action="store_true", help="one JSON object per position")
+    p.add_argument("--clock", action="store_true", help="with --json: one more line, the clock's events "
+                                                        "with their recomputed banks and deadlines")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("selfplay", help="random legal games, or matches between computer levels",

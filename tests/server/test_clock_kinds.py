@@ -91,7 +91,7 @@ def replays(record: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["replay", str(path)]) == 0
     out = capsys.readouterr().out
     assert "=== clock ===" in out and "recomputed from the times agrees" in out
-    assert main(["replay", str(path), "--json"]) == 0
+    assert main(["replay", str(path), "--json", "--clock"]) == 0
     last = json.loads(capsys.readouterr().out.strip().split("\n")[-1])
     assert last["clock_check"] == "ok" and len(last["clock"]) == len(record["clock_log"])
     return out
@@ -150,6 +150,15 @@ def test_fischer_quick_answers_bank_time_a_slow_one_spends_it_to_a_loss_on_time(
     assert lefts == [71, 71, 72, 72, 72, 48, 72]  # hours: banked, capped, spent
     replayed = replays(attached_record(ended), tmp_path, capsys)
     assert "black moved: used 1 h, bank left 2 d 23 h" in replayed
+    # a record whose stored bank the times do not give is caught, and named
+    tampered = attached_record(ended)
+    moved = next(e for e in tampered["clock_log"] if e["event"] == "move")
+    moved["left"] += 3600
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(tampered), encoding="utf-8")
+    assert main(["replay", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "(move at 2026-11-20 11:00:00 UTC): left stored as 259200, the times give 255600" in err
 
 
 def test_a_weekend_does_not_count(server: Clocked, tmp_path: Path,
