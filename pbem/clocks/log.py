@@ -19,8 +19,9 @@ Events (``event``, then its fields):
   rollback, the end of the game): charged, nothing added.
 * ``away`` ``intervals`` -> ``deadline``: the player's vacations changed during their turn; they
   count from ``at`` on (what has passed stays as it was).
-* ``spend`` ``days until left_days`` -> ``deadline``: the time was up and a day of the player's
-  vacation allowance was spent: the clock does not run until ``until``.
+* ``spend`` ``from until days left_days`` -> ``deadline``: the time was up (at ``from``, the deadline
+  missed) and a day of the player's vacation allowance was spent: the clock does not run from
+  ``from`` to ``until``.
 * ``pause`` ``why`` / ``resume`` -> ``deadline``: a moderator's (or a bounce's) stop.
 * ``outage`` ``from`` -> ``deadline``: the server was down from ``from`` to ``at``; not counted.
 * ``deadline`` ``until`` -> ``deadline``: a moderator's deadline (wall-clock time from ``at``,
