@@ -107,7 +107,7 @@ class Turn:
     paused_at: datetime | None = None
     override: tuple[datetime, datetime, bool] | None = None  # (at, until, fixed): a set deadline
     expired: bool = False  # the policy 'notify' applied: no deadline until a moderator sets one
-    spent_days: int = 0  # allowance days spent on this turn
+    spends: int = 0  # allowance days that stopped this turn's clock (spent for it or for another game)
     graced: bool = False
 
     def off(self, until: datetime | None = None) -> OffTime:
@@ -138,7 +138,7 @@ class Turn:
     @property
     def late(self) -> bool:
         """The turn went past its own time (allowance spent, final reminder, policy applied)."""
-        return bool(self.spent_days or self.graced or self.expired)
+        return bool(self.spends or self.graced or self.expired)
 
 
 BankLookup = Callable[[str, Mapping[str, Any]], timedelta]
@@ -197,7 +197,7 @@ class Fold:
             turn.away = merge([*past, *after(intervals_of(event.get("intervals")), at)])
         elif kind == "spend":
             turn.pauses.append((moment(event.get("from") or event["at"]), moment(event["until"])))
-            turn.spent_days += int(event.get("days", 1))
+            turn.spends += 1
         elif kind == "pause":
             if turn.paused_at is None:
                 turn.paused_at = at

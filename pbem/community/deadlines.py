@@ -31,7 +31,9 @@ from pbem.clocks.control import POLICIES, ClockError
 from pbem.clocks.counted import Interval, OffTime, counted, wall_after
 from pbem.clocks.counted import merge as merge_intervals
 from pbem.clocks.players import (
+    allowance_spent,
     days_used,
+    entry_interval,
     find_timezone,
     format_span,
     format_when,
@@ -335,14 +337,16 @@ def retime_for_vacations(row: GameRow, now: datetime, old: Sequence[Interval],
     return True
 
 
-def spend(row: GameRow, now: datetime, missed: datetime, until: datetime, left_days: int) -> datetime | None:
-    """A day of the mover's allowance, spent because their time ran out at ``missed``: the clock
-    does not run until ``until``. Returns the new deadline."""
+def spend(row: GameRow, now: datetime, missed: datetime, until: datetime, left_days: int,
+          days: int = 1) -> datetime | None:
+    """A day of the mover's allowance, spent because their time ran out at ``missed`` (``days=0``:
+    a day spent for another game of theirs that covers it): the clock does not run until
+    ``until``. Returns the new deadline."""
     current = running(row)
     if current is None:
         return None
     _apply(row, {"event": "spend", "at": cl.stamp(now), "seat": current.seat, "from": cl.stamp(missed),
-                 "until": cl.stamp(until), "days": 1, "left_days": left_days})
+                 "until": cl.stamp(until), "days": days, "left_days": left_days})
     return row.deadline_at
 
 
@@ -437,12 +441,11 @@ def forfeit(row: GameRow, scores: Mapping[str, int], seat: str, now: datetime) -
 
 
 __all__ = [
-    "GRACE", "POLICIES", "ClockError", "Interval", "bank_line", "clock", "close_turn", "current_ply",
-    "days_used",
-    "deadline_after", "default_time_control", "describe_time_control", "drop", "dropped_seats", "ensure_log",
-    "expire", "find_timezone", "forfeit", "format_span", "format_when", "generation", "grace", "is_paused",
-    "merge_intervals", "on_vacation", "outage", "pause", "player_zone", "playing_seats", "resume",
-    "retime_for_vacations", "running", "running_time", "seat_email", "seat_vacations", "seat_zone",
-    "set_deadline", "set_time_control", "spend", "start_clock", "stop_clock", "time_control", "turn",
-    "turn_key", "vacation_days", "vacation_entry", "vacation_intervals", "vacations",
+    "GRACE", "POLICIES", "ClockError", "Interval", "allowance_spent", "bank_line", "clock", "close_turn",
+    "current_ply", "days_used", "deadline_after", "default_time_control", "describe_time_control", "drop",
+    "dropped_seats", "ensure_log", "entry_interval", "expire", "find_timezone", "forfeit", "format_span",
+    "format_when", "generation", "grace", "is_paused", "merge_intervals", "on_vacation", "outage", "pause",
+    "player_zone", "playing_seats", "resume", "retime_for_vacations", "running", "running_time", "seat_email",
+    "seat_vacations", "seat_zone", "set_deadline", "set_time_control", "spend", "start_clock", "stop_clock",
+    "time_control", "turn", "turn_key", "vacation_days", "vacation_entry", "vacation_intervals", "vacations",
 ]

@@ -195,9 +195,9 @@ class Scheduler:
             tx.save_game(row)
             return
         clock = dl.clock(row)
-        spent = self._spend(tx, row, state, seat, now)
+        spent, given = self._spend(tx, row, state, seat, now)
         report.spent += spent
-        if spent and row.deadline_at is not None and row.deadline_at > now:
+        if given and row.deadline_at is not None and row.deadline_at > now:
             # the allowance bought time: the policy waits, and the mail about it is the reminder of
             # the reminders already due for the new deadline
             due = {h for h in self.config.deadlines.reminders_hours
@@ -234,42 +234,50 @@ class Scheduler:
             dl.expire(row, now)
         tx.save_game(row)
 
-    def _spend(self, tx: Tx, row: GameRow, state: State, seat: str, now: datetime) -> int:
+    def _spend(self, tx: Tx, row: GameRow, state: State, seat: str, now: datetime) -> tuple[int, bool]:
         """The late player's vacation allowance, before the deadline's policy: whole days, each from
         the deadline missed, in which none of their clocks run (in this game and every other game of
-        theirs), as many as it takes to bring the deadline past ``now`` while days are left (one,
-        unless the scheduler was behind). Returns the days spent: 0, with nothing changed, when none
-        is left or the seat is the computer's."""
+        theirs), as many as it take to bring the deadline past ``now`` while days are left (one,
+        unless the scheduler was behind). A day already spent for another game that covers the
+        deadline missed serves this game too. Returns (days spent, whether time was given); (0,
+        False), with nothing changed, when no day is left or the seat is the computer's."""
         days_a_year = self.config.deadlines.vacation_days_per_year
         email = dl.seat_email(row, seat)
         if days_a_year <= 0 or email is None or is_computer(email):
-            return 0
+            return 0, False
         settings = tx.get_player(email)
         before = dl.vacation_intervals(settings)
         current = dl.running(row)
-        first = current is None or not current.spent_days
-        spent, missed, until, left = 0, row.deadline_at, row.deadline_at, 0
+        first = current is None or not current.spends
+        spent, given, missed, until, left = 0, False, row.deadline_at, row.deadline_at, 0
         while row.deadline_at is not None and row.deadline_at <= now:
             late = row.deadline_at
             year = late.astimezone(dl.player_zone(settings)).year
-            if (allowance.left(tx, email, year, days_a_year, settings) < 1
-                    or not tx.claim_once(f"spend:{row.id}:{dl.turn_key(row)}:{iso(late)}", now)):
+            left = allowance.left(tx, email, year, days_a_year, settings)
+            covering = max((end for start, end in map(dl.entry_interval, dl.allowance_spent(settings))
+                            if start <= late < end), default=None)
+            if covering is not None:  # spent when another game of theirs ran out: it stops this clock too
+                until = covering
+                dl.spend(row, now, late, until, left, days=0)
+                given = True
+                continue
+            if left < 1 or not tx.claim_once(f"spend:{row.id}:{dl.turn_key(row)}:{iso(late)}", now):
                 break
             day = allowance.spend_day(tx, email, settings, late, now, days_a_year)
             if day is None:
                 break
             until, left = day
             dl.spend(row, now, late, until, left)
-            spent += 1
-        if not spent or missed is None or until is None:
-            return 0
+            spent, given = spent + 1, True
+        if not given or missed is None or until is None:
+            return 0, False
         for other in tx.games_for_email(email):
             to_move = other.status == "active" and dl.seat_email(other, other.to_move) == email
             if (other.id != row.id and to_move
                     and dl.retime_for_vacations(other, now, before, dl.vacation_intervals(settings))):
                 tx.save_game(other)
         self._announce_spend(tx, row, state, seat, spent, missed, until, left, first, now)
-        return spent
+        return spent, True
 
     def _expire(self, tx: Tx, game_id: str, now: datetime, report: RunReport) -> None:
         """An open challenge nobody filled in time is cancelled, once, and its players told."""
@@ -351,8 +359,8 @@ class Scheduler:
         names = game_names(tx, row)
         deadline = row.deadline_at
         for other in row.seats:
-            if other.seat != seat and not first:
-                continue
+            if (other.seat != seat and not first) or (other.seat == seat and not days):
+                continue  # the others hear of it once a turn; the player of each day spent
             zone = self._zone(tx, other.email)
             with self._speaking_to(tx, other.email):
                 new = dl.format_when(deadline, zone, now) if deadline else _("no deadline")

@@ -234,6 +234,24 @@ def test_an_allowance_day_spent_on_a_timeout_and_the_game_goes_on(
         assert tx.allowance_use(ALICE, 2026) == (0, 1)
 
 
+def test_one_day_spent_covers_every_game_that_ran_out_in_it(server: Clocked) -> None:
+    """Two games of Alice's run out in the same minute (the scheduler looks once a minute): one day
+    of her allowance is spent, and it stops both clocks."""
+    one = Game(server, f"new alien-city time 1 with {BOB} as black")
+    two = Game(server, f"new alien-city time 1 with {CAROL} as black", second=CAROL)
+    server.clock.set(two.row().deadline_at + timedelta(minutes=1))
+    out = one.run()
+    assert [headline(m) for m in to(out, ALICE)] == [
+        f"Your time ran out in {one.id}: a vacation day was spent for you"]  # one mail: one day
+    assert [headline(m) for m in to(out, CAROL)] == [
+        f"black ({ALICE}) ran out of time in {two.id}: a vacation day of theirs was spent"]
+    with server.store.transaction() as tx:
+        assert tx.allowance_use(ALICE, 2026) == (0, 1)
+    assert two.row().deadline_at == one.row().deadline_at > server.clock.now()  # the same day's end
+    spends = [e for e in two.row().record["clock_log"] if e["event"] == "spend"]
+    assert [e["days"] for e in spends] == [0] and cl.check(two.row().record) == []
+
+
 def test_the_allowance_runs_out_then_the_policy_applies(server: Clocked) -> None:
     server.config.deadlines.vacation_days_per_year = 2
     server.config.deadlines.grace_reminder = False
