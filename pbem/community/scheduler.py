@@ -17,6 +17,11 @@ day whose digest already went out is covered when that digest listed the game, o
 next day's digest. Players on vacation get none. Grace notices, forfeits and moderator calls are events,
 not reminders: they go out when they happen.
 
+Allowance: when a player's time is up and they have days of their yearly vacation allowance left
+(``pbem.clocks.allowance``), a whole day is spent first (``spend:ac-1:12.13:DEADLINE``), from the
+deadline missed: none of their clocks run in it, in any game of theirs, and a game of theirs that ran
+out within it is covered by it. Only with no day left does the policy below apply.
+
 Forfeits: in a game that can go on without the late player (Space Truckin' with three or more players
 still in it) the player is dropped - a ``drop`` entry in the record, so replaying gives the same position -
 and the clock starts for the next seat to move; otherwise the game ends and the others win.
