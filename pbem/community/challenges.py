@@ -218,7 +218,8 @@ def do_challenges(ctx: MailContext, command: Command) -> None:
     rows = ctx.tx.search_games(status="open", game=command.args.get("game"))
     if not rows:
         ctx.reply(Section(lines=[_("Post one that anyone may join, e.g.: new alien-city open"),
-                                 _("(options as for any new game; 'rating 1400-1700' limits who may join)")]),
+                                 _("(options as for any new game; 'rating 1400-1700' or 'reliable 90' "
+                                   "limits who may join)")]),
                   headline=_("No open challenges"))
         return
     ratings = {name: _ratings(ctx, name) for name in {r.game for r in rows}}
