@@ -318,8 +318,9 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
 
 
 def _parse_open(line: str, rest: list[str]) -> Command:
-    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [as SEAT]``: a challenge anyone may
-    take (pbem.community.challenges reads ``players`` and ``rating`` from the option words)."""
+    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [reliable PERCENT] [as SEAT]``: a
+    challenge anyone may take (pbem.community.challenges reads ``players``, ``rating`` and
+    ``reliable`` from the option words)."""
     words = [w for w in rest[1:] if w.lower() != "open"]
     seat = None
     if len(words) >= 2 and words[-2].lower() == "as":

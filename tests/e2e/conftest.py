@@ -30,6 +30,27 @@ def serve(config_path: Path, failpoint: str | None) -> subprocess.Popen:
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+def serve_toml(tmp_path: Path, port: int, sink, extra: str = "") -> Path:
+    """A pbem.toml for ``pbem serve`` in ``tmp_path``: the SMTP listener on ``port``, the relay
+    ``sink``, and ``extra`` lines (``[server]`` settings come first, then the sections)."""
+    path = tmp_path / "pbem.toml"
+    server, _, sections = extra.partition("\n[")
+    path.write_text(f"""
+[server]
+data_dir = "{tmp_path / 'data'}"
+{server}
+[smtp]
+enabled = true
+host = "127.0.0.1"
+port = {port}
+[relay]
+host = "{sink.host}"
+port = {sink.port}
+security = "none"
+""" + (f"[{sections}\n" if sections else ""))
+    return path
+
+
 def listening(port: int, process: subprocess.Popen) -> None:
     """Waits until ``pbem serve`` answers on its SMTP port (failing with its last words if it died)."""
     deadline = time.monotonic() + 30

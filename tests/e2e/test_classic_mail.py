@@ -19,7 +19,7 @@ from pbem.cli.mailbox import new_mail, reply_to
 from pbem.record import replay_record
 from pbem.store import open_store
 from tests.classic.test_queue_preview import answers
-from tests.e2e.conftest import listening, raw, relay, serve, stop
+from tests.e2e.conftest import listening, raw, relay, serve, serve_toml, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import Player, follow, headline, mailto_links, text_of
 from tests.services.requirements import free_port
@@ -142,19 +142,7 @@ def test_mail_queued_by_pbem_admin_leaves_at_once(tmp_path: Path, smtp_sink, dae
 
 def test_kill_9_between_the_move_and_the_queued_reply(tmp_path: Path, smtp_sink) -> None:
     port = free_port()
-    config_path = tmp_path / "pbem.toml"
-    config_path.write_text(f"""
-[server]
-data_dir = "{tmp_path / 'data'}"
-[smtp]
-enabled = true
-host = "127.0.0.1"
-port = {port}
-[relay]
-host = "{smtp_sink.host}"
-port = {smtp_sink.port}
-security = "none"
-""")
+    config_path = serve_toml(tmp_path, port, smtp_sink)
     people = Mailer(port, smtp_sink)
     database = tmp_path / "data" / "pbem.sqlite3"
 

@@ -27,7 +27,7 @@ from pbem.cli.mailbox import new_mail, reply_to
 from pbem.clocks.movable import read_offset
 from pbem.record import replay_record
 from pbem.store import open_store
-from tests.e2e.conftest import listening, raw, serve, stop
+from tests.e2e.conftest import listening, raw, serve, serve_toml, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import attached_record, headline, text_of
 from tests.services.requirements import free_port
@@ -125,22 +125,8 @@ def _to_friday_noon(data: Path) -> str:
 @pytest.fixture
 def server(tmp_path: Path, smtp_sink):
     port = free_port()
-    config = tmp_path / "pbem.toml"
-    config.write_text(f"""
-[server]
-data_dir = "{tmp_path / 'data'}"
-clock = "movable"
-[smtp]
-enabled = true
-host = "127.0.0.1"
-port = {port}
-[relay]
-host = "{smtp_sink.host}"
-port = {smtp_sink.port}
-security = "none"
-[deadlines]
-vacation_days_per_year = 1
-""")
+    config = serve_toml(tmp_path, port, smtp_sink,
+                        'clock = "movable"\n[deadlines]\nvacation_days_per_year = 1')
     process = serve(config, None)
     try:
         listening(port, process)
