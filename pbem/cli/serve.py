@@ -74,8 +74,11 @@ def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
     except ConfigError as exc:
         print(f"pbem deliver: {exc}", file=sys.stderr)
         return EX_TEMPFAIL
+    from pbem.clocks.movable import configured_clock
+
     raw = read_message(sys.stdin.buffer, config.max_message_bytes)
-    return deliver(config, raw, lambda: open_configured_store(config), envelope_from=args.sender)
+    return deliver(config, raw, lambda: open_configured_store(config), envelope_from=args.sender,
+                   clock=configured_clock(config))
 
 
 def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
