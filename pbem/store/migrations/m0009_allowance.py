@@ -1,4 +1,4 @@
-"""Schema version 8: the yearly vacation allowance, per player and year.
+"""Schema version 9: the yearly vacation allowance, per player and year.
 
 A player's ``vacation`` days and the days spent for them when their time ran out (a timeout spends
 the allowance, a day at a time, before a game is lost) come out of one allowance a year
