@@ -100,6 +100,9 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "propose": ("game", "what"), "reject": ("game",), "withdraw": ("game",), "join": ("game",),
     "rekey": ("game",), "queue": ("game", "clear"), "preview": ("game", "move"),
     "challenges": ("name",), "confirm address": ("code",),
+    # what players keep for themselves (pbem/players: notes, automove, blocking)
+    "note": ("game", "secret", "text"), "notes": ("game", "clear"), "block": ("address",),
+    "unblock": ("address",), "blocked": (),
     "admin": ("op", "filters", "game", "seat", "address", "when", "n", "result", "why"),
 }
 

@@ -120,9 +120,10 @@ def do_history(ctx: MailContext, command: Command) -> None:
         elif is_move_entry(entry):
             number += 1
             seat = who(entry.get("seat"), mine.seat if mine else None, names)
-            queued = " " + _("(queued)") if entry.get("queued") else ""
+            marks = [_("(queued)")] if entry.get("queued") else []
+            marks += [_("(automatic)")] if entry.get("automatic") else []
             move = local_move(next(before), str(entry.get("move")))
-            lines.append(f"{number:>4}. {seat:<20} {move}{queued}")
+            lines.append(f"{number:>4}. {seat:<20} {' '.join([move, *marks])}")
     text = "\n".join(lines) if lines else _("No moves yet.")
     ctx.reply(Section(pre=text), row.id, headline=ngettext("History of {id}: {n} move",
                                                            "History of {id}: {n} moves", number).format(

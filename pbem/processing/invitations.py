@@ -241,8 +241,13 @@ def do_decline(ctx: MailContext, command: Command) -> None:
     if row.status != "invited":
         raise CommandFailed(_("game {id} is {status}; only invitations can be declined.").format(
             id=row.id, status=status_word(row.status)))
-    _declined(ctx, row, seat)
+    decline_for(ctx, row, seat)
     ctx.reply(None, row.id, headline=_("You declined {id}; the game is cancelled").format(id=row.id))
+
+
+def decline_for(ctx: MailContext, row: GameRow, seat: Seat) -> None:
+    """``seat`` declines the invitation: the game is cancelled, and every other player hears it."""
+    _declined(ctx, row, seat)
     for other in row.seats:
         if other.seat != seat.seat:
             with ctx.speaking_to(other.email):
