@@ -35,7 +35,7 @@ USAGE_BLOCK = N_("block ADDRESS   (never hear from that address: help blocking)"
 USAGE_UNBLOCK = "unblock ADDRESS"
 USAGE_BLOCKED = N_("blocked   (the addresses you block)")
 MAX_BLOCKS = 500
-_ADDRESS = re.compile(r"^[^@\s<>,;:\"()\[\]]{1,64}@[^@\s<>,;:\"()\[\]]+\.[^@\s<>,;:\"()\[\].]+$")
+_ADDRESS = re.compile(r"^[^@\s<>,;:\"()\[\]]{1,64}@[^@\s<>,;:\"()\[\]]{1,255}$")
 HELP = N_("""Blocking: addresses you do not want to hear from.
 
   block ADDRESS     its invitations to you are declined at once (you never

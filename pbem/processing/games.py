@@ -196,9 +196,12 @@ def announce_position(ctx: MailContext, row: GameRow, state: State, event: Text,
 
     if state.is_over:
         def end_note() -> list[str]:
+            """For each reader of the result (``speaking_to``): a player's own lines too."""
             done = say(event) + "".join(f"; {names.get(s, s)} {say(what)}" for s, what in after.followed)
             before = [f"{done[:1].upper()}{done[1:]}."] if after.followed else []
-            return [*before, *notes_now(), *map(say, after.lines), *talk()]
+            mine = next((s.seat for s in row.seats if s.email == reader()), None)
+            return [*before, *notes_now(), *map(say, after.lines), *after.private.get(mine or "", []),
+                    *talk()]
         announce_end(ctx, row, state, exclude=exclude, note=end_note)
         return
     for seat in row.seats:

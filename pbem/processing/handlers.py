@@ -224,7 +224,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
                           move=local_move(before, canonical)),
                       exclude=seat.seat, note=note, after=after, number=number,
                       notes=(lambda: notes_again(before, added, start)) if notes else [])
-    followed = "".join(f" {names.get(s, s)} {say(what)}." for s, what in after.followed)
+    followed = "".join(f" {_('You') if s == seat.seat else names.get(s, s)} {say(what)}."
+                       for s, what in after.followed)  # e.g. the mover's own move played for them
     notes = [*notes, *map(say, after.lines), *after.private.get(seat.seat, [])]
     if state.is_over:
         if followed:

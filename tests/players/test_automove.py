@@ -1,0 +1,183 @@
+"""One-move turns by mail (``set automove on``): the only legal move is played for the player in the
+same step as the move that brought their turn, mailed as "played for you: the only legal move",
+recorded as an automatic move that replays identically; never when there is a choice, never for a
+player who did not ask; after a queued reply; and after a move of the computer opponent."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from engine import State, get_game
+from pbem.processing.computer import move_mail
+from pbem.record import append_move, replay_record
+from tests.classic.conftest import ANN, BO, Table, flat, only
+from tests.server.harness import headline, text_of
+
+SEATS = {"black": ANN, "white": BO}
+
+
+def advance(table: Table, game_id: str, found: Callable[[State], Any]) -> Any:
+    """Random moves, written into the game as moves by mail would be, until ``found`` names what to
+    play next; a game that ends first is played again from the start with other moves."""
+    with table.server.store.transaction() as tx:
+        row = tx.get_game(game_id, for_update=True)
+        game = get_game(row.game)
+        start = list(row.record["moves"])
+        for attempt in range(40):
+            rng = random.Random(attempt)
+            row.record["moves"] = list(start)
+            state = replay_record(row.record, game)
+            while not state.is_over:
+                wanted = found(state)
+                if wanted is not None:
+                    row.to_move = state.to_move
+                    tx.save_game(row)
+                    return wanted
+                append_move(game, state, row.record, state.move_text(rng.choice(state.legal_moves())),
+                            table.server.clock.now())
+    raise AssertionError("no such position in 40 random games")
+
+
+def after(state: State, move: Any) -> State:
+    trial = state.copy()
+    trial.push(move)
+    return trial
+
+
+def forced_reply(state: State) -> tuple[str, str] | None:
+    """Black to move, and a move of black that leaves white a forced move."""
+    if state.to_move != "black":
+        return None
+    for move in state.legal_moves():
+        trial = after(state, move)
+        if not trial.is_over and trial.to_move == "white" and trial.forced_move() is not None:
+            return state.move_text(move), trial.move_text(trial.forced_move())
+    return None
+
+
+def automove(table: Table, player: str) -> None:
+    out = table.reply(player, "set automove on")
+    assert headline(only(out, player)) == "Done: automove is now on: your only legal move is played for you"
+
+
+def board_mail(table: Table, player: str, game_id: str):  # noqa: ANN201
+    """A fresh board of the game: the mail a player replies to with a move."""
+    return only(table.reply(player, f"board {game_id}"), player)
+
+
+def test_the_only_legal_move_is_played_for_a_player_who_asked(table: Table) -> None:
+    game_id = table.start()
+    settings = only(table.reply(BO, "settings"), BO)
+    assert "automove  off" in text_of(settings)
+    automove(table, BO)
+    assert "automove  on: your only legal move is played for you" in text_of(
+        only(table.reply(BO, "settings"), BO))
+    theirs, forced = advance(table, game_id, forced_reply)
+    out = table.reply(ANN, theirs, board_mail(table, ANN, game_id))
+    row = table.game(game_id)
+    last = row.record["moves"][-1]
+    assert (last["seat"], last["move"], last.get("automatic")) == ("white", forced, True)
+    ann, bo = only(out, ANN), only(out, BO)
+    number = len([e for e in row.record["moves"] if "move" in e])
+    assert f"{BO} played {forced} automatically (the only legal move)" in flat(ann)
+    if row.status == "over":  # Alien City's forced moves are mostly its last ones
+        assert headline(ann).startswith("Game over") and headline(bo).startswith("Game over")
+        assert f"{BO} played {forced} automatically (the only legal move)." in flat(bo)
+    else:
+        assert f"you played {forced} automatically (the only legal move)" in headline(bo)
+    assert f"Played for you: the only legal move, {forced} (move {number})." in flat(bo)
+    assert "To choose every move yourself: set automove off" in flat(bo)
+    # recorded like any move: it replays to the same position, and the history marks it
+    assert replay_record(row.record).ply == number
+    history = text_of(only(table.mail(ANN, f"history {game_id}"), ANN))
+    assert f"{forced} (automatic)" in history
+
+
+def test_nothing_is_played_when_there_is_a_choice(table: Table) -> None:
+    game_id = table.start()
+    automove(table, BO)
+    turn = board_mail(table, ANN, game_id)
+    state = replay_record(table.game(game_id).record)
+    move = state.move_text(state.legal_moves()[0])
+    out = table.reply(ANN, move, turn)  # Bo has dozens of builds: his turn waits for him
+    assert headline(only(out, BO)).startswith("Your move (move 2).")
+    assert not any(e.get("automatic") for e in table.game(game_id).record["moves"])
+
+
+def test_nothing_is_played_for_a_player_who_did_not_ask(table: Table) -> None:
+    game_id = table.start()
+    automove(table, BO)
+    off = only(table.reply(BO, "set automove off"), BO)
+    assert headline(off) == "Done: automove is now off"
+    theirs, _forced = advance(table, game_id, forced_reply)
+    out = table.reply(ANN, theirs, board_mail(table, ANN, game_id))
+    assert headline(only(out, BO)).startswith("Your move")
+    assert "Played for you" not in flat(only(out, BO))
+    assert not any(e.get("automatic") for e in table.game(game_id).record["moves"])
+    wrong = only(table.reply(BO, "set automove sometimes"), BO)
+    assert headline(wrong) == "Not done: automove takes on or off, not 'sometimes': e.g. set automove on"
+
+
+def queued_then_forced(state: State) -> tuple[str, str, str] | None:
+    """White to move; a move of white, a reply of black, and then white's forced move."""
+    if state.to_move != "white" or len(state.legal_moves()) > 20:
+        return None
+    for theirs in state.legal_moves():
+        trial = after(state, theirs)
+        if trial.is_over or trial.to_move != "black":
+            continue
+        for mine in trial.legal_moves():
+            then = after(trial, mine)
+            if not then.is_over and then.to_move == "white" and then.forced_move() is not None:
+                return (state.move_text(theirs), trial.move_text(mine),
+                        then.move_text(then.forced_move()))
+    return None
+
+
+def test_a_forced_move_follows_a_queued_reply(table: Table) -> None:
+    game_id = table.start()
+    automove(table, BO)
+    theirs, mine, forced = advance(table, game_id, queued_then_forced)
+    queued = table.reply(ANN, f"queue {game_id}\nif {theirs} then {mine}", board_mail(table, ANN, game_id))
+    assert headline(only(queued, ANN)).startswith(f"Queued for {game_id}: 1 line(s)")
+    out = table.reply(BO, theirs, board_mail(table, BO, game_id))
+    moves = [e for e in table.game(game_id).record["moves"] if "move" in e][-3:]
+    assert [(m["seat"], m["move"], bool(m.get("queued")), bool(m.get("automatic"))) for m in moves] == [
+        ("white", theirs, False, False), ("black", mine, True, False), ("white", forced, False, True)]
+    bo = only(out, BO)
+    assert f"{ANN} replied {mine} (queued). You played {forced} automatically" in flat(bo)
+    assert f"Played for you: the only legal move, {forced}" in flat(bo)
+    assert f"you replied {mine} (queued); {BO} played {forced} automatically" in flat(only(out, ANN)) or \
+        headline(only(out, ANN)).startswith("Game over")
+    assert replay_record(table.game(game_id).record).ply == len(
+        [e for e in table.game(game_id).record["moves"] if "move" in e])
+
+
+def test_a_forced_move_follows_the_computers_move(table: Table) -> None:
+    out = table.mail(ANN, "new alien-city with computer:1 as white")
+    game_id = str(only(out, ANN)["X-Pbem-Game"])
+    automove(table, ANN)
+
+    def computer_then_forced(state: State) -> str | None:
+        if state.to_move != "black":
+            return None
+        for move in state.legal_moves():
+            trial = after(state, move)
+            if not trial.is_over and trial.to_move == "white" and trial.forced_move() is not None:
+                return state.move_text(move)
+        return None
+
+    move = advance(table, game_id, computer_then_forced)
+    row = table.game(game_id)
+    seat = next(s for s in row.seats if s.seat == "black")
+    state = replay_record(row.record)
+    raw = move_mail(table.server.config, table.server.processor.secret, row, seat, state.ply, move,
+                    table.server.clock.now())
+    out = table.server.submit(raw)
+    ann = only(out, ANN)
+    moves = table.game(game_id).record["moves"]
+    assert moves[-1]["seat"] == "white" and moves[-1]["automatic"] is True
+    assert f"Played for you: the only legal move, {moves[-1]['move']}" in flat(ann)
+    assert "computer level 1 played" in headline(ann) or headline(ann).startswith("Game over")
