@@ -35,8 +35,8 @@ def advance(table: Table, game_id: str, found: Callable[[State], Any]) -> Any:
                     row.to_move = state.to_move
                     tx.save_game(row)
                     return wanted
-                append_move(game, state, row.record, state.move_text(rng.choice(state.legal_moves())),
-                            table.server.clock.now())
+                append_move(game, state, row.record, state.move_text(state.random_move(rng)),
+                            table.server.clock.now())  # claims too: a claim left to make is a choice
     raise AssertionError("no such position in 40 random games")
 
 
@@ -54,6 +54,19 @@ def forced_reply(state: State) -> tuple[str, str] | None:
         trial = after(state, move)
         if not trial.is_over and trial.to_move == "white" and trial.forced_move() is not None:
             return state.move_text(move), trial.move_text(trial.forced_move())
+    return None
+
+
+def forced_going_on(state: State) -> tuple[str, str, str] | None:
+    """(the seat to move, a move of it, the other seat's forced move after it) where the game goes on
+    after the forced move."""
+    for move in state.legal_moves():
+        trial = after(state, move)
+        if trial.is_over or trial.to_move == state.to_move:
+            continue
+        forced = trial.forced_move()
+        if forced is not None and not after(trial, forced).is_over:
+            return state.to_move, state.move_text(move), trial.move_text(forced)
     return None
 
 
@@ -93,6 +106,22 @@ def test_the_only_legal_move_is_played_for_a_player_who_asked(table: Table) -> N
     assert replay_record(row.record).ply == number
     history = text_of(only(table.mail(ANN, f"history {game_id}"), ANN))
     assert f"{forced} (automatic)" in history
+
+
+def test_after_the_move_played_for_them_the_game_goes_on(table: Table) -> None:
+    game_id = table.start()
+    seat, theirs, forced = advance(table, game_id, forced_going_on)
+    mover, other = SEATS[seat], SEATS["white" if seat == "black" else "black"]
+    automove(table, other)
+    out = table.reply(mover, theirs, board_mail(table, mover, game_id))
+    number = len([e for e in table.game(game_id).record["moves"] if "move" in e])
+    mine, theirs_mail = only(out, mover), only(out, other)
+    assert headline(mine) == (f"Applied: {theirs} (move {number - 1}). {other} played {forced} "
+                              f"automatically (the only legal move). Your move (move {number + 1}).")
+    assert headline(theirs_mail) == (f"{mover} played {theirs} (move {number - 1}); you played {forced} "
+                                     f"automatically (the only legal move); {seat} ({mover}) is to move.")
+    body = text_of(theirs_mail).split("\n\n", 1)[1]
+    assert body.startswith(f"Played for you: the only legal move, {forced} (move {number}).")
 
 
 def test_nothing_is_played_when_there_is_a_choice(table: Table) -> None:
