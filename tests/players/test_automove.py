@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from engine import State, get_game
@@ -18,10 +19,11 @@ from tests.server.harness import headline, text_of
 SEATS = {"black": ANN, "white": BO}
 
 
-def advance(table: Table, game_id: str, found: Callable[[State], Any]) -> Any:
-    """Random moves, written into the game as moves by mail would be, until ``found`` names what to
-    play next; a game that ends first is played again from the start with other moves."""
-    with table.server.store.transaction() as tx:
+def random_play(store: Any, game_id: str, found: Callable[[State], Any], now: datetime) -> Any:
+    """Random moves (claims too: a claim left to make is a choice), written into the game as moves
+    by mail would be, until ``found`` names what to play next; a game that ends first is played
+    again from where it stood with other moves."""
+    with store.transaction() as tx:
         row = tx.get_game(game_id, for_update=True)
         game = get_game(row.game)
         start = list(row.record["moves"])
@@ -35,9 +37,12 @@ def advance(table: Table, game_id: str, found: Callable[[State], Any]) -> Any:
                     row.to_move = state.to_move
                     tx.save_game(row)
                     return wanted
-                append_move(game, state, row.record, state.move_text(state.random_move(rng)),
-                            table.server.clock.now())  # claims too: a claim left to make is a choice
+                append_move(game, state, row.record, state.move_text(state.random_move(rng)), now)
     raise AssertionError("no such position in 40 random games")
+
+
+def advance(table: Table, game_id: str, found: Callable[[State], Any]) -> Any:
+    return random_play(table.server.store, game_id, found, table.server.clock.now())
 
 
 def after(state: State, move: Any) -> State:
@@ -75,7 +80,7 @@ def automove(table: Table, player: str) -> None:
     assert headline(only(out, player)) == "Done: automove is now on: your only legal move is played for you"
 
 
-def board_mail(table: Table, player: str, game_id: str):  # noqa: ANN201
+def board_mail(table: Table, player: str, game_id: str):
     """A fresh board of the game: the mail a player replies to with a move."""
     return only(table.reply(player, f"board {game_id}"), player)
 
