@@ -93,8 +93,9 @@ def _shown(value: Any) -> str:
 
 register_setting(Setting(
     KEY, "set automove on|off",
-    N_("on: when it is your turn and you have exactly one legal move (a forced pass, the only "
-       "build), it is played for you at once and you are told; never when there is a choice."),
+    N_("when your turn comes and you have exactly one legal move (a forced pass, the only build), "
+       "it is played for you at once and you are told; never when there is a choice. Off by "
+       "default."),
     _check, show=_shown, default=N_("off")))
 hooks.MOVE_APPLIED.append(play_forced)
 
