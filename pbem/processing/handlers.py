@@ -245,7 +245,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
                   headline=f"{applied} {again.format(number=state.ply + 1)}")
     else:
-        ctx.reply(Section(lines=lines), row.id, kind=REPLY if command.note or after.lines else CONFIRM,
+        told = command.note or after.lines or after.private.get(seat.seat) or seat.seat in after.tell
+        ctx.reply(Section(lines=lines), row.id, kind=REPLY if told else CONFIRM,  # e.g. played for them
                   headline=applied + " " + _("{player} is next.").format(
                       player=who(state.to_move, seat.seat, names)))
 

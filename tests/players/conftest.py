@@ -3,22 +3,6 @@ server and the players of tests.classic, whose mails are all read as their recip
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from tests.classic.conftest import server, table
 
-import pytest
-
-from tests.classic.conftest import Table
-from tests.server.harness import Server
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    srv = Server(tmp_path)
-    yield srv
-    srv.close()
-
-
-@pytest.fixture
-def table(server: Server) -> Table:
-    return Table(server)
+__all__ = ["server", "table"]

@@ -52,13 +52,14 @@ def after(state: State, move: Any) -> State:
 
 
 def forced_reply(state: State) -> tuple[str, str] | None:
-    """Black to move, and a move of black that leaves white a forced move."""
+    """Black to move, and a move of black that leaves white a forced move, the last of the game."""
     if state.to_move != "black":
         return None
     for move in state.legal_moves():
         trial = after(state, move)
-        if not trial.is_over and trial.to_move == "white" and trial.forced_move() is not None:
-            return state.move_text(move), trial.move_text(trial.forced_move())
+        forced = trial.forced_move() if not trial.is_over and trial.to_move == "white" else None
+        if forced is not None and after(trial, forced).is_over:
+            return state.move_text(move), trial.move_text(forced)
     return None
 
 
@@ -99,12 +100,10 @@ def test_the_only_legal_move_is_played_for_a_player_who_asked(table: Table) -> N
     assert (last["seat"], last["move"], last.get("automatic")) == ("white", forced, True)
     ann, bo = only(out, ANN), only(out, BO)
     number = len([e for e in row.record["moves"] if "move" in e])
-    assert f"{BO} played {forced} automatically (the only legal move)" in flat(ann)
-    if row.status == "over":  # Alien City's forced moves are mostly its last ones
-        assert headline(ann).startswith("Game over") and headline(bo).startswith("Game over")
-        assert f"{BO} played {forced} automatically (the only legal move)." in flat(bo)
-    else:
-        assert f"you played {forced} automatically (the only legal move)" in headline(bo)
+    assert row.status == "over"  # the game's last move: the game-over mails tell it
+    assert headline(ann).startswith("Game over") and headline(bo).startswith("Game over")
+    assert f"{BO} played {forced} automatically (the only legal move)." in flat(ann)
+    assert f"{BO} played {forced} automatically (the only legal move)." in flat(bo)
     assert f"Played for you: the only legal move, {forced} (move {number})." in flat(bo)
     assert "To choose every move yourself: set automove off" in flat(bo)
     # recorded like any move: it replays to the same position, and the history marks it
@@ -155,7 +154,9 @@ def test_nothing_is_played_for_a_player_who_did_not_ask(table: Table) -> None:
 
 
 def queued_then_forced(state: State) -> tuple[str, str, str] | None:
-    """White to move; a move of white, a reply of black, and then white's forced move."""
+    """White to move; a move of white, a reply of black, and then white's forced move, after which
+    the game goes on (so that white's answer is an ordinary confirmation, which must not be
+    dropped: it says what was played for them)."""
     if state.to_move != "white" or len(state.legal_moves()) > 20:
         return None
     for theirs in state.legal_moves():
@@ -164,9 +165,9 @@ def queued_then_forced(state: State) -> tuple[str, str, str] | None:
             continue
         for mine in trial.legal_moves():
             then = after(trial, mine)
-            if not then.is_over and then.to_move == "white" and then.forced_move() is not None:
-                return (state.move_text(theirs), trial.move_text(mine),
-                        then.move_text(then.forced_move()))
+            forced = then.forced_move() if not then.is_over and then.to_move == "white" else None
+            if forced is not None and not after(then, forced).is_over:
+                return state.move_text(theirs), trial.move_text(mine), then.move_text(forced)
     return None
 
 
@@ -180,11 +181,12 @@ def test_a_forced_move_follows_a_queued_reply(table: Table) -> None:
     moves = [e for e in table.game(game_id).record["moves"] if "move" in e][-3:]
     assert [(m["seat"], m["move"], bool(m.get("queued")), bool(m.get("automatic"))) for m in moves] == [
         ("white", theirs, False, False), ("black", mine, True, False), ("white", forced, False, True)]
-    bo = only(out, BO)
-    assert f"{ANN} replied {mine} (queued). You played {forced} automatically" in flat(bo)
+    bo = only(out, BO)  # sent although Bo chose no confirmations of his own moves (notify turn)
+    number = len([e for e in table.game(game_id).record["moves"] if "move" in e])  # Bo's forced one
+    assert headline(bo) == (f"Applied: {theirs} (move {number - 2}). {ANN} replied {mine} (queued). You "
+                            f"played {forced} automatically (the only legal move). black ({ANN}) is next.")
     assert f"Played for you: the only legal move, {forced}" in flat(bo)
-    assert f"you replied {mine} (queued); {BO} played {forced} automatically" in flat(only(out, ANN)) or \
-        headline(only(out, ANN)).startswith("Game over")
+    assert f"you replied {mine} (queued); {BO} played {forced} automatically" in flat(only(out, ANN))
     assert replay_record(table.game(game_id).record).ply == len(
         [e for e in table.game(game_id).record["moves"] if "move" in e])
 
