@@ -179,7 +179,8 @@ def start_or_wait(ctx: MailContext, row: GameRow, challenger: str, note: list[st
     if not waiting:  # only computers to wait for: they accepted at once
         start_game(ctx, row, ctx.touched[row.id][1], mine)
         return
-    refusing = next((s for s in waiting if hooks.shut_out(ctx.tx, s.email, challenger)), None)
+    shut = hooks.shut_out_by(ctx.tx, challenger)
+    refusing = next((s for s in waiting if s.email in shut), None)
     if refusing is not None:
         declined_unseen(ctx, row, refusing)
         return

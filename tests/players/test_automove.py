@@ -128,6 +128,43 @@ def test_after_the_move_played_for_them_the_game_goes_on(table: Table) -> None:
     assert body.startswith(f"Played for you: the only legal move, {forced} (move {number}).")
 
 
+def two_forced(state: State) -> tuple[str, str, str, str] | None:
+    """(the seat to move, a move of it, the other seat's forced move, then the mover's forced move)."""
+    for move in state.legal_moves():
+        trial = after(state, move)
+        first = trial.forced_move() if not trial.is_over and trial.to_move != state.to_move else None
+        if first is None:
+            continue
+        then = after(trial, first)
+        second = then.forced_move() if not then.is_over and then.to_move == state.to_move else None
+        if second is not None:
+            return state.to_move, state.move_text(move), trial.move_text(first), then.move_text(second)
+    return None
+
+
+def test_forced_moves_are_played_in_a_chain(table: Table) -> None:
+    """Both chose automove: the move that leaves the opponent one move leaves the mover one move
+    after it too; both are played in the same step, each told what was played for them."""
+    game_id = table.start()
+    seat, move, first, second = advance(table, game_id, two_forced)
+    mover, other = SEATS[seat], SEATS["white" if seat == "black" else "black"]
+    automove(table, mover)
+    automove(table, other)
+    out = table.reply(mover, move, board_mail(table, mover, game_id))
+    moves = [e for e in table.game(game_id).record["moves"] if "move" in e]
+    at = max(i for i, m in enumerate(moves) if (m["seat"], m["move"]) == (seat, move))
+    played = [(m["seat"], m["move"], m.get("automatic", False)) for m in moves[at:at + 3]]
+    assert played == [(seat, move, False), (played[1][0], first, True), (seat, second, True)]
+    assert all(m.get("automatic") for m in moves[at + 1:])  # and any more the chain brought
+    mine, theirs = only(out, mover), only(out, other)
+    assert (f"{other} played {first} automatically (the only legal move). You played {second} "
+            "automatically (the only legal move).") in flat(mine)
+    assert f"Played for you: the only legal move, {second}" in flat(mine)
+    assert f"Played for you: the only legal move, {first}" in flat(theirs)
+    assert f"Played for you: the only legal move, {second}" not in flat(theirs)
+    assert replay_record(table.game(game_id).record).ply == len(moves)
+
+
 def test_nothing_is_played_when_there_is_a_choice(table: Table) -> None:
     game_id = table.start()
     automove(table, BO)
