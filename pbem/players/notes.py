@@ -268,8 +268,8 @@ def _short(note: dict[str, Any], sealed: bool) -> str:
 HELP_TOPICS["notes"] = lambda: _(HELP).format(chars=MAX_CHARS, lines=MAX_LINES, most=MAX_NOTES,
                                               sealed=MAX_SEALED)
 HELP_TOPICS["note"] = HELP_TOPICS["notes"]
-register_verb("note", USAGE_NOTE, parse_note)
-register_verb("notes", USAGE_NOTES, parse_notes)
+register_verb("note", USAGE_NOTE, parse_note, label=True)  # "Note: ..." below a move is for the others
+register_verb("notes", USAGE_NOTES, parse_notes, label=True)
 register_handler("note", do_note)
 register_handler("notes", do_notes)
 hooks.GAME_MAIL.append(notes_in_mail)

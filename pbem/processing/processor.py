@@ -70,7 +70,7 @@ class _AuthAbort(Exception):
 #: Commands for a game the sender plays: from an address that plays none they can only be refused,
 #: so they do not make a stranger's mail look meant. (A broken header line read as the body's
 #: first line, "Message<tabs>-ID: <...>", was answered as a ``message`` command.)
-SEAT_VERBS = frozenset({"move", "message", "resign", "rematch"})
+SEAT_VERBS = frozenset({"move", "message", "resign", "rematch", "note"})
 
 
 def _looks_meant(results: list) -> bool:

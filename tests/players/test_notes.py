@@ -172,5 +172,26 @@ def test_bad_notes_are_refused_with_the_right_form(table: Table, monkeypatch: py
     stranger = only(table.mail(DEE, f"notes {game_id}"), DEE)
     assert headline(stranger) == (f"Not done: you do not play in game {game_id}; only its players keep "
                                   "notes on it.")
-    nogame = only(table.mail(DEE, "note plans"), DEE)
+    nogame = only(table.mail(ANN, "note plans"), ANN)  # a new mail, not a reply: no game named
     assert headline(nogame) == "Not done: which game? Write 'note GAME' (see 'games' for yours)."
+
+
+def test_below_a_move_a_remark_labelled_note_goes_to_the_opponent_and_the_command_stays_private(
+        table: Table) -> None:
+    """"Note: ..." is how people begin a remark: below a move it is for the opponent, as any text
+    there is. The command (no colon) keeps the note private, the game id left out in a reply."""
+    game_id = table.start()
+    ann_turn = table.latest[ANN]
+    move = Player(ANN, 1).choose_move(ann_turn)
+    out = table.reply(ANN, f"{move}\nNote: I am away next week\nnote {PLAN}", ann_turn)
+    bo = only(out, BO)
+    assert f"{ANN}: Note: I am away next week" in flat(bo)
+    assert PLAN not in flat(bo)
+    mine = only(out, ANN)
+    assert f"Note 1 kept for {game_id} (only you read it)" in flat(mine)
+    assert table.game(game_id).record["notes"]["black"][0]["text"] == PLAN
+
+
+def test_a_strangers_mail_that_only_looks_like_a_note_is_not_answered(table: Table) -> None:
+    assert table.mail("stranger@example.net", "note your account will be closed") == []
+    assert table.mail("stranger@example.net", "Note: your account will be closed") == []
