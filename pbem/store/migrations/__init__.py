@@ -29,7 +29,7 @@ from pbem.store.migrations import (
     m0005_hostile_mail,
     m0006_classic,
     m0007_workers,
-    m0009_player_blocks,
+    m0008_player_blocks,
 )
 
 
@@ -49,10 +49,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "hostile mail", m0005_hostile_mail.SQLITE, m0005_hostile_mail.POSTGRESQL),
     Migration(6, "results and address changes", m0006_classic.SQLITE, m0006_classic.POSTGRESQL),
     Migration(7, "workers", m0007_workers.SQLITE, m0007_workers.POSTGRESQL),
-    # Number 8 belongs to the clocks branch (m0008): this stand-in keeps the versions without a gap
-    # until that branch is merged, and goes then. It changes nothing.
-    Migration(8, "reserved", "SELECT 1;", "SELECT 1;"),
-    Migration(9, "player blocks", m0009_player_blocks.SQLITE, m0009_player_blocks.POSTGRESQL),
+    Migration(8, "player blocks", m0008_player_blocks.SQLITE, m0008_player_blocks.POSTGRESQL),
 )
 
 

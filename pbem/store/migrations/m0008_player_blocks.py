@@ -1,4 +1,4 @@
-"""Schema version 9: each player's own block list (``block ADDRESS`` by mail).
+"""Schema version 8: each player's own block list (``block ADDRESS`` by mail).
 
 One row per (player, blocked address): an invitation from the blocked address is declined for the
 player without a word to them, what it writes does not reach them, and it cannot join their open
