@@ -27,12 +27,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
 from pbem.clock import Clock, SystemClock
 from pbem.store.common import StoreUnavailableError
 from pbem.store.sqlite import is_unavailable as sqlite_unavailable
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: kind -> (what fails, what pbem does meanwhile), for the log line that starts a fault
 KINDS: dict[str, tuple[str, str]] = {
@@ -67,6 +70,18 @@ def is_fault(exc: BaseException) -> bool:
     kind = type(exc)
     return kind.__module__.startswith("psycopg") and kind.__name__ in ("OperationalError",
                                                                        "InterfaceError")
+
+
+def retry_once(work: Callable[[], T]) -> T:
+    """``work()``, and after a failure of the surroundings once more at once: a connection the
+    database dropped fails its first use only, and is replaced by then. A second failure is the
+    caller's (it reports the fault)."""
+    try:
+        return work()
+    except Exception as exc:
+        if not is_fault(exc):
+            raise
+    return work()
 
 
 def reason_of(exc: BaseException | str) -> str:
@@ -170,4 +185,4 @@ class Faults:
                      "failures": f.failures, "sources": sorted(f.sources)} for f in faults]
 
 
-__all__ = ["KINDS", "Fault", "Faults", "is_fault", "reason_of"]
+__all__ = ["KINDS", "Fault", "Faults", "is_fault", "reason_of", "retry_once"]

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pbem.clock import Clock
-from pbem.faults import Faults, is_fault
+from pbem.faults import Faults, is_fault, retry_once
 from pbem.store.base import Store, Worker
 
 log = logging.getLogger(__name__)
@@ -97,13 +97,7 @@ class RoleKeeper:
         self.worker.seen_at = self.clock.now()
         self.worker.roles = sorted(self.held)
         try:
-            try:
-                self.store.heartbeat(self.worker)
-            except Exception as exc:
-                if not is_fault(exc):
-                    raise
-                # once more at once: a connection the database dropped fails its first use only
-                self.store.heartbeat(self.worker)
+            retry_once(lambda: self.store.heartbeat(self.worker))
         except Exception as exc:
             self._failed(exc, "heartbeat failed")
             return
@@ -137,9 +131,9 @@ class RoleKeeper:
                 role.lost()
             try:
                 self.store.release_role(role.name)
-            except Exception:
-                log.exception("roles: cannot release the %s role", role.name)
+            except Exception as exc:
+                self._failed(exc, f"cannot release the {role.name} role")
         try:
-            self.store.forget_worker(self.worker.id)
-        except Exception:
-            log.exception("roles: cannot remove this worker's heartbeat")
+            retry_once(lambda: self.store.forget_worker(self.worker.id))
+        except Exception as exc:  # its heartbeat ages instead; pbem status calls it silent
+            self._failed(exc, "cannot remove this worker's heartbeat")

@@ -52,7 +52,7 @@ from pbem.daemon.roles import Role, RoleKeeper
 from pbem.daemon.thinker import Thinker, die_with_parent
 from pbem.doors.imap_watcher import ImapWatcher
 from pbem.doors.smtp_listener import SmtpListener
-from pbem.faults import Faults, is_fault, reason_of
+from pbem.faults import Faults, is_fault, reason_of, retry_once
 from pbem.outbox.sender import OutboxSender
 from pbem.outbox.wake import WakeListener
 from pbem.processing.processor import FAIR_CHUNK
@@ -306,14 +306,7 @@ class Daemon:
     def _process_round(self) -> int:
         # One fair round at a time: its replies can leave while the next round is processed
         # (after a hundred they left in bursts, and the last burst after all).
-        try:
-            return self.processor.process_pending(limit=FAIR_CHUNK)
-        except Exception as exc:
-            if not is_fault(exc):
-                raise
-        # Once more at once: a connection the database dropped (a restart) fails its first use
-        # only, and is replaced by then.
-        return self.processor.process_pending(limit=FAIR_CHUNK)
+        return retry_once(lambda: self.processor.process_pending(limit=FAIR_CHUNK))
 
     def _processor_loop(self) -> None:
         def committed(count: int) -> None:

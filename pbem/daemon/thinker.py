@@ -32,7 +32,7 @@ from engine import get_game
 from pbem import failpoints
 from pbem.clock import Clock
 from pbem.config import Config
-from pbem.faults import Faults, is_fault
+from pbem.faults import Faults, is_fault, retry_once
 from pbem.processing import computer
 from pbem.processing.computer_seats import DOMAIN
 from pbem.record import replay_record
@@ -113,9 +113,7 @@ class Thinker:
             while not self._stop.is_set():
                 self._wake.clear()
                 try:
-                    self._store_done()
-                    if self.active():
-                        self._scan()
+                    retry_once(self._round)
                 except Exception as exc:
                     if is_fault(exc):  # the database: said once, by the fault tracker
                         self.faults.failed("database", "thinker", exc)
@@ -127,6 +125,11 @@ class Thinker:
             if self._pool is not None:
                 self._pool.terminate()  # a search under way is simply done again at the next start
                 self._pool.join()
+
+    def _round(self) -> None:
+        self._store_done()
+        if self.active():
+            self._scan()
 
     def _scan(self) -> None:
         """Start a search for every game whose seat to move is a computer's and whose move is

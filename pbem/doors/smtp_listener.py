@@ -37,7 +37,7 @@ from aiosmtpd.smtp import MISSING, SMTP, Envelope, Session, syntax
 
 from pbem.clock import Clock, SystemClock
 from pbem.config import Config
-from pbem.faults import Faults, is_fault, reason_of
+from pbem.faults import Faults, is_fault, reason_of, retry_once
 from pbem.reading.limits import describe_size
 from pbem.store.base import Store
 
@@ -302,13 +302,7 @@ class SmtpListener:
             now = self.clock.now()
             items = [(raw, "smtp", now, ref, sender) for raw, ref, sender, _f in batch]
             try:
-                try:
-                    results = self.store.accept_inbound_many(items)
-                except Exception as exc:
-                    if not is_fault(exc):
-                        raise
-                    # once more at once: a connection the database dropped fails its first use
-                    results = self.store.accept_inbound_many(items)
+                results = retry_once(lambda: self.store.accept_inbound_many(items))  # noqa: B023
             except Exception as exc:
                 if is_fault(exc):
                     self.faults.failed("database", "smtp", exc)

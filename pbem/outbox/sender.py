@@ -26,9 +26,10 @@ one starts and one when it ends: the relay failing (no connection, a 421, a 4xx 
 connection dropped mid-batch), the outbox folder that cannot be written (a full or read-only
 disk), the database away. A connection that drops after the message data went out but before the
 relay answered may mean the relay has the mail: it is sent again, with the same Message-ID (as an
-MTA does), so the recipient's mail system or client can drop the copy; nothing is lost. A mail that left
-but whose mark could not be written (the database went away, its disk filled) is remembered in
-this process and only marked at the next pass, not sent again.
+MTA does), so the recipient's mail system or client can drop the copy; nothing is lost. This process
+remembers the last ``RECENTLY_SENT`` mails it sent: one that is due again because its mark could
+not be written, or was lost (the database went away, crashed, or its disk filled), is only marked,
+not sent again. (Another worker, or this one after a restart, sends it again.)
 """
 
 from __future__ import annotations
@@ -39,15 +40,20 @@ import socket
 import ssl
 import threading
 import time
+from collections import OrderedDict
 from datetime import datetime, timedelta
 
 from pbem.clock import Clock, SystemClock, wait_either
 from pbem.config import Config, tls_problem
-from pbem.faults import Faults, is_fault
+from pbem.faults import Faults, is_fault, retry_once
 from pbem.outbox.maildir import Maildir
 from pbem.store.base import Outbound, OutboxBatch, Store
 
 log = logging.getLogger(__name__)
+
+#: How many sent rows a sender remembers (their ids), so as not to send one again whose mark was
+#: lost with the database.
+RECENTLY_SENT = 10_000
 
 
 class OutboxSender:
@@ -85,8 +91,7 @@ class OutboxSender:
         self._maildir: Maildir | None = None
         self._thread: threading.Thread | None = None
         self._batch: OutboxBatch | None = None  # the claim being sent
-        self._unmarked: set[int] = set()  # rows sent whose "sent" mark is not written yet
-        self._marked: list[int] = []  # rows marked sent in the claim being sent
+        self._recently_sent: OrderedDict[int, None] = OrderedDict()  # ids, oldest first
         self._reset_due = False  # the relay came back during a batch: reset the back-off after it
         self._relay_failing = False  # the last connection attempt failed
         self._last_probe = 0.0  # time.monotonic() of the last connection attempt while failing
@@ -139,12 +144,7 @@ class OutboxSender:
     def _pass(self) -> int:
         """One batch; rows looked at. After a fault of the database once more at once: a
         connection the database dropped (a restart) fails its first use only."""
-        try:
-            total = self._send_batch()[1]
-        except Exception as exc:
-            if not is_fault(exc):
-                raise
-            total = self._send_batch()[1]
+        total = retry_once(self._send_batch)[1]
         if total:
             self.faults.ok("database")  # the batch's marks were written
         return total
@@ -196,7 +196,6 @@ class OutboxSender:
         return sent, total
 
     def _send_due(self, now: datetime) -> tuple[int, int]:
-        self._marked = []
         with self.store.claim_outbound(now, limit=self.batch_size) as batch:
             rows = batch.rows
             if not rows:
@@ -211,7 +210,6 @@ class OutboxSender:
                     sent = self._send_to_maildir(rows)
             finally:
                 self._batch = None
-        self._unmarked.difference_update(self._marked)  # their marks are written now
         if self._reset_due:  # not inside the batch: a row claim may hold a transaction open
             self._reset_due = False
             count = self.store.reset_backoff(self.clock.now())
@@ -302,9 +300,8 @@ class OutboxSender:
         assert self._batch is not None
         if not self._batch.take(row):
             return False
-        if row.id in self._unmarked:
+        if row.id in self._recently_sent:
             self._batch.sent(row.id)
-            self._marked.append(row.id)
             self._retry_at.pop(row.id, None)
             log.debug("sender: outbound %d %s left before; marked sent now", row.id, row.message_id)
             return False
@@ -312,9 +309,10 @@ class OutboxSender:
 
     def _sent(self, row: Outbound, how: str) -> None:
         assert self._batch is not None
-        self._unmarked.add(row.id)  # until the mark is written (see _send_due)
+        self._recently_sent[row.id] = None  # before the mark, which may fail
+        if len(self._recently_sent) > RECENTLY_SENT:
+            self._recently_sent.popitem(last=False)
         self._batch.sent(row.id)
-        self._marked.append(row.id)
         self._retry_at.pop(row.id, None)
         log.info("sender: outbound %d %s to %s via %s", row.id, row.message_id,
                  ", ".join(row.recipients), how)
