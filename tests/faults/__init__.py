@@ -105,6 +105,12 @@ def replied_to(messages: list, message: EmailMessage) -> list:
     return [m for m in messages if m.message["In-Reply-To"] == message["Message-ID"]]
 
 
+def wait_answered(sink, messages: list[EmailMessage], timeout: float = 60) -> None:
+    """Until each of ``messages`` has its reply at the relay sink."""
+    wait_until(lambda: all(replied_to(sink.messages, m) for m in messages), timeout,
+               "a reply to every mail")
+
+
 @contextlib.contextmanager
 def tmpfs(size: str = "4m") -> Iterator[Path]:
     """A size-limited tmpfs, as a small disk that can be filled (root only)."""
@@ -147,4 +153,5 @@ def read_only(folder: Path) -> Iterator[None]:
                        capture_output=True)
         yield
     finally:
-        subprocess.run(["umount", str(folder)], check=True, capture_output=True)
+        # lazily: a file opened through it meanwhile may still be open
+        subprocess.run(["umount", "-l", str(folder)], check=True, capture_output=True)

@@ -13,7 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults import Served, deliver, fill, help_mail, read_only, replied_to, smtp_send, tmpfs, wait_until
+from tests.faults import (
+    Served,
+    deliver,
+    fill,
+    help_mail,
+    read_only,
+    replied_to,
+    smtp_send,
+    tmpfs,
+    wait_answered,
+    wait_until,
+)
 from tests.services.requirements import free_port
 
 pytestmark = pytest.mark.slow
@@ -85,8 +96,7 @@ def test_the_database_disk_full_then_freed(tmp_path: Path, smtp_sink) -> None:
                 _refused_until_accepted(port, message)
             assert deliver(config, piped).returncode == 0
             everything = [*accepted, *refused, piped]
-            wait_until(lambda: all(replied_to(smtp_sink.messages, m) for m in everything), 60,
-                       "a reply to every mail")
+            wait_answered(smtp_sink, everything)
             wait_until(lambda: len(server.fault_lines()) == 2, 30, "the end of the fault")
         finally:
             server.stop()

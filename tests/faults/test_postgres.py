@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults import Served, help_mail, replied_to, smtp_send, wait_until
+from tests.faults import Served, help_mail, replied_to, smtp_send, wait_answered, wait_until
 from tests.services.postgres import Postgres
 from tests.services.requirements import free_port
 
@@ -87,8 +87,7 @@ def test_postgres_restart_and_outage_under_two_workers(tmp_path: Path, database:
         load.stop.set()
         load.thread.join(30)
     try:
-        wait_until(lambda: all(replied_to(smtp_sink.messages, m) for m in load.sent), 60,
-                   "a reply to every mail acknowledged")
+        wait_answered(smtp_sink, load.sent)
         wait_until(lambda: all(len(s.fault_lines()) % 2 == 0 and s.fault_lines()
                                for s in servers), 30, "the end of each worker's fault")
         assert all(s.status()[0] == 0 for s in servers)

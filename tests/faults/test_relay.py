@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults import Served, help_mail, replied_to, smtp_send, wait_until
+from tests.faults import Served, help_mail, replied_to, smtp_send, wait_answered, wait_until
 from tests.services.requirements import free_port
 
 pytestmark = pytest.mark.slow
@@ -39,8 +39,7 @@ def test_the_relay_answers_421_for_a_while(tmp_path: Path, smtp_sink) -> None:
         assert code == 1 and "FAULT: the relay does not take mail" in report, report
         assert smtp_sink.messages == []
         smtp_sink.reject_all = False
-        wait_until(lambda: all(replied_to(smtp_sink.messages, m) for m in mails), 30,
-                   "every reply after the relay's return")
+        wait_answered(smtp_sink, mails, 30)
         wait_until(lambda: len(server.fault_lines()) == 2, 30, "the end of the fault")
     finally:
         server.stop()
@@ -59,8 +58,7 @@ def test_the_relay_drops_the_connection_mid_batch(tmp_path: Path, smtp_sink) -> 
     try:
         for message in mails:
             assert smtp_send(port, message)[0] == 250
-        wait_until(lambda: all(replied_to(smtp_sink.messages, m) for m in mails), 30,
-                   "every reply")
+        wait_answered(smtp_sink, mails, 30)
         wait_until(lambda: len(server.fault_lines()) == 2, 30, "the end of the fault")
     finally:
         server.stop()
