@@ -46,6 +46,8 @@ def setup_logging(config: Config) -> None:
     # aiosmtpd logs every SMTP command at INFO; our one line per processed message says enough.
     if config.log_level != "DEBUG":
         logging.getLogger("mail.log").setLevel(logging.WARNING)
+        # imapclient says "Connection closed" at every reconnection; the fault tracker says more
+        logging.getLogger("imapclient").setLevel(logging.WARNING)
 
 
 def open_configured_store(config: Config) -> Store:
