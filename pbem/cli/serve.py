@@ -30,7 +30,7 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         return 2
     setup_logging(config)
     try:
-        store = open_configured_store(config)
+        store = open_configured_store(config, create=True)
     except SetupError as exc:
         return refused("serve", [str(exc)])
     try:
@@ -67,7 +67,8 @@ def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"pbem deliver: {exc}", file=sys.stderr)
         return EX_TEMPFAIL
     raw = read_message(sys.stdin.buffer, config.max_message_bytes)
-    return deliver(config, raw, lambda: open_configured_store(config), envelope_from=args.sender)
+    return deliver(config, raw, lambda: open_configured_store(config, create=True),
+                   envelope_from=args.sender)
 
 
 def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
@@ -82,7 +83,7 @@ def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
     setup_logging(config)
     from pbem.community.scheduler import Scheduler
 
-    store = open_configured_store(config)
+    store = open_configured_store(config, create=True)
     processor = Processor(config, store)
     processed = processor.process_pending(10_000)
     report = Scheduler(config, store, secret=processor.secret).run_once()

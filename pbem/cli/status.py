@@ -11,7 +11,7 @@ import argparse
 from datetime import datetime, timedelta
 from typing import Any
 
-from pbem.cli.common import add_command, config_of, open_configured_store, out
+from pbem.cli.common import add_command, config_of, open_configured_store, out, setup_line
 
 #: A worker writes its heartbeat every few seconds; one silent this long is taken for dead.
 ALIVE_SECONDS = 30
@@ -80,6 +80,7 @@ def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
     config = config_of(args)
     store = open_configured_store(config)
     try:
+        out(setup_line(config))
         for line in status_lines(store, now_utc(), imap=bool(config.imap.host)):
             out(line)
     finally:
