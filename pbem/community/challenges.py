@@ -38,6 +38,7 @@ from pbem.processing.gamemail import game_names, seat_label, thread_subject
 from pbem.processing.games import CommandFailed, address_proven, authenticate, game_id_of, load_game
 from pbem.processing.handlers import register_handler
 from pbem.processing.invitations import create_game, describe_options, do_new, start_game
+from pbem.processing.mail_names import player_name
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat, Tx
 from pbem.tokens import token_hash
@@ -163,7 +164,7 @@ def _author(row: GameRow) -> Seat:
 
 
 def _name(tx: Tx, seat: Seat) -> str:
-    return tx.get_player(seat.email).get("nickname") or seat.name or seat.email
+    return player_name(tx, seat.email, seat.name)
 
 
 def _rating(ratings: dict[str, float], email: str) -> str:

@@ -39,7 +39,7 @@ RESULT_FILTERS = {"draw": None, "resigned": "resigned", "forfeit": "forfeit",
 class Inbound:
     id: int
     raw: bytes
-    source: str  # "smtp", "imap", "deliver", "cli"
+    source: str  # "smtp", "imap", "deliver", "cli"; "relay": a report of a refusal at RCPT
     received_at: datetime
     message_id: str | None
     sha256: str

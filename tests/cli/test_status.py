@@ -73,7 +73,8 @@ def test_status_commands_say_which_configuration_and_database_they_read(
     config.write_text('[server]\ndata_dir = "data"\n')
     monkeypatch.chdir(tmp_path)
     assert main(["admin", "status", "-c", "srv/pbem.toml"]) == 2  # no server has run there yet
-    assert f"there is no database {tmp_path}/srv/data/pbem.sqlite3 (as {config} says)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"there is no database {tmp_path}/srv/data/pbem.sqlite3 (as {config} says)" in err
     (tmp_path / "srv" / "data").mkdir()
     with open_store(tmp_path / "srv" / "data" / "pbem.sqlite3"):
         pass  # what `pbem serve` creates
