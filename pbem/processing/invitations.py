@@ -168,7 +168,7 @@ def do_new(ctx: MailContext, command: Command) -> None:
     opponents, names = computer.seat_addresses(command.game or "", command.opponents)
     row = create_game(ctx, command.game or "", command.options, command.option_words,
                       [challenger, *opponents], command.seat, server_keys,
-                      {**names, challenger: ctx.mail.from_name})
+                      {**names, challenger: client_name(ctx.mail.from_name)})
     start_or_wait(ctx, row, challenger, command.note, created=True)
 
 
