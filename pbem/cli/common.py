@@ -11,9 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from engine import get_game
-from engine.options import describe_options
-from engine.registry import available_games
 from pbem.config import Config, load_config
 
 if TYPE_CHECKING:
@@ -34,9 +31,9 @@ def out(text: str = "") -> None:
     sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
 
 
-def load_cli_config(path: str | None) -> Config:
+def load_cli_config(path: str | None, *, check: bool = True) -> Config:
     """``-c FILE``, else ./pbem.toml if present, else the built-in defaults."""
-    return load_config(Path(path) if path else None)
+    return load_config(Path(path) if path else None, check=check)
 
 
 def config_of(args: argparse.Namespace) -> Config:
@@ -120,6 +117,11 @@ def players_text(low: int, high: int) -> str:
 
 def game_help() -> str:
     """The games and their options, wrapped to 78 columns (the epilog is printed as it is)."""
+    # Here, not at the top: ``pbem deliver`` shares this module and must not load the games.
+    from engine import get_game
+    from engine.options import describe_options
+    from engine.registry import available_games
+
     lines = []
     for name in available_games():
         game = get_game(name)
