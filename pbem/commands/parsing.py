@@ -100,6 +100,9 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "propose": ("game", "what"), "reject": ("game",), "withdraw": ("game",), "join": ("game",),
     "rekey": ("game",), "queue": ("game", "clear"), "preview": ("game", "move"),
     "challenges": ("name",), "confirm address": ("code",),
+    # what players keep for themselves (pbem/players: notes, automove, blocking)
+    "note": ("game", "secret", "text"), "notes": ("game", "clear"), "block": ("address",),
+    "unblock": ("address",), "blocked": (),
     "admin": ("op", "filters", "game", "seat", "address", "when", "n", "result", "why"),
 }
 
@@ -107,12 +110,17 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
 # verb -> parser of the words after the verb. A parser returns a Command or a CommandError.
 ExtraParser = Callable[[str, list[str], bool], "Command | CommandError"]
 _EXTRA: dict[str, ExtraParser] = {}
+#: Command words people also write as the label of a remark ("Note: I am away next week", below a
+#: move): with the colon, a line after another command is free text (a note to the opponents), not
+#: the command. Registered with ``register_verb(..., label=True)``.
+LABEL_WORDS: set[str] = set()
 
 
-def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
+def register_verb(verb: str, usage: str, parser: ExtraParser, *, label: bool = False) -> None:
     """Teach the reader a new command word (or two words, like "accept undo", which then take
     precedence over the first word's own meaning); ``usage`` appears in help and in suggestions.
-    The word needs its JSON twin in ``JSON_FIELDS`` (and in the schema) first."""
+    The word needs its JSON twin in ``JSON_FIELDS`` (and in the schema) first. ``label``: see
+    ``LABEL_WORDS``."""
     if verb not in JSON_FIELDS:
         raise ValueError(f"command {verb!r} has no JSON twin: add its fields to "
                          "pbem.commands.parsing.JSON_FIELDS and schemas/command.schema.json")
@@ -121,6 +129,8 @@ def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
         _close_verbs.cache_clear()
     USAGE[verb] = usage
     _EXTRA[verb] = parser
+    if label:
+        LABEL_WORDS.add(verb)
 
 
 def game_verb_parser(verb: str) -> ExtraParser:
@@ -176,6 +186,8 @@ def looks_like_command(line: str, *, near: bool = True) -> bool:
     if not words or text.endswith("?"):
         return False
     word = words[0].lower().rstrip(":")
+    if word in LABEL_WORDS and words[0].endswith(":"):
+        return False
     if word in VERBS or word == "token" or is_keyword(word) or any(v.startswith(word + " ") for v in _EXTRA):
         return True
     if not near or len(word) < 4 or len(words) > 3 or text[-1] in "!.,;":

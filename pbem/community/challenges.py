@@ -193,6 +193,8 @@ def _ratings(ctx: MailContext, game: str) -> dict[str, float]:
 
 def do_challenges(ctx: MailContext, command: Command) -> None:
     rows = ctx.tx.search_games(status="open", game=command.args.get("game"))
+    shut = hooks.shut_out_by(ctx.tx, ctx.mail.from_addr)  # their challenges are not for the sender
+    rows = [row for row in rows if not any(s.email in shut for s in row.seats)]
     if not rows:
         ctx.reply(Section(lines=[_("Post one that anyone may join, e.g.: new alien-city open"),
                                  _("(options as for any new game; 'rating 1400-1700' limits who may join)")]),
@@ -220,6 +222,10 @@ def do_join(ctx: MailContext, command: Command) -> None:
                              ).format(id=row.id))
     if email == ctx.config.address:
         raise CommandFailed(_("{address} is the server, not a player.").format(address=email))
+    shut = hooks.shut_out_by(ctx.tx, email)
+    if any(s.email in shut for s in row.seats):  # not said why: a block is not revealed
+        raise CommandFailed(_("challenge {id} is not open to you. Send 'challenges' for the open ones."
+                              ).format(id=row.id))
     free = _free_seats(row)
     if not free:
         raise CommandFailed(_("challenge {id} is full.").format(id=row.id))

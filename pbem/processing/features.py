@@ -24,6 +24,9 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.community.preview",
     "pbem.community.challenges",
     "pbem.community.addresses",
+    "pbem.players.notes",
+    "pbem.players.automove",  # after queued_moves: its MOVE_APPLIED hook plays after a queued reply
+    "pbem.players.blocking",
 )
 
 for _name in FEATURE_MODULES:

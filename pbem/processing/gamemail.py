@@ -21,7 +21,7 @@ from pbem.i18n import _, language
 from pbem.outbox.compose import ActionGroup, Attachment, Section
 from pbem.processing.computer_seats import display_name, is_computer
 from pbem.processing.mail_names import player_name
-from pbem.record import PRIVATE_KEYS, place_order
+from pbem.record import hidden_keys, place_order
 from pbem.store.base import GameRow, Tx
 
 SUBJECT_NAMES_MAX = 48
@@ -229,7 +229,8 @@ def record_attachment(row: GameRow) -> Attachment:
     """The player-facing record (hidden setup removed), ready for ``pbem replay``."""
     # A shallow view: serialised at once and never mutated, so the deep copy player_view makes for
     # callers that edit their copy is not needed; compact JSON uses the C encoder (indent does not).
-    view = {k: v for k, v in row.record.items() if k != "subject" and k not in PRIVATE_KEYS}
+    hidden = hidden_keys(row.record)
+    view = {k: v for k, v in row.record.items() if k != "subject" and k not in hidden}
     view.update(setup=get_game(row.game).redact_setup(row.record["setup"]), id=row.id)
     content = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     return Attachment(filename=f"{row.id}.json", content=content)

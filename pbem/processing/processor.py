@@ -47,7 +47,7 @@ from pbem.tokens import token_hash
 
 log = logging.getLogger("pbem.processor")
 # Commands whose free text after them is meant for someone (relayed); after others it is reported.
-NOTE_VERBS = ("move", "message", "new", "propose", "queue")
+NOTE_VERBS = ("move", "message", "new", "propose", "queue", "note")
 assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 #: Pending mail is fetched this many at a time, so that mail arriving meanwhile from other senders
@@ -70,7 +70,7 @@ class _AuthAbort(Exception):
 #: Commands for a game the sender plays: from an address that plays none they can only be refused,
 #: so they do not make a stranger's mail look meant. (A broken header line read as the body's
 #: first line, "Message<tabs>-ID: <...>", was answered as a ``message`` command.)
-SEAT_VERBS = frozenset({"move", "message", "resign", "rematch"})
+SEAT_VERBS = frozenset({"move", "message", "resign", "rematch", "note"})
 
 
 def _looks_meant(results: list) -> bool:

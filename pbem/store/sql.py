@@ -51,6 +51,7 @@ from pbem.store.common import (
     result_columns,
     sha256_hex,
 )
+from pbem.store.player_blocks import PlayerBlocksTx
 
 INBOUND_COLS = ("id, raw, source, received_at, message_id, sha256, status, outcome, envelope_from,"
                 " original_size, sender")
@@ -315,7 +316,7 @@ def accept_one(db: Db, row: tuple[Any, ...]) -> AcceptResult:
 # --- one transaction ------------------------------------------------------------------------------
 
 
-class SqlTx:
+class SqlTx(PlayerBlocksTx):
     """One open write transaction; unusable once its ``with`` block has ended, so a leaked reference
     cannot write outside the transaction it was meant for.
 
@@ -620,6 +621,7 @@ class SqlTx:
                " AS o WHERE o.game_id = observers.game_id AND o.email = ?)", (new, old, new))
         db.run("DELETE FROM observers WHERE email = ?", (old,))
         db.run("UPDATE digest_items SET email = ? WHERE email = ?", (new, old))
+        self.move_player_blocks(old, new)
 
     def active_games(self) -> list[GameRow]:
         db = self._c
