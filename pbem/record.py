@@ -10,7 +10,7 @@ import copy
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,19 @@ class MissingRecordError(RecordError):
 
 def iso(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def place_order(totals: Mapping[str, Any], winners: Sequence[str] = (),
+                ranking: Sequence[str] | None = None) -> list[str]:
+    """The seats of a result in the order a reader takes it in: the winners first, then the others
+    by their points, most first ("Bo wins 35-27", not the seats' order "27-35"). A result's own
+    ``ranking`` (players dropped at a deadline after everyone who played on) decides where it has
+    one."""
+    if ranking:
+        order = [s for s in ranking if s in totals] + [s for s in totals if s not in ranking]
+    else:
+        order = sorted(totals, key=lambda seat: -totals[seat])  # stable: equal points keep seat order
+    return [*(s for s in order if s in winners), *(s for s in order if s not in winners)]
 
 
 def check_record(data: Any, source: str = "record") -> tuple[dict[str, Any], Game]:
@@ -312,6 +325,6 @@ def replay_json(state: State) -> dict[str, Any]:
 
 __all__ = ["FORMAT", "PRIVATE_KEYS", "SEALED_KEYS", "RecordError", "ReplayError", "append_move",
            "check_record", "describe_action", "draw_chances", "dump_record", "hidden_keys", "iso",
-           "load_record", "new_record", "parse_record",
+           "load_record", "new_record", "parse_record", "place_order",
            "player_view", "positions", "positions_with_actions", "replay_json", "replay_record",
            "write_record"]

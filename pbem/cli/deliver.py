@@ -35,7 +35,8 @@ def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"pbem deliver: {exc}", file=sys.stderr)
         return EX_TEMPFAIL
     raw = read_message(sys.stdin.buffer, config.max_message_bytes)
-    return deliver(config, raw, lambda: open_configured_store(config), envelope_from=args.sender)
+    return deliver(config, raw, lambda: open_configured_store(config, create=True),
+                   envelope_from=args.sender)
 
 
 def main(argv: Sequence[str]) -> int:

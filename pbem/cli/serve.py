@@ -33,7 +33,7 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         return 2
     setup_logging(config)
     try:
-        store = open_configured_store(config)
+        store = open_configured_store(config, create=True)
     except SetupError as exc:
         return refused("serve", [str(exc)])
     try:
@@ -74,7 +74,7 @@ def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
     setup_logging(config)
     from pbem.community.scheduler import Scheduler
 
-    store = open_configured_store(config)
+    store = open_configured_store(config, create=True)
     processor = Processor(config, store)
     processed = processor.process_pending(10_000)
     report = Scheduler(config, store, secret=processor.secret).run_once()

@@ -15,7 +15,14 @@ import argparse
 from datetime import datetime, timedelta
 from typing import Any
 
-from pbem.cli.common import SetupError, add_command, config_of, open_configured_store, out
+from pbem.cli.common import (
+    SetupError,
+    add_command,
+    config_of,
+    open_configured_store,
+    out,
+    setup_line,
+)
 
 #: A worker writes its heartbeat every few seconds; one silent this long is taken for dead.
 ALIVE_SECONDS = 30
@@ -102,6 +109,7 @@ def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
     for line in fault_lines(report, now_utc(), str(socket_path(config.data_dir))):
         out(line)
     faulty = bool(report and report.get("faults"))
+    out(setup_line(config))
     try:
         store = open_configured_store(config)
     except SetupError as exc:

@@ -13,7 +13,9 @@ coming); without it, each mail becomes one file in the Maildir ``config.outbox_m
 local MTA or a human.
 
 A mail the relay refuses for good (a 5xx reply to its recipient or its data) is marked given up and
-never tried again; ``pbem admin status`` lists it. A relay that cannot be reached, or refuses our
+never tried again; ``pbem admin status`` lists it. A recipient refused at RCPT TO ("550 5.1.1 User
+unknown") is moreover reported as a bounce (``refusal``), stored with the mark, and the running
+server is woken to read it. A relay that cannot be reached, or refuses our
 TLS or our login, fails the whole batch with one log line that says which; while mail waits, the
 relay is tried again every ``relay.probe_seconds``, and the first connection that works makes
 every waiting mail due at once (the per-mail back-off would otherwise keep mails queued for up to
@@ -47,6 +49,8 @@ from pbem.clock import Clock, SystemClock, wait_either
 from pbem.config import Config, tls_problem
 from pbem.faults import Faults, is_fault, retry_once
 from pbem.outbox.maildir import Maildir
+from pbem.outbox.refusal import refusal_report
+from pbem.outbox.wake import notify
 from pbem.store.base import Outbound, OutboxBatch, Store
 
 log = logging.getLogger(__name__)
@@ -94,6 +98,7 @@ class OutboxSender:
         self._recently_sent: OrderedDict[int, None] = OrderedDict()  # ids, oldest first
         self._reset_due = False  # the relay came back during a batch: reset the back-off after it
         self._relay_failing = False  # the last connection attempt failed
+        self._reported = False  # a refusal was stored as a bounce: wake the processor after the batch
         self._last_probe = 0.0  # time.monotonic() of the last connection attempt while failing
         self.last_relay_error: str | None = None
 
@@ -210,6 +215,9 @@ class OutboxSender:
                     sent = self._send_to_maildir(rows)
             finally:
                 self._batch = None
+        if self._reported:  # the reports are stored now: the processor reads them at once
+            self._reported = False
+            notify(self.config.data_dir)
         if self._reset_due:  # not inside the batch: a row claim may hold a transaction open
             self._reset_due = False
             count = self.store.reset_backoff(self.clock.now())
@@ -231,9 +239,17 @@ class OutboxSender:
             "sender: outbound %d (%s) not sent, attempt %d, next at %s: %s", row.id,
             row.message_id, row.attempts + 1, when.isoformat(timespec="seconds"), error)
 
-    def _given_up(self, row: Outbound, error: str) -> None:
+    def _given_up(self, row: Outbound, error: str,
+                  refused: dict[str, tuple[int, str]] | None = None) -> None:
         assert self._batch is not None
-        self._batch.given_up(row.id, error[:1000])
+        report = None
+        if refused:  # an address that takes no mail: a bounce, for the games to know
+            relay = self.config.relay
+            domain = self.config.address.rpartition("@")[2] or socket.gethostname()
+            report = refusal_report(row, refused, f"{relay.host}:{relay.effective_port}", domain,
+                                    self.clock.now())
+            self._reported = True
+        self._batch.given_up(row.id, error[:1000], report)
         self._retry_at.pop(row.id, None)
         log.error("sender: outbound %d (%s) to %s given up, the relay refused it for good: %s",
                   row.id, row.message_id, ", ".join(row.recipients), error)
@@ -414,7 +430,8 @@ class OutboxSender:
                     # every smtplib exception is a subclass of.)
                     self._smtp_used = time.monotonic()
                     if _permanent(exc):
-                        self._given_up(row, f"relay refused: {_describe(exc)}")
+                        self._given_up(row, f"relay refused: {_describe(exc)}",
+                                       _refused_at_rcpt(exc))
                     elif _relay_wide(exc):
                         # 421 (closing), or 4xx at MAIL or DATA: the relay's trouble, not this
                         # mail's; it and the rest of the batch wait for the relay's return
@@ -472,6 +489,14 @@ def _relay_wide(exc: smtplib.SMTPException) -> bool:
         return exc.smtp_code == 421 or isinstance(exc, smtplib.SMTPSenderRefused
                                                   | smtplib.SMTPDataError)
     return False
+
+
+def _refused_at_rcpt(exc: smtplib.SMTPException) -> dict[str, tuple[int, str]]:
+    """The recipients a 5xx reply to RCPT TO refused (code, words): addresses that take no mail."""
+    if not isinstance(exc, smtplib.SMTPRecipientsRefused):
+        return {}
+    return {rcpt: (code, _text(message)) for rcpt, (code, message) in exc.recipients.items()
+            if 500 <= code < 600}
 
 
 def _describe(exc: BaseException) -> str:

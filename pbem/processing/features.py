@@ -13,6 +13,7 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.processing.talk",
     "pbem.processing.settings",
     "pbem.processing.languages",
+    "pbem.processing.mail_names",
     "pbem.community.moderator_commands",
     "pbem.community.observer_commands",
     "pbem.community.archive_commands",

@@ -35,6 +35,7 @@ from pbem.processing.games import (
     save_game,
 )
 from pbem.processing.handlers import register_handler
+from pbem.processing.mail_names import client_name
 from pbem.record import draw_chances, iso, new_record
 from pbem.store.base import GameRow, Seat
 from pbem.tokens import token_hash
@@ -127,7 +128,8 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
     control = row.record.get("time_control") or {}
     days = float(control.get("days_per_move", ctx.config.deadlines.default_days))
     policy = control.get("policy", ctx.config.deadlines.policy)
-    who_asks = names.get(challenger, challenger)
+    asking = next((s for s in row.seats if s.email == challenger), None)
+    who_asks = names.get(asking.seat, challenger) if asking else challenger
     for seat in row.seats:
         if seat.accepted:
             continue
@@ -166,7 +168,7 @@ def do_new(ctx: MailContext, command: Command) -> None:
     opponents, names = computer.seat_addresses(command.game or "", command.opponents)
     row = create_game(ctx, command.game or "", command.options, command.option_words,
                       [challenger, *opponents], command.seat, server_keys,
-                      {**names, challenger: ctx.mail.from_name})
+                      {**names, challenger: client_name(ctx.mail.from_name)})
     start_or_wait(ctx, row, challenger, command.note, created=True)
 
 
@@ -205,6 +207,11 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     if seat.accepted:
         raise CommandFailed(_("you have already accepted game {id}.").format(id=row.id))
     seat.accepted = True
+    name = client_name(ctx.mail.from_name)
+    if name and not seat.name:  # the name their mail client sends, for the record as for the mails
+        seat.name = name
+        row.record.setdefault("players", {}).setdefault(seat.seat, {"email": seat.email})["name"] = name
+        names = game_names(ctx.tx, row)
     if not all(s.accepted for s in row.seats):
         waiting = ", ".join(names.get(s.seat, s.email) for s in row.seats if not s.accepted)
         ctx.tx.save_game(row)

@@ -39,7 +39,7 @@ RESULT_FILTERS = {"draw": None, "resigned": "resigned", "forfeit": "forfeit",
 class Inbound:
     id: int
     raw: bytes
-    source: str  # "smtp", "imap", "deliver", "cli"
+    source: str  # "smtp", "imap", "deliver", "cli"; "relay": a report of a refusal at RCPT
     received_at: datetime
     message_id: str | None
     sha256: str
@@ -111,7 +111,10 @@ class OutboxBatch(Protocol):
     def take(self, row: Outbound) -> bool: ...
     def sent(self, outbound_id: int) -> None: ...
     def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
-    def given_up(self, outbound_id: int, error: str) -> None: ...  # refused for good: never retried
+    def given_up(self, outbound_id: int, error: str, report: bytes | None = None) -> None:
+        """Refused for good: never retried. ``report``, a delivery report about the refusal, is
+        stored as inbound mail with the mark (null sender, source "relay"): written together, so
+        the refusal is handled like a bounce exactly once."""
 
 
 @dataclass(frozen=True)
