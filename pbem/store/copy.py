@@ -29,6 +29,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("players", ("email",)),
     ("allowance", ("email", "year")),
     ("blocked", ("email",)),
+    ("player_blocks", ("email", "blocked")),
     ("once_keys", ("key",)),
     ("meta", ("key",)),
     ("notices", ("key",)),
