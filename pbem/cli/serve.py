@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pbem.cli.common import SetupError, add_command, config_of, open_configured_store, setup_logging
 from pbem.cli.preflight import LISTEN_ERRNOS, listen_error, startup_problems
-from pbem.config import EXAMPLE, ConfigError
+from pbem.config import EXAMPLE, Config, ConfigError
 from pbem.store import database_name, is_postgresql
 
 
@@ -118,9 +118,21 @@ def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
               f"mailbox {config.imap.mailbox} -> {config.imap.processed_folder}")
     if config.smtp_enabled:
         print(f"  SMTP listener {config.smtp_host}:{config.smtp_port}")
+    if config.pipe_enabled:
+        print(f"  pipe: the MTA runs `{deliver_command(config)}` for each message "
+              "(deploy/pipe/master.cf); serve processes what it stores")
     print("  mail out: " + (f"relay {config.relay.host}:{config.relay.effective_port}"
                             if config.relay.host else f"Maildir {config.outbox_maildir}"))
     return 0
+
+
+def deliver_command(config: Config) -> str:
+    """The command line an MTA pipe runs for this configuration, as Postfix's master.cf writes it:
+    this very program (by its full path when run as the installed ``pbem`` script) and this file."""
+    program = Path(sys.argv[0])
+    pbem = str(program.absolute()) if program.name == "pbem" else "pbem"
+    source = str(config.source.absolute()) if config.source is not None else "pbem.toml"
+    return f"{pbem} deliver -c {source} -f ${{sender}}"
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:
