@@ -1,0 +1,276 @@
+"""A private, throw-away Postfix for tests: the deploy recipes of deploy/ run in it as they are.
+
+Why a private instance: the deploy tests must show that the files an administrator copies into
+/etc/postfix work, without touching the machine's own mail system. So each ``Postfix`` has its own
+``config_directory`` (``postfix -c DIR start``, no postmulti), ``queue_directory`` and
+``data_directory`` in a temporary directory and listens on free loopback ports only; the system
+Postfix (``/etc/postfix``, port 25), installed with "No configuration", is never started or read.
+
+What it is made of:
+
+* master.cf: Debian's own (``/usr/share/postfix/master.cf.dist``, its services chrooted as they
+  are on every Debian host), with the SMTP service on ``127.0.0.1:port``, plus ``relay_port``
+  where the pbem server hands in its replies: that one accepts any recipient and bounces later,
+  as a smarthost in front of the players' own mail servers does, so an unknown player makes a
+  real delivery status notification (not a refusal at RCPT);
+* main.cf: a mail host for the server's domain (``mydestination``) whose players live in
+  ``players_domain``, each with a Maildir below ``mail_dir`` (virtual delivery, owned by the
+  unprivileged test user), logging to ``postfix.log``;
+* then the deploy files the test hands in (``main_cf``, ``master_cf``, ``maps``), with the
+  system's Postfix paths (``/etc/postfix``, ``/var/spool/postfix``) replaced by this instance's;
+  the maps are compiled with ``postmap`` as the recipes say.
+"""
+
+from __future__ import annotations
+
+import atexit
+import email
+import email.policy
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from email.message import EmailMessage
+from pathlib import Path
+from types import TracebackType
+
+from .requirements import (
+    LOOPBACK,
+    Reaper,
+    free_port,
+    log_tail,
+    missing,
+    service_user,
+    wait_for_port,
+)
+
+INSTALL_HINT = "postfix not installed: apt-get install postfix (make test does this as root)"
+
+#: Debian's master.cf as the package ships it.
+MASTER_CF_DIST = Path("/usr/share/postfix/master.cf.dist")
+
+_MAIN_CF = """\
+# Written by tests/services/postfix.py: a private test instance, loopback only.
+compatibility_level = 3.6
+queue_directory = {queue}
+data_directory = {data}
+mail_owner = postfix
+setgid_group = postdrop
+myhostname = mx.{domain}
+mydomain = {domain}
+myorigin = $mydomain
+mydestination = {domain}, localhost
+inet_interfaces = {host}
+inet_protocols = ipv4
+mynetworks = 127.0.0.0/8
+maillog_file = {tmp}/postfix.log
+maillog_file_prefixes = {tmp}
+alias_maps =
+alias_database =
+# The players: one Maildir each, owned by the unprivileged test user.
+virtual_mailbox_domains = {players_domain}
+virtual_mailbox_base = {mail}
+virtual_mailbox_maps = texthash:{config}/players
+virtual_uid_maps = static:{uid}
+virtual_gid_maps = static:{gid}
+virtual_minimum_uid = 1
+# A refused delivery is retried soon and bounced at once when permanent; no waiting minutes.
+queue_run_delay = 1s
+minimal_backoff_time = 1s
+maximal_backoff_time = 2s
+"""
+
+
+def binaries() -> dict[str, str] | None:
+    """Paths of postfix, postmap and postconf, or None when Postfix is not installed."""
+    found = {}
+    for name in ("postfix", "postmap", "postconf"):
+        path = shutil.which(name) or f"/usr/sbin/{name}"
+        if not os.access(path, os.X_OK):
+            return None
+        found[name] = path
+    return found
+
+
+def version() -> str | None:
+    """Installed Postfix version, e.g. ``3.7.11``, for the pytest report header."""
+    found = binaries()
+    if not found:
+        return None
+    out = subprocess.run([found["postconf"], "-d", "-h", "mail_version"], capture_output=True,
+                         text=True, timeout=10)
+    return out.stdout.strip() or None
+
+
+def read_maildir(folder: Path) -> list[EmailMessage]:
+    """Every message of a Maildir (new and cur), in delivery order, parsed as a mail client would."""
+    paths = [p for sub in ("new", "cur") if (folder / sub).is_dir() for p in (folder / sub).iterdir()]
+    paths.sort(key=lambda p: (p.stat().st_mtime_ns, p.name))
+    return [email.message_from_bytes(p.read_bytes(), policy=email.policy.default)  # type: ignore[misc]
+            for p in paths]
+
+
+class Postfix:
+    """A private Postfix on ``127.0.0.1:port`` (players submit) and ``relay_port`` (the server's
+    replies), running until ``close()``.
+
+    ``domain``: the server's domain (mydestination); ``players``: local parts of the players'
+    mailboxes in ``players_domain``. ``main_cf``, ``master_cf``: text appended to the files;
+    ``maps``: file name -> content of lookup tables for ``/etc/postfix/``, compiled with postmap.
+    """
+
+    host: str = LOOPBACK
+
+    def __init__(self, *, domain: str, players: list[str], players_domain: str = "players.test",
+                 main_cf: str = "", master_cf: str = "", maps: dict[str, str] | None = None,
+                 start_timeout: float = 30.0) -> None:
+        found = binaries()
+        if found is None:
+            missing(INSTALL_HINT)
+        if not MASTER_CF_DIST.exists():
+            missing(f"no {MASTER_CF_DIST}: the Postfix tests use Debian's master.cf")
+        if os.geteuid() != 0:
+            missing("a private Postfix needs root (its master starts the services as their users)")
+        self.bin = found
+        self.domain = domain
+        self.players_domain = players_domain
+        self._user: pwd.struct_passwd = service_user()
+        # Root's: the queue and config directories belong to root, as in /var/spool and /etc.
+        base = Path(tempfile.gettempdir()).resolve()
+        self.tmp = Path(tempfile.mkdtemp(prefix="pbem-postfix-", dir=base if base != Path("/root") else "/tmp"))
+        self.tmp.chmod(0o755)
+        self.config_dir = self.tmp / "etc"
+        self.queue_dir = self.tmp / "queue"
+        self.data_dir = self.tmp / "data"
+        self.mail_dir = self.tmp / "mail"
+        self.log_path = self.tmp / "postfix.log"
+        for folder in (self.config_dir, self.queue_dir, self.data_dir, self.mail_dir):
+            folder.mkdir(mode=0o755)
+        shutil.chown(self.data_dir, "postfix")
+        os.chown(self.mail_dir, self._user.pw_uid, self._user.pw_gid)
+        self.port = 0
+        self.relay_port = 0
+        self._closed = False
+        self._reaper = Reaper([(self.queue_dir / "pid" / "master.pid", signal.SIGTERM, True)], self.tmp)
+        atexit.register(self.close)
+        try:
+            (self.config_dir / "players").write_text(
+                "".join(f"{p}@{players_domain} {p}/Maildir/\n" for p in players))
+            (self.config_dir / "main.cf").write_text(_MAIN_CF.format(
+                tmp=self.tmp, queue=self.queue_dir, data=self.data_dir, config=self.config_dir,
+                mail=self.mail_dir, domain=domain, players_domain=players_domain,
+                host=self.host, uid=self._user.pw_uid, gid=self._user.pw_gid)
+                + "\n# --- from deploy/ ---\n" + self.local_paths(main_cf))
+            for name, content in (maps or {}).items():
+                path = self.config_dir / name
+                path.write_text(self.local_paths(content))
+                self.run("postmap", f"hash:{path}")
+            self._start(master_cf, start_timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def local_paths(self, text: str) -> str:
+        """``text`` (a deploy file) with the system Postfix's folders replaced by this instance's."""
+        return (text.replace("/etc/postfix/", f"{self.config_dir}/")
+                .replace("/var/spool/postfix/", f"{self.queue_dir}/"))
+
+    def run(self, program: str, *args: str) -> str:
+        """``program -c CONFIG ARGS`` (postfix, postmap, postconf); raise with its output on failure."""
+        proc = subprocess.run([self.bin[program], "-c", str(self.config_dir), *args],
+                              capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{program} {' '.join(args)} failed ({proc.returncode}): "
+                               f"{proc.stderr.strip()}\nlog tail:\n{log_tail(self.log_path)}")
+        return proc.stdout
+
+    def _start(self, master_cf: str, timeout: float) -> None:
+        for _attempt in range(3):
+            self.port, self.relay_port = free_port(self.host), free_port(self.host)
+            master = MASTER_CF_DIST.read_text()
+            smtp = "smtp      inet  n       -       y       -       -       smtpd\n"
+            assert smtp in master, f"{MASTER_CF_DIST}: no smtpd line to move to a test port"
+            master = master.replace(smtp, (
+                f"{self.host}:{self.port} inet n - y - - smtpd\n"
+                f"{self.host}:{self.relay_port} inet n - y - - smtpd\n"
+                "  -o smtpd_reject_unlisted_recipient=no\n"))
+            (self.config_dir / "master.cf").write_text(
+                master + "\n# --- from deploy/ ---\n" + self.local_paths(master_cf))
+            self.run("postfix", "check")
+            self.run("postfix", "start")
+            if wait_for_port(self.host, self.port, timeout) and wait_for_port(self.host, self.relay_port, 5):
+                return
+            self.stop()
+            if "Address already in use" not in log_tail(self.log_path):
+                break
+        raise RuntimeError(f"postfix did not listen on {self.host}:{self.port}\n{log_tail(self.log_path)}")
+
+    def stop(self) -> None:
+        """Stop the master and its services (``postfix stop``, then a kill for what is left)."""
+        pid_file = self.queue_dir / "pid" / "master.pid"
+        try:
+            pid = int(pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return
+        subprocess.run([self.bin["postfix"], "-c", str(self.config_dir), "stop"], capture_output=True,
+                       timeout=60)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        """Stop for good and delete the temporary directory. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        atexit.unregister(self.close)
+        self.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        self._reaper.dismiss()
+
+    def __enter__(self) -> Postfix:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Postfix {self.host}:{self.port}/{self.relay_port} {self.tmp}>"
+
+    # --- the players' side ------------------------------------------------------------------
+
+    def address(self, player: str) -> str:
+        return f"{player}@{self.players_domain}"
+
+    def maildir(self, player: str) -> list[EmailMessage]:
+        """What ``player`` has received, oldest first."""
+        return read_maildir(self.mail_dir / player / "Maildir")
+
+    def wait_for(self, player: str, count: int, timeout: float = 30.0) -> list[EmailMessage]:
+        """``player``'s mail once there are at least ``count`` messages; fails with the log tail."""
+        deadline = time.monotonic() + timeout
+        while True:
+            mails = self.maildir(player)
+            if len(mails) >= count or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        if len(mails) < count:
+            raise AssertionError(f"{player} has {len(mails)} mails, expected {count} within {timeout:.0f} s"
+                                 f"\npostfix log:\n{log_tail(self.log_path, 40)}")
+        return mails
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
