@@ -24,6 +24,7 @@ What it is made of:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import email
 import email.policy
 import os
@@ -46,6 +47,7 @@ from .requirements import (
     service_user,
     wait_for_port,
 )
+from .smtp_sink import SinkMessage
 
 INSTALL_HINT = "postfix not installed: apt-get install postfix (make test does this as root)"
 
@@ -138,9 +140,9 @@ class Postfix:
         self.domain = domain
         self.players_domain = players_domain
         self._user: pwd.struct_passwd = service_user()
-        # Root's: the queue and config directories belong to root, as in /var/spool and /etc.
-        base = Path(tempfile.gettempdir()).resolve()
-        self.tmp = Path(tempfile.mkdtemp(prefix="pbem-postfix-", dir=base if base != Path("/root") else "/tmp"))
+        # Root's, as /etc/postfix and /var/spool/postfix are, in /tmp: the postfix user and the
+        # pipe's user must pass through its parents ($TMPDIR may be below a private home).
+        self.tmp = Path(tempfile.mkdtemp(prefix="pbem-postfix-", dir="/tmp"))
         self.tmp.chmod(0o755)
         self.config_dir = self.tmp / "etc"
         self.queue_dir = self.tmp / "queue"
@@ -225,10 +227,8 @@ class Postfix:
                 return
             time.sleep(0.05)
         for kill in (os.killpg, os.kill):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
     def close(self) -> None:
         """Stop for good and delete the temporary directory. Idempotent."""
@@ -256,21 +256,59 @@ class Postfix:
         return f"{player}@{self.players_domain}"
 
     def maildir(self, player: str) -> list[EmailMessage]:
-        """What ``player`` has received, oldest first."""
+        """What ``player`` has received, oldest first, as their mail client shows it."""
         return read_maildir(self.mail_dir / player / "Maildir")
 
-    def wait_for(self, player: str, count: int, timeout: float = 30.0) -> list[EmailMessage]:
-        """``player``'s mail once there are at least ``count`` messages; fails with the log tail."""
-        deadline = time.monotonic() + timeout
-        while True:
-            mails = self.maildir(player)
-            if len(mails) >= count or time.monotonic() > deadline:
-                break
-            time.sleep(0.02)
-        if len(mails) < count:
-            raise AssertionError(f"{player} has {len(mails)} mails, expected {count} within {timeout:.0f} s"
-                                 f"\npostfix log:\n{log_tail(self.log_path, 40)}")
-        return mails
+    def arrivals(self, players: list[str]) -> Arrivals:
+        """The players' Maildirs as one feed in arrival order (``wait_for`` as the SMTP sink has)."""
+        return Arrivals({self.address(p): self.mail_dir / p / "Maildir" for p in players}, self.log_path)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+class Arrivals:
+    """Mail delivered into several Maildirs, in the order it was first seen there.
+
+    The order is kept as found, not re-sorted: two deliveries that finish out of order must not
+    move a mail already handed out behind one that appears later.
+    """
+
+    def __init__(self, maildirs: dict[str, Path], log_path: Path) -> None:
+        self.maildirs = maildirs
+        self.log_path = log_path
+        self._seen: set[Path] = set()
+        self._items: list[SinkMessage] = []
+
+    def _scan(self) -> None:
+        found = []
+        for address, folder in self.maildirs.items():
+            for sub in ("new", "cur"):
+                if not (folder / sub).is_dir():
+                    continue
+                for path in (folder / sub).iterdir():
+                    if path not in self._seen:
+                        found.append((path.stat().st_mtime_ns, path.name, path, address))
+        for _mtime, _name, path, address in sorted(found):
+            self._seen.add(path)
+            data = path.read_bytes()
+            sender = email.message_from_bytes(data, policy=email.policy.default)["Return-Path"]
+            self._items.append(SinkMessage(str(sender or "").strip("<>"), [address], data))
+
+    def wait_for(self, count: int, timeout: float = 30.0) -> list[SinkMessage]:
+        """Every mail so far, once there are at least ``count``; fails with the Postfix log."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._scan()
+            if len(self._items) >= count or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        if len(self._items) < count:
+            raise AssertionError(f"{len(self._items)} of {count} mails arrived within {timeout:.0f} s"
+                                 f"\npostfix log:\n{log_tail(self.log_path, 40)}")
+        return list(self._items)
+
+    @property
+    def messages(self) -> list[SinkMessage]:
+        self._scan()
+        return list(self._items)
