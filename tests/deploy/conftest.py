@@ -7,7 +7,9 @@ that installation, with only their own paths and ports put in; ``pbem serve`` ru
 install.sh made, as that user, in the data folder, as pbem.service starts it. Players live at
 ``players.test`` on the same Postfix, each with a Maildir that the tests read as a person would.
 
-Installing takes a pip build and install (about 25 s): once per door and test session.
+pbem is built into a wheel once per test session (the build is most of pip's time) and each door's
+installation installs that wheel (``--source WHEEL``); tests/deploy/test_install.py runs install.sh
+once more from the checkout itself, as the README says to.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import shutil
 import signal
 import smtplib
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -88,7 +91,7 @@ class Installation:
                               capture_output=True, text=True, timeout=timeout, cwd="/")
 
 
-def run_install(root: Path, door: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def run_install(root: Path, door: str, *extra: str, source: Path = REPO) -> subprocess.CompletedProcess[str]:
     """``deploy/install.sh`` into folders below ``root``, as root; one at a time on this machine (two
     test processes would otherwise build the same checkout at once)."""
     with open("/tmp/pbem-deploy-install.lock", "w") as lock:
@@ -96,18 +99,37 @@ def run_install(root: Path, door: str, *extra: str) -> subprocess.CompletedProce
         return subprocess.run(
             [str(INSTALL_SH), "--prefix", str(root / "opt" / "pbem"),
              "--data-dir", str(root / "var" / "lib" / "pbem"), "--config-dir", str(root / "etc" / "pbem"),
-             "--user", SERVICE_USER, "--address", ADDRESS, "--door", door, "--source", str(REPO), *extra],
+             "--user", SERVICE_USER, "--address", ADDRESS, "--door", door, "--source", str(source), *extra],
             capture_output=True, text=True, timeout=600, cwd="/")
 
 
-def installation(door: str) -> Iterator[Installation]:
+@pytest.fixture(scope="session")
+def pbem_wheel() -> Iterator[Path]:
+    """This checkout built into a wheel, once per test session."""
+    require_root()
+    folder = Path(tempfile.mkdtemp(prefix="pbem-deploy-wheel-", dir="/tmp"))
+    try:
+        folder.chmod(0o755)
+        with open("/tmp/pbem-deploy-install.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                                     "--wheel-dir", str(folder), str(REPO)], capture_output=True,
+                                    text=True, timeout=600)
+        assert result.returncode == 0, result.stderr
+        (wheel,) = folder.glob("pbem-*.whl")
+        yield wheel
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def installation(door: str, wheel: Path) -> Iterator[Installation]:
     require_root()
     if shutil.which("runuser") is None:
         missing("runuser (util-linux) is needed to run commands as the service user")
     root = Path(tempfile.mkdtemp(prefix=f"pbem-deploy-{door}-", dir="/tmp"))
     root.chmod(0o755)  # as / is: the service user passes through to its folders
     try:
-        result = run_install(root, door)
+        result = run_install(root, door, source=wheel)
         assert result.returncode == 0, f"install.sh failed:\n{result.stdout}\n{result.stderr}"
         yield Installation(root, root / "opt" / "pbem", root / "var" / "lib" / "pbem",
                            root / "etc" / "pbem", door, result.stdout)
@@ -116,15 +138,15 @@ def installation(door: str) -> Iterator[Installation]:
 
 
 @pytest.fixture(scope="session")
-def pipe_installation() -> Iterator[Installation]:
-    """pbem installed by deploy/install.sh --door pipe (the session's one pip install for it)."""
-    yield from installation("pipe")
+def pipe_installation(pbem_wheel: Path) -> Iterator[Installation]:
+    """pbem installed by deploy/install.sh --door pipe, once per test session."""
+    yield from installation("pipe", pbem_wheel)
 
 
 @pytest.fixture(scope="session")
-def dovecot_installation() -> Iterator[Installation]:
-    """pbem installed by deploy/install.sh --door dovecot."""
-    yield from installation("dovecot")
+def dovecot_installation(pbem_wheel: Path) -> Iterator[Installation]:
+    """pbem installed by deploy/install.sh --door dovecot, once per test session."""
+    yield from installation("dovecot", pbem_wheel)
 
 
 class Serve:
