@@ -1,138 +1,50 @@
-"""The deploy recipes of deploy/, run as an administrator runs them.
-
-``deploy/install.sh`` installs pbem into temporary folders (its ``--prefix``, ``--data-dir`` and
-``--config-dir``) for a real system user, ``pbemdeploy``, whose address is ``pbemdeploy@games.test``;
-the private Postfix and Dovecot of tests/services/ are set up from the files install.sh wrote for
-that installation, with only their own paths and ports put in; ``pbem serve`` runs from the venv
-install.sh made, as that user, in the data folder, as pbem.service starts it. Players live at
-``players.test`` on the same Postfix, each with a Maildir that the tests read as a person would.
-
-pbem is built into a wheel once per test session (the build is most of pip's time) and each door's
+"""Fixtures of the deploy tests: pbem installed by deploy/install.sh for each door, once per test
+session (see installed.py). The checkout is built into a wheel once per session and each door's
 installation installs that wheel (``--source WHEEL``); tests/deploy/test_install.py runs install.sh
-once more from the checkout itself, as the README says to.
+once more from the checkout itself, as the README says to. Everything here runs as root (a system
+user is created, Postfix's master starts its services as their users): otherwise the tests skip,
+or fail under CI=true.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
-import pwd
 import shutil
-import signal
-import smtplib
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import raw
-from tests.services.requirements import log_tail, missing
-
-REPO = Path(__file__).resolve().parents[2]
-INSTALL_SH = REPO / "deploy" / "install.sh"
-SERVICE_USER = "pbemdeploy"
-DOMAIN = "games.test"
-ADDRESS = f"{SERVICE_USER}@{DOMAIN}"
-PLAYERS = ["alice", "bob", "carol"]
+from tests.deploy.installed import Installation, build_wheel, run_install
+from tests.services.requirements import missing
 
 
 def require_root() -> None:
     if os.geteuid() != 0:
         missing("the deploy tests create a system user and run Postfix, as root (make test in CI)")
-
-
-@dataclass
-class Installation:
-    """What deploy/install.sh made: folders, the venv, pbem.toml, and what it printed."""
-
-    root: Path
-    prefix: Path
-    data_dir: Path
-    config_dir: Path
-    door: str
-    output: str
-
-    @property
-    def config(self) -> Path:
-        return self.config_dir / "pbem.toml"
-
-    @property
-    def pbem(self) -> Path:
-        return self.prefix / "venv" / "bin" / "pbem"
-
-    def rendered(self, name: str) -> str:
-        """A file of deploy/ as install.sh wrote it for this installation (PREFIX/deploy/NAME)."""
-        return (self.prefix / "deploy" / name).read_text()
-
-    def set_ports(self, **ports: int) -> None:
-        """Point the installed pbem.toml's ``[section] port`` at the test's private servers: the
-        only change made to it (Postfix and Dovecot listen on 25 and 143 on a real host)."""
-        text = self.config.read_text()
-        for section, port in ports.items():
-            head, sep, rest = text.partition(f"[{section}]\n")
-            assert sep, f"no [{section}] in {self.config}"
-            body, nxt, tail = rest.partition("\n[")
-            lines = [f"port = {port}" if line.startswith("port = ") else line
-                     for line in body.split("\n")]
-            assert f"port = {port}" in lines, f"no port in [{section}] of {self.config}"
-            text = head + sep + "\n".join(lines) + nxt + tail
-        self.config.write_text(text)  # keeps its owner and mode
-
-    def as_user(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        """``pbem ARGS`` from the installed venv as the service user (``runuser -u pbem -- ...``)."""
-        return subprocess.run(["runuser", "-u", SERVICE_USER, "--", str(self.pbem), *args],
-                              capture_output=True, text=True, timeout=timeout, cwd="/")
-
-
-def run_install(root: Path, door: str, *extra: str, source: Path = REPO) -> subprocess.CompletedProcess[str]:
-    """``deploy/install.sh`` into folders below ``root``, as root; one at a time on this machine (two
-    test processes would otherwise build the same checkout at once)."""
-    with open("/tmp/pbem-deploy-install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return subprocess.run(
-            [str(INSTALL_SH), "--prefix", str(root / "opt" / "pbem"),
-             "--data-dir", str(root / "var" / "lib" / "pbem"), "--config-dir", str(root / "etc" / "pbem"),
-             "--user", SERVICE_USER, "--address", ADDRESS, "--door", door, "--source", str(source), *extra],
-            capture_output=True, text=True, timeout=600, cwd="/")
+    if shutil.which("runuser") is None:
+        missing("runuser (util-linux) is needed to run commands as the service user")
 
 
 @pytest.fixture(scope="session")
-def pbem_wheel() -> Iterator[Path]:
-    """This checkout built into a wheel, once per test session."""
+def pbem_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout built into a wheel, once per test run: the test processes of one run (xdist)
+    share the folder above their own temporary folders, and the first one builds."""
     require_root()
-    folder = Path(tempfile.mkdtemp(prefix="pbem-deploy-wheel-", dir="/tmp"))
-    try:
-        folder.chmod(0o755)
-        with open("/tmp/pbem-deploy-install.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                                     "--wheel-dir", str(folder), str(REPO)], capture_output=True,
-                                    text=True, timeout=600)
-        assert result.returncode == 0, result.stderr
-        (wheel,) = folder.glob("pbem-*.whl")
-        yield wheel
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    return build_wheel(base / "pbem-wheel")
 
 
 def installation(door: str, wheel: Path) -> Iterator[Installation]:
-    require_root()
-    if shutil.which("runuser") is None:
-        missing("runuser (util-linux) is needed to run commands as the service user")
     root = Path(tempfile.mkdtemp(prefix=f"pbem-deploy-{door}-", dir="/tmp"))
     root.chmod(0o755)  # as / is: the service user passes through to its folders
     try:
         result = run_install(root, door, source=wheel)
         assert result.returncode == 0, f"install.sh failed:\n{result.stdout}\n{result.stderr}"
-        yield Installation(root, root / "opt" / "pbem", root / "var" / "lib" / "pbem",
-                           root / "etc" / "pbem", door, result.stdout)
+        yield Installation.of(root, door, result.stdout)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -147,56 +59,3 @@ def pipe_installation(pbem_wheel: Path) -> Iterator[Installation]:
 def dovecot_installation(pbem_wheel: Path) -> Iterator[Installation]:
     """pbem installed by deploy/install.sh --door dovecot, once per test session."""
     yield from installation("dovecot", pbem_wheel)
-
-
-class Serve:
-    """``pbem serve -c CONFIG`` from the venv, as pbem.service runs it: as the service user, in the
-    data folder, with a service's environment; its log in ROOT/serve.log."""
-
-    def __init__(self, inst: Installation) -> None:
-        self.inst = inst
-        self.log_path = inst.root / "serve.log"
-        user = pwd.getpwnam(SERVICE_USER)
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [str(inst.pbem), "serve", "-c", str(inst.config)], user=user.pw_uid,
-                group=user.pw_gid, extra_groups=[], cwd=inst.data_dir, stdin=subprocess.DEVNULL,
-                stdout=log, stderr=log, start_new_session=True,
-                env={"PATH": "/usr/bin:/bin", "HOME": user.pw_dir, "USER": SERVICE_USER,
-                     "LOGNAME": SERVICE_USER, "LANG": "C.UTF-8"})
-        deadline = time.monotonic() + 60
-        while "daemon: started" not in self.log():
-            assert self.proc.poll() is None, f"pbem serve exited {self.proc.returncode}:\n{self.log()}"
-            assert time.monotonic() < deadline, f"pbem serve did not start:\n{self.log()}"
-            time.sleep(0.05)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self) -> int:
-        """SIGTERM, as systemctl stop sends it; the exit status."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        return self.proc.returncode
-
-
-def submitter(port: int):
-    """A player's mail client: submits each mail to Postfix over SMTP, envelope from the From
-    address to the To address (the server's, or its seat address from a Reply-To)."""
-
-    def submit(message: EmailMessage) -> None:
-        with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:
-            smtp.sendmail(message["From"].addresses[0].addr_spec,
-                          [message["To"].addresses[0].addr_spec], raw(message))
-
-    return submit
-
-
-def tail(path: Path) -> str:
-    return log_tail(path, 40)

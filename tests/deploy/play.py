@@ -13,7 +13,7 @@ import time
 
 from pbem.cli.mailbox import new_mail
 from pbem.record import replay_record
-from tests.deploy.conftest import ADDRESS, submitter
+from tests.deploy.installed import ADDRESS, submitter
 from tests.e2e.test_mail_game import drive_game
 from tests.server.mailcheck import MailCheck
 from tests.server.players import attached_record, headline, text_of

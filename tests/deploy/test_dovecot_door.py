@@ -7,13 +7,12 @@ the deploy file must work beside them without changing how they log in or where 
 from __future__ import annotations
 
 import pwd
-import subprocess
 import time
 from collections.abc import Iterator
 
 import pytest
 
-from tests.deploy.conftest import ADDRESS, DOMAIN, PLAYERS, SERVICE_USER, Installation, Serve
+from tests.deploy.installed import ADDRESS, DOMAIN, SERVICE_USER, Installation, Serve, dovecot_mail_system
 from tests.deploy.play import assert_bounce_told, bounced_invitation, whole_game
 from tests.services.dovecot_lmtp import LmtpDovecot
 from tests.services.postfix import Postfix
@@ -24,27 +23,19 @@ DOOR = "[private/dovecot-lmtp]"  # Postfix's log line of a delivery into Dovecot
 
 
 @pytest.fixture(scope="module")
-def postfix(dovecot_installation: Installation) -> Iterator[Postfix]:
-    inst = dovecot_installation
-    with Postfix(domain=DOMAIN, players=PLAYERS, main_cf=inst.rendered("dovecot/main.cf"),
-                 maps={"pbem-transport": inst.rendered("dovecot/pbem-transport")}) as server:
-        yield server
+def mail_system(dovecot_installation: Installation) -> Iterator[tuple[Postfix, LmtpDovecot]]:
+    with dovecot_mail_system(dovecot_installation) as servers:
+        yield servers
 
 
 @pytest.fixture(scope="module")
-def dovecot(dovecot_installation: Installation, postfix: Postfix) -> Iterator[LmtpDovecot]:
-    """Dovecot with the conf.d file install.sh wrote and the passwd-file made as it printed:
-    ``printf '%s:{SHA512-CRYPT}%s::::::\\n' USER "$(openssl passwd -6 -stdin <imap-password)"``."""
-    inst = dovecot_installation
-    passwd = inst.root / "dovecot-pbem.passwd"
-    step = next(line.strip() for line in inst.output.splitlines() if "openssl passwd" in line)
-    step = step.replace("/etc/dovecot/pbem.passwd", str(passwd))
-    subprocess.run(["bash", "-c", step], check=True, timeout=30)
-    conf = postfix.local_paths(inst.rendered("dovecot/pbem.conf")).replace(
-        "/etc/dovecot/pbem.passwd", str(passwd))
-    with LmtpDovecot(conf) as server:
-        inst.set_ports(imap=server.port, relay=postfix.relay_port)
-        yield server
+def postfix(mail_system: tuple[Postfix, LmtpDovecot]) -> Postfix:
+    return mail_system[0]
+
+
+@pytest.fixture(scope="module")
+def dovecot(mail_system: tuple[Postfix, LmtpDovecot]) -> LmtpDovecot:
+    return mail_system[1]
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.conftest import SERVICE_USER, Installation, run_install
+from tests.deploy.installed import SERVICE_USER, Installation, run_install
 from tests.services.requirements import missing
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]

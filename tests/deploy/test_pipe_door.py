@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.deploy.conftest import DOMAIN, PLAYERS, SERVICE_USER, Installation, Serve
+from tests.deploy.installed import SERVICE_USER, Installation, Serve, pipe_mail_system
 from tests.deploy.play import assert_bounce_told, bounced_invitation, whole_game
 from tests.services.postfix import Postfix
 
@@ -21,12 +21,7 @@ DOOR = "relay=pbem,"  # Postfix's log line of a delivery through the pipe servic
 
 @pytest.fixture(scope="module")
 def postfix(pipe_installation: Installation) -> Iterator[Postfix]:
-    """The private Postfix with the three Postfix files install.sh wrote for the pipe door."""
-    inst = pipe_installation
-    with Postfix(domain=DOMAIN, players=PLAYERS, main_cf=inst.rendered("pipe/main.cf"),
-                 master_cf=inst.rendered("pipe/master.cf"),
-                 maps={"pbem-transport": inst.rendered("pipe/pbem-transport")}) as server:
-        inst.set_ports(relay=server.relay_port)
+    with pipe_mail_system(pipe_installation) as server:
         yield server
 
 
