@@ -194,7 +194,8 @@ rendered="$PREFIX/deploy"
 install -d -o root -g root -m 0755 "$rendered" "$rendered/pipe" "$rendered/dovecot" "$rendered/workers"
 for file in pipe/master.cf pipe/main.cf pipe/pbem-transport pipe/pbem.toml \
             dovecot/main.cf dovecot/pbem-transport dovecot/pbem.conf dovecot/pbem.toml \
-            pbem.service workers/pbem-worker@.service workers/pbem-workers.target; do
+            pbem.service workers/pbem-worker@.service workers/pbem-workers.target \
+            workers/worker.toml.example; do
   render "$HERE/$file" >"$rendered/$file"
 done
 if [ -f "$SOURCE/README.md" ]; then  # the units' Documentation=
@@ -208,31 +209,43 @@ if ! as_user "$VENV/bin/pbem" check-config -c "$config" >/dev/null 2>&1; then
 fi
 
 uid="$(id -u "$SERVICE_USER")"
+# The main.cf settings, from the file (one source), as one postconf -e command.
+settings() {
+  local args=()
+  while IFS= read -r line; do
+    case "$line" in ''|'#'*) continue ;; esac
+    args+=("'$line'")
+  done <"$rendered/$1/main.cf"
+  echo "postconf -e ${args[*]}"
+}
+postfix_steps() {  # postfix_steps DOOR
+  if [ -f "$rendered/$1/master.cf" ]; then  # once: a second service of that name is an error
+    echo "grep -q '^pbem ' /etc/postfix/master.cf || cat $rendered/$1/master.cf >>/etc/postfix/master.cf"
+  fi
+  settings "$1"
+  echo "cp $rendered/$1/pbem-transport /etc/postfix/pbem-transport && postmap /etc/postfix/pbem-transport"
+  echo "postconf -h mydestination | tr ', ' '\n\n' | grep -qxF $DOMAIN || postconf -e \"mydestination = \$(postconf -h mydestination), $DOMAIN\""
+  echo "postfix check && postfix reload"
+}
+
 echo
 echo "Next steps (as root), for the $DOOR door of $ADDRESS:"
 n=1
 step() { printf '%d. %s\n' "$n" "$1"; shift; n=$((n + 1)); for line in "$@"; do printf '     %s\n' "$line"; done; }
 if [ "$DOOR" = pipe ]; then
-  step "Postfix: add the pipe service, the transport map and its settings" \
-    "cat $rendered/pipe/master.cf >>/etc/postfix/master.cf" \
-    "postconf -e 'recipient_delimiter = +' 'transport_maps = hash:/etc/postfix/pbem-transport' 'pbem_destination_recipient_limit = 1'" \
-    "cp $rendered/pipe/pbem-transport /etc/postfix/pbem-transport && postmap /etc/postfix/pbem-transport" \
-    "postconf mydestination   # must list $DOMAIN" \
-    "postfix check && postfix reload"
+  mapfile -t lines < <(postfix_steps pipe)
+  step "Postfix: the pipe service, and the server's address (only it) to it" "${lines[@]}"
 else
-  step "Dovecot (apt-get install dovecot-imapd dovecot-lmtpd): the server's mailbox" \
-    "cp $rendered/dovecot/pbem.conf /etc/dovecot/conf.d/99-pbem.conf" \
-    "printf '%s:{SHA512-CRYPT}%s::::::\\n' ${ADDRESS%%@*} \"\$(openssl passwd -6 -stdin <$CONFIG_DIR/imap-password)\" >/etc/dovecot/pbem.passwd" \
-    "chown root:dovecot /etc/dovecot/pbem.passwd && chmod 0640 /etc/dovecot/pbem.passwd" \
-    "systemctl restart dovecot"
-  if [ "$uid" -lt 500 ]; then
-    printf '     %s\n' "(user $SERVICE_USER has uid $uid, below Dovecot's first_valid_uid 500: add 'first_valid_uid = $uid' to 99-pbem.conf)"
+  lines=("cp $rendered/dovecot/pbem.conf /etc/dovecot/conf.d/99-pbem.conf"
+         "printf '%s:{SHA512-CRYPT}%s::::::\\n' ${ADDRESS%%@*} \"\$(openssl passwd -6 -stdin <$CONFIG_DIR/imap-password)\" >/etc/dovecot/pbem.passwd"
+         "chown root:dovecot /etc/dovecot/pbem.passwd && chmod 0640 /etc/dovecot/pbem.passwd")
+  if [ "$uid" -lt 500 ]; then  # Dovecot refuses mail users below first_valid_uid (500)
+    lines+=("echo 'first_valid_uid = $uid' >>/etc/dovecot/conf.d/99-pbem.conf")
   fi
-  step "Postfix: the server's address (only it) to Dovecot over LMTP" \
-    "postconf -e 'recipient_delimiter = +' 'transport_maps = hash:/etc/postfix/pbem-transport'" \
-    "cp $rendered/dovecot/pbem-transport /etc/postfix/pbem-transport && postmap /etc/postfix/pbem-transport" \
-    "postconf mydestination   # must list $DOMAIN" \
-    "postfix check && postfix reload"
+  lines+=("systemctl restart dovecot")
+  step "Dovecot (apt-get install dovecot-imapd dovecot-lmtpd): the server's mailbox" "${lines[@]}"
+  mapfile -t lines < <(postfix_steps dovecot)
+  step "Postfix: the server's address (only it) to Dovecot over LMTP" "${lines[@]}"
 fi
 step "Check the configuration as the server's user" \
   "runuser -u $SERVICE_USER -- $VENV/bin/pbem check-config -c $config"

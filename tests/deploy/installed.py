@@ -62,6 +62,20 @@ class Installation:
     def pbem(self) -> Path:
         return self.prefix / "venv" / "bin" / "pbem"
 
+    def steps(self, title: str) -> list[str]:
+        """The commands install.sh printed under its next step whose title starts with ``title``."""
+        found: list[str] | None = None
+        for line in self.output.split("Next steps", 1)[1].splitlines():
+            if line[:1].isdigit():
+                if found is not None:
+                    break
+                if line.split(". ", 1)[1].startswith(title):
+                    found = []
+            elif found is not None and line.startswith("     "):
+                found.append(line.strip())
+        assert found, f"install.sh printed no step {title!r}:\n{self.output}"
+        return found
+
     def rendered(self, name: str) -> str:
         """A file of deploy/ as install.sh wrote it for this installation (PREFIX/deploy/NAME)."""
         return (self.prefix / "deploy" / name).read_text()
@@ -118,30 +132,30 @@ def run_install(root: Path, door: str, *extra: str,
 
 @contextlib.contextmanager
 def pipe_mail_system(inst: Installation) -> Iterator[Postfix]:
-    """A private Postfix with the three Postfix files install.sh wrote for the pipe door; the
-    installed pbem.toml's relay pointed at it."""
-    with Postfix(domain=DOMAIN, players=PLAYERS, main_cf=inst.rendered("pipe/main.cf"),
-                 master_cf=inst.rendered("pipe/master.cf"),
-                 maps={"pbem-transport": inst.rendered("pipe/pbem-transport")}) as postfix:
+    """A private Postfix, running, to which the Postfix step install.sh printed is applied as
+    printed; the installed pbem.toml's relay pointed at it."""
+    with Postfix(domain=DOMAIN, players=PLAYERS) as postfix:
+        postfix.apply(inst.steps("Postfix"))
         inst.set_ports(relay=postfix.relay_port)
         yield postfix
 
 
 @contextlib.contextmanager
 def dovecot_mail_system(inst: Installation) -> Iterator[tuple[Postfix, LmtpDovecot]]:
-    """A private Postfix with the files install.sh wrote for the Dovecot door, and a Dovecot with
-    its conf.d file and the passwd-file made as install.sh printed it:
-    ``printf '%s:{SHA512-CRYPT}%s::::::\\n' USER "$(openssl passwd -6 -stdin <imap-password)"``.
-    The installed pbem.toml's IMAP and relay ports pointed at them."""
-    with Postfix(domain=DOMAIN, players=PLAYERS, main_cf=inst.rendered("dovecot/main.cf"),
-                 maps={"pbem-transport": inst.rendered("dovecot/pbem-transport")}) as postfix:
-        passwd = inst.root / "dovecot-pbem.passwd"
-        step = next(line.strip() for line in inst.output.splitlines() if "openssl passwd" in line)
-        subprocess.run(["bash", "-c", step.replace("/etc/dovecot/pbem.passwd", str(passwd))],
-                       check=True, timeout=30)
-        conf = postfix.local_paths(inst.rendered("dovecot/pbem.conf")).replace(
-            "/etc/dovecot/pbem.passwd", str(passwd))
-        with LmtpDovecot(conf) as dovecot:
+    """The Dovecot door's steps as install.sh printed them, in their order: Dovecot's files (into a
+    folder standing for /etc/dovecot; ``systemctl restart dovecot`` starts the private Dovecot
+    with them), then Postfix's commands on a private, running Postfix. The installed pbem.toml's
+    IMAP and relay ports pointed at them."""
+    with Postfix(domain=DOMAIN, players=PLAYERS) as postfix:
+        etc = inst.root / "etc-dovecot"
+        (etc / "conf.d").mkdir(parents=True, exist_ok=True)
+        for command in inst.steps("Dovecot"):
+            result = subprocess.run(["bash", "-c", "systemctl() { :; }\n"
+                                     + command.replace("/etc/dovecot/", f"{etc}/")],
+                                    capture_output=True, text=True, timeout=30)
+            assert result.returncode == 0, f"{command!r}: {result.stderr}"
+        postfix.apply(inst.steps("Postfix"))
+        with LmtpDovecot(etc, postfix.local_paths) as dovecot:
             inst.set_ports(imap=dovecot.port, relay=postfix.relay_port)
             yield postfix, dovecot
 

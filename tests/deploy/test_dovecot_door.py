@@ -51,7 +51,7 @@ def test_the_mailbox_is_the_servers_alone(dovecot_installation: Installation, po
     username_format=%Ln) is one user whose mail is a Maildir in the data folder, owned by the service
     user; another user of the host keeps the system's mail location."""
     sock = postfix.queue_dir / "private" / "dovecot-lmtp"
-    assert dovecot.lmtp_socket_owner(sock) == ("postfix", "postfix", 0o600)
+    assert dovecot.owner(sock) == ("postfix", "postfix", 0o600)
     mailbox = dovecot_installation.data_dir / "mailbox"
     for name in (ADDRESS, ADDRESS.replace("@", "@LOCALHOST.").split(".", 1)[0] + "@localhost",
                  SERVICE_USER + "@" + DOMAIN.upper()):

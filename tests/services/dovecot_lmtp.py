@@ -1,17 +1,20 @@
-"""A private Dovecot set up like Debian's, with a conf.d file of deploy/ included as it is.
+"""A private Dovecot set up like Debian's, with the conf.d file of a deploy recipe as it is.
 
 ``Dovecot`` (dovecot.py) is a test server with users of its own; this one is the host an
-administrator has: the system's users in the first passdb and userdb (PAM and passwd, as Debian's
-``auth-system.conf.ext``), Debian's ``mail_location`` for them, IMAP and LMTP, and then the
-deploy file (``conf_d``), which must bring its own user, mail location and LMTP socket. Only
-the paths of the deploy file are the test's (its LMTP socket in the private Postfix's queue
-directory, the passwd-file in the temporary directory); the rest is read as written.
+administrator has: Debian's internal users (``dovecot``, ``dovenull``), the system's users in the
+first passdb and userdb (PAM and passwd, as Debian's ``auth-system.conf.ext``), Debian's
+``mail_location`` for them, IMAP and LMTP; then every ``conf.d/*.conf`` the recipe's commands put
+into ``etc`` (the folder standing for /etc/dovecot). That file must bring its own user, mail
+location and LMTP socket. Only paths change: ``/etc/dovecot/`` is ``etc``, and ``local_paths``
+maps the rest (the private Postfix's queue directory for its LMTP socket).
 """
 
 from __future__ import annotations
 
 import grp
-import subprocess
+import os
+import pwd
+from collections.abc import Callable
 from pathlib import Path
 
 from .dovecot import Dovecot
@@ -26,10 +29,9 @@ protocols = imap lmtp
 listen = {host}
 ssl = no
 auth_verbose = yes
-auth_debug = yes
-default_internal_user = {user}
-default_internal_group = {group}
-default_login_user = {user}
+default_internal_user = dovecot
+default_internal_group = dovecot
+default_login_user = dovenull
 # The host's own users, as Debian's 10-mail.conf and auth-system.conf.ext have them.
 mail_location = mbox:~/mail:INBOX=/var/mail/%u
 passdb {{
@@ -52,36 +54,31 @@ service imap-login {{
 service anvil {{
   chroot =
 }}
-!include {tmp}/conf.d/*.conf
+!include_try {tmp}/conf.d/*.conf
 """
 
 
 class LmtpDovecot(Dovecot):
-    """``conf_d``: the deploy file's text with this test's paths; ``passwd``: name -> content of
-    files the deploy file reads (put next to it, their paths replaced in ``conf_d`` by the caller)."""
+    """``etc``: where the recipe put ``conf.d/*.conf`` and the files they name below /etc/dovecot;
+    ``local_paths``: the test's paths for the other system paths in them."""
 
-    def __init__(self, conf_d: str, start_timeout: float = 10.0) -> None:
-        self._conf_d = conf_d
+    def __init__(self, etc: Path, local_paths: Callable[[str], str], start_timeout: float = 10.0) -> None:
+        self.etc = etc
+        self._local_paths = local_paths
         super().__init__(start_timeout=start_timeout)
 
     def _write_config(self) -> None:
+        # Debian's internal users must pass through to base_dir, as they pass through /run.
+        self.tmp.chmod(0o755)
         folder = self.tmp / "conf.d"
         folder.mkdir(exist_ok=True)
-        (folder / "99-pbem.conf").write_text(self._conf_d)
-        self.conf.write_text(_CONFIG.format(
-            tmp=self.tmp, host=self.host, port=self.port, user=self._user.pw_name,
-            group=grp.getgrgid(self._user.pw_gid).gr_name))
+        for conf in sorted((self.etc / "conf.d").glob("*.conf")):
+            text = conf.read_text().replace("/etc/dovecot/", f"{self.etc}/")
+            (folder / conf.name).write_text(self._local_paths(text))
+        self.conf.write_text(_CONFIG.format(tmp=self.tmp, host=self.host, port=self.port))
 
-    def lmtp_socket_owner(self, socket: Path) -> tuple[str, str, int]:
-        """(user, group, mode) of the LMTP socket, as Postfix will find it."""
-        st = socket.stat()
-        import pwd
+    @staticmethod
+    def owner(path: Path) -> tuple[str, str, int]:
+        """(user, group, mode) of a file, e.g. the LMTP socket as Postfix finds it."""
+        st = os.stat(path)
         return pwd.getpwuid(st.st_uid).pw_name, grp.getgrgid(st.st_gid).gr_name, st.st_mode & 0o777
-
-    def config_check(self) -> str:
-        """``doveconf -n``: the settings Dovecot read, or an error naming the bad line."""
-        proc = subprocess.run(["doveconf", "-c", str(self.conf), "-n"], capture_output=True, text=True,
-                              timeout=30)
-        if proc.returncode != 0:
-            raise RuntimeError(proc.stderr)
-        return proc.stdout

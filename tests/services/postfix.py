@@ -16,9 +16,10 @@ What it is made of:
 * main.cf: a mail host for the server's domain (``mydestination``) whose players live in
   ``players_domain``, each with a Maildir below ``mail_dir`` (virtual delivery, owned by the
   unprivileged test user), logging to ``postfix.log``;
-* then the deploy files the test hands in (``main_cf``, ``master_cf``, ``maps``), with the
-  system's Postfix paths (``/etc/postfix``, ``/var/spool/postfix``) replaced by this instance's;
-  the maps are compiled with ``postmap`` as the recipes say.
+* then, while it runs, the administrator's commands of a deploy recipe (``apply``: ``postconf
+  -e``, ``postmap``, ``cat >>/etc/postfix/master.cf``, ``postfix reload``, ...), run by bash as
+  written, with ``/etc/postfix`` meaning this instance's configuration directory and the Postfix
+  commands working on this instance (``-c DIR``).
 """
 
 from __future__ import annotations
@@ -120,14 +121,12 @@ class Postfix:
     replies), running until ``close()``.
 
     ``domain``: the server's domain (mydestination); ``players``: local parts of the players'
-    mailboxes in ``players_domain``. ``main_cf``, ``master_cf``: text appended to the files;
-    ``maps``: file name -> content of lookup tables for ``/etc/postfix/``, compiled with postmap.
+    mailboxes in ``players_domain``.
     """
 
     host: str = LOOPBACK
 
     def __init__(self, *, domain: str, players: list[str], players_domain: str = "players.test",
-                 main_cf: str = "", master_cf: str = "", maps: dict[str, str] | None = None,
                  start_timeout: float = 30.0) -> None:
         found = binaries()
         if found is None:
@@ -164,13 +163,8 @@ class Postfix:
             (self.config_dir / "main.cf").write_text(_MAIN_CF.format(
                 tmp=self.tmp, queue=self.queue_dir, data=self.data_dir, config=self.config_dir,
                 mail=self.mail_dir, domain=domain, players_domain=players_domain,
-                host=self.host, uid=self._user.pw_uid, gid=self._user.pw_gid)
-                + "\n# --- from deploy/ ---\n" + self.local_paths(main_cf))
-            for name, content in (maps or {}).items():
-                path = self.config_dir / name
-                path.write_text(self.local_paths(content))
-                self.run("postmap", f"hash:{path}")
-            self._start(master_cf, start_timeout)
+                host=self.host, uid=self._user.pw_uid, gid=self._user.pw_gid))
+            self._start(start_timeout)
         except BaseException:
             self.close()
             raise
@@ -179,6 +173,18 @@ class Postfix:
         """``text`` (a deploy file) with the system Postfix's folders replaced by this instance's."""
         return (text.replace("/etc/postfix/", f"{self.config_dir}/")
                 .replace("/var/spool/postfix/", f"{self.queue_dir}/"))
+
+    def apply(self, commands: list[str]) -> None:
+        """Run an administrator's commands (one bash line each, as a recipe prints them) on this
+        instance; fail with the command's output and the log when one fails."""
+        prelude = "".join(f'{name}() {{ {path} -c "$PFCONF" "$@"; }}\n' for name, path in self.bin.items())
+        for command in commands:
+            proc = subprocess.run(["bash", "-c", prelude + self.local_paths(command)],
+                                  capture_output=True, text=True, timeout=60,
+                                  env={**os.environ, "PFCONF": str(self.config_dir)})
+            if proc.returncode != 0:
+                raise RuntimeError(f"{command!r} failed ({proc.returncode}): {proc.stderr.strip()}"
+                                   f"\nlog tail:\n{log_tail(self.log_path)}")
 
     def run(self, program: str, *args: str) -> str:
         """``program -c CONFIG ARGS`` (postfix, postmap, postconf); raise with its output on failure."""
@@ -189,7 +195,7 @@ class Postfix:
                                f"{proc.stderr.strip()}\nlog tail:\n{log_tail(self.log_path)}")
         return proc.stdout
 
-    def _start(self, master_cf: str, timeout: float) -> None:
+    def _start(self, timeout: float) -> None:
         for _attempt in range(3):
             self.port, self.relay_port = free_port(self.host), free_port(self.host)
             master = MASTER_CF_DIST.read_text()
@@ -199,8 +205,7 @@ class Postfix:
                 f"{self.host}:{self.port} inet n - y - - smtpd\n"
                 f"{self.host}:{self.relay_port} inet n - y - - smtpd\n"
                 "  -o smtpd_reject_unlisted_recipient=no\n"))
-            (self.config_dir / "master.cf").write_text(
-                master + "\n# --- from deploy/ ---\n" + self.local_paths(master_cf))
+            (self.config_dir / "master.cf").write_text(master)
             self.run("postfix", "check")
             self.run("postfix", "start")
             if wait_for_port(self.host, self.port, timeout) and wait_for_port(self.host, self.relay_port, 5):
