@@ -303,7 +303,7 @@ port = 2525
 enabled = false
 
 # A real mailbox, watched with IMAP IDLE (or polled), e.g. Dovecot fed by Postfix over LMTP
-# (deploy/lmtp/). Uncomment to use.
+# (deploy/dovecot/). Uncomment to use.
 [imap]
 # host = "imap.example.org"
 # port = 993

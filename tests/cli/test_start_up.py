@@ -287,4 +287,4 @@ def test_the_deploy_worker_example_passes_the_check(tmp_path: Path, postgres: Po
         text = text.replace(old, new)
     code, out, err = check(write_config(tmp_path, text), capsys)
     assert (code, err) == (0, ""), err
-    assert "SMTP listener 127.0.0.1:0" in out and "IMAP pbem@127.0.0.1:143" in out
+    assert "SMTP listener 127.0.0.1:0" in out and "IMAP pbem@games.example.org@127.0.0.1:143" in out

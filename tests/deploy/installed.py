@@ -76,6 +76,15 @@ class Installation:
         assert found, f"install.sh printed no step {title!r}:\n{self.output}"
         return found
 
+    def as_documented(self, text: str) -> str:
+        """``text`` with this installation's folders, user and address back at install.sh's
+        defaults and the README's example address, as the README shows the commands."""
+        for ours, default in [(self.prefix, "/opt/pbem"), (self.config_dir, "/etc/pbem"),
+                              (self.data_dir, "/var/lib/pbem"), (ADDRESS, "pbem@games.example.org"),
+                              (DOMAIN, "games.example.org"), (SERVICE_USER, "pbem")]:
+            text = text.replace(str(ours), default)
+        return text
+
     def rendered(self, name: str) -> str:
         """A file of deploy/ as install.sh wrote it for this installation (PREFIX/deploy/NAME)."""
         return (self.prefix / "deploy" / name).read_text()

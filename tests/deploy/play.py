@@ -13,7 +13,7 @@ import time
 
 from pbem.cli.mailbox import new_mail
 from pbem.record import replay_record
-from tests.deploy.installed import ADDRESS, submitter
+from tests.deploy.installed import ADDRESS, REPO, Installation, submitter
 from tests.e2e.test_mail_game import drive_game
 from tests.server.mailcheck import MailCheck
 from tests.server.players import attached_record, headline, text_of
@@ -94,3 +94,14 @@ def assert_bounce_told(carol_mails: list, log: str) -> None:
     assert told["Subject"] == carol_mails[0]["Subject"], "the notice stays in the game's thread"
     assert "to=<MAILER-DAEMON" not in log and "to=<postmaster" not in log
     assert len(re.findall(r"to=<ghost@players\.test>", log)) == 1, "one invitation, never answered again"
+
+
+def assert_readme_shows(inst: Installation, *titles: str) -> None:
+    """The README's "Running it for real" gives, line for line, the commands install.sh printed
+    for these steps (with the default folders, user and example address)."""
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Running it for real", 1)[1].split("\n## ", 1)[0]
+    lines = {line.strip() for line in section.splitlines()}
+    for title in titles:
+        for command in inst.steps(title):
+            assert inst.as_documented(command) in lines, f"README lacks: {inst.as_documented(command)}"

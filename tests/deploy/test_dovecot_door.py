@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.deploy.installed import ADDRESS, DOMAIN, SERVICE_USER, Installation, Serve, dovecot_mail_system
-from tests.deploy.play import assert_bounce_told, bounced_invitation, whole_game
+from tests.deploy.play import assert_bounce_told, assert_readme_shows, bounced_invitation, whole_game
 from tests.services.dovecot_lmtp import LmtpDovecot
 from tests.services.postfix import Postfix
 
@@ -68,6 +68,10 @@ def test_the_installed_configuration_passes_the_check_as_the_service_user(
     assert result.returncode == 0, result.stderr
     assert f"IMAP {ADDRESS}@127.0.0.1:{dovecot.port} mailbox INBOX -> processed" in result.stdout
 
+
+
+def test_the_readme_gives_the_commands_install_sh_prints(dovecot_installation: Installation) -> None:
+    assert_readme_shows(dovecot_installation, "Dovecot", "Postfix")
 
 def test_a_whole_game_through_lmtp_and_imap_idle(dovecot_installation: Installation, postfix: Postfix,
                                                  dovecot: LmtpDovecot, serve: Serve) -> None:

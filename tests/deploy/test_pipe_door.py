@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.deploy.installed import SERVICE_USER, Installation, Serve, pipe_mail_system
-from tests.deploy.play import assert_bounce_told, bounced_invitation, whole_game
+from tests.deploy.play import assert_bounce_told, assert_readme_shows, bounced_invitation, whole_game
 from tests.services.postfix import Postfix
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
@@ -43,6 +43,10 @@ def test_the_installed_configuration_passes_the_check_as_the_service_user(
     assert f"argv={pipe_installation.pbem} deliver -c {pipe_installation.config} -f ${{sender}}" in \
         pipe_installation.rendered("pipe/master.cf")
 
+
+
+def test_the_readme_gives_the_commands_install_sh_prints(pipe_installation: Installation) -> None:
+    assert_readme_shows(pipe_installation, "Postfix")
 
 def test_a_whole_game_through_the_pipe(pipe_installation: Installation, postfix: Postfix,
                                        serve: Serve) -> None:
