@@ -46,6 +46,10 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
 
 while [ $# -gt 0 ]; do
   case "$1" in
+    -h|--help) ;;
+    -*) [ $# -ge 2 ] || die "$1 needs a value (--help lists the options)" ;;
+  esac
+  case "$1" in
     --address) ADDRESS="$2"; shift 2 ;;
     --door) DOOR="$2"; shift 2 ;;
     --prefix) PREFIX="$2"; shift 2 ;;
@@ -78,6 +82,9 @@ case "$ADDRESS" in
   *) die "'$ADDRESS' is no mail address with a domain: give the server's address with --address" ;;
 esac
 DOMAIN="${ADDRESS#*@}"
+if [ "${ADDRESS%%@*}" != "$SERVICE_USER" ]; then
+  say "note: Postfix accepts $ADDRESS as a local address only if '${ADDRESS%%@*}' is a user or an alias of this host (the steps below assume the user $SERVICE_USER)"
+fi
 VENV="$PREFIX/venv"
 
 # --- 1. the user -----------------------------------------------------------------------------
