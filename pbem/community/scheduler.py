@@ -160,10 +160,11 @@ class Scheduler:
         for email in waiting:
             self._guarded(report, f"daily digest for {email}", self._daily, email, now, report)
         report.mails = self._queued - queued_before
+        at = now.isoformat(timespec="seconds")
         if report:
-            log.info("scheduler: %s", report)
+            log.info("scheduler: ran at %s: %s", at, report)
         else:
-            log.debug("scheduler: ran at %s, nothing due", now.isoformat(timespec="seconds"))
+            log.debug("scheduler: ran at %s: nothing due", at)
         return report
 
     def _guarded(self, report: RunReport, what: str, action: Any, *args: Any) -> None:
