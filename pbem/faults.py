@@ -19,7 +19,8 @@ not faults: callers still log them with their traceback.
 A failure that is mended at once is no fault to tell an administrator of: a relay connection that
 drops and works again on the next try, PostgreSQL restarting in under a second. The running
 server's tracker (``confirm_seconds``, ``CONFIRM_SECONDS`` in ``pbem serve``) therefore writes the
-start line only once a fault has lasted that long; one that ends sooner leaves a DEBUG line. A
+start line only once a fault has lasted that long; one that ends sooner leaves a DEBUG line.
+(``pbem status`` shows a fault from its first failure: it says what fails at that moment.) A
 fault that lasts is logged all the same, with the time of its first failure, whether or not
 anything tries again meanwhile (a timer confirms it). How long a fault lasted is measured with the
 monotonic clock, so a wall clock stepping back or forward meanwhile does not change it.
@@ -228,7 +229,7 @@ class Faults:
     def snapshot(self) -> list[dict[str, object]]:
         """The faults now, oldest first, as ``pbem status`` shows them."""
         with self._lock:
-            faults = sorted((f for f in self._faults.values() if f.confirmed), key=lambda f: f.since)
+            faults = sorted(self._faults.values(), key=lambda f: f.since)
             return [{"kind": f.kind, "what": KINDS.get(f.kind, (f.kind,))[0],
                      "since": f.since.isoformat(timespec="seconds"), "reason": f.reason,
                      "failures": f.failures, "sources": sorted(f.sources)} for f in faults]
