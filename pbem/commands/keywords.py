@@ -19,12 +19,14 @@ KEYWORDS: dict[str, dict[str, str]] = {
            "help": "hilfe", "message": "nachricht", "settings": "einstellungen", "set": "setze",
            "new": "neu", "accept": "annehmen", "decline": "ablehnen", "rematch": "revanche",
            "record": "partie", "resign": "aufgeben", "observe": "beobachten", "undo": "zurücknehmen",
-           "vacation": "urlaub", "standings": "rangliste"},
+           "vacation": "urlaub", "standings": "rangliste", "tournament": "turnier",
+           "tournaments": "turniere", "enter": "anmelden"},
     "sk": {"move": "ťah", "board": "doska", "history": "história", "games": "hry", "rules": "pravidlá",
            "help": "pomoc", "message": "správa", "settings": "nastavenia", "set": "nastav",
            "new": "nová", "accept": "prijať", "decline": "odmietnuť", "rematch": "odveta",
            "record": "záznam", "resign": "vzdať", "observe": "sledovať", "undo": "späť",
-           "vacation": "dovolenka", "standings": "poradie"},
+           "vacation": "dovolenka", "standings": "poradie", "tournament": "turnaj",
+           "tournaments": "turnaje", "enter": "prihlásiť"},
 }
 # Words inside commands: "neu alien-city mit bob@example.org als white", "aufgeben ac-1 bestätigen X".
 INNER_WORDS: dict[str, dict[str, str]] = {

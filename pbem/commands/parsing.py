@@ -101,6 +101,9 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "rekey": ("game",), "queue": ("game", "clear"), "preview": ("game", "move"),
     "challenges": ("name",), "confirm address": ("code",),
     "admin": ("op", "filters", "game", "seat", "address", "when", "n", "result", "why"),
+    # tournaments (pbem/tournaments/commands.py)
+    "tournament": ("id", "action", "game", "format", "settings", "target", "why"),
+    "tournaments": ("name",), "enter": ("tournament",),
 }
 
 # Extra command words registered by feature modules (observe, vacation, admin, history, ...):

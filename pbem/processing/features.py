@@ -23,6 +23,9 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.community.preview",
     "pbem.community.challenges",
     "pbem.community.addresses",
+    "pbem.tournaments.commands",
+    "pbem.tournaments.moderating",
+    "pbem.tournaments.steps",
 )
 
 for _name in FEATURE_MODULES:

@@ -88,3 +88,9 @@ GAMES_LISTING: list[Callable[[MailContext], list[Any]]] = []
 # Options of ``new`` that belong to the server, not the game (e.g. ``time 3``): each hook removes its
 # words from the command and returns record keys to add. Called as hook(command) -> dict.
 NEW_GAME_OPTIONS: list[Callable[[Any], dict[str, Any]]] = []
+
+# Work for the scheduler's every run, after deadlines and expiries (e.g. tournaments: start dates,
+# round deadlines, games the clock ended). Called as hook(scheduler, now, report); the scheduler's
+# ``in_context(report, what, action, now)`` runs ``action(ctx)`` in a transaction of its own with
+# a mail context, and queues what it planned.
+SCHEDULED: list[Callable[[Any, Any, Any], None]] = []

@@ -19,7 +19,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pbem.store.tournaments import TournamentTx, TournamentViews
 
 # Inbound statuses: pending -> done | ignored | failed (failed = processing raised; kept for inspection)
 INBOUND_STATUSES = ("pending", "done", "ignored", "failed")
@@ -134,6 +137,9 @@ class AcceptResult:
 
 class Tx(Protocol):
     """Operations inside one transaction; all commit together or not at all."""
+
+    @property
+    def tournaments(self) -> TournamentTx: ...  # tournaments' statements (pbem.store.tournaments)
 
     # intake
     def claim_inbound(self, inbound_id: int) -> Inbound | None:
@@ -301,6 +307,7 @@ class Store(Protocol):
     def set_imap_state(self, mailbox: str, uidvalidity: int, last_uid: int) -> None: ...
 
     # read-only views used by CLI tools
+    def tournament_views(self) -> TournamentViews: ...  # tournaments (pbem.store.tournaments)
     def get_game(self, game_id: str) -> GameRow | None: ...
     def list_games(self, status: str | None = None) -> list[GameRow]: ...
     def active_games_to_move(self, address_like: str) -> list[str]: ...  # ids, oldest first

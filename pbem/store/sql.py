@@ -51,6 +51,7 @@ from pbem.store.common import (
     result_columns,
     sha256_hex,
 )
+from pbem.store.tournaments import TournamentTx, TournamentViews
 
 INBOUND_COLS = ("id, raw, source, received_at, message_id, sha256, status, outcome, envelope_from,"
                 " original_size, sender")
@@ -338,6 +339,11 @@ class SqlTx:
 
     def _end(self) -> None:
         self._db = None
+
+    @property
+    def tournaments(self) -> TournamentTx:
+        """The tournaments' statements (``pbem.store.tournaments``) in this transaction."""
+        return TournamentTx(lambda: self._c)
 
     # intake
 
@@ -1026,6 +1032,10 @@ class SqlStore:
                 "games_active": int(active)}
 
     # read-only views
+
+    def tournament_views(self) -> TournamentViews:
+        """Tournaments read outside a transaction (``pbem.store.tournaments``)."""
+        return TournamentViews(self._read)
 
     def get_game(self, game_id: str) -> GameRow | None:
         with self._read() as db:

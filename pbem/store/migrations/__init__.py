@@ -29,6 +29,7 @@ from pbem.store.migrations import (
     m0005_hostile_mail,
     m0006_classic,
     m0007_workers,
+    m0010_tournaments,
 )
 
 
@@ -48,6 +49,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "hostile mail", m0005_hostile_mail.SQLITE, m0005_hostile_mail.POSTGRESQL),
     Migration(6, "results and address changes", m0006_classic.SQLITE, m0006_classic.POSTGRESQL),
     Migration(7, "workers", m0007_workers.SQLITE, m0007_workers.POSTGRESQL),
+    # m0010: number 10 once migrations 8 and 9 of other branches are merged before it
+    Migration(8, "tournaments", m0010_tournaments.SQLITE, m0010_tournaments.POSTGRESQL),
 )
 
 
