@@ -44,7 +44,7 @@ def berger(players: Sequence[str]) -> list[list[tuple[str, str]]]:
 
 
 def schedule(players: Sequence[str], *, double: bool = False, table: int = 2,
-             smallest: int = 3) -> list[list[tuple[str, ...]]]:
+             smallest: int = 3, largest: int | None = None) -> list[list[tuple[str, ...]]]:
     """Every round of the tournament, each a list of games (players in seat order)."""
     if table <= 2:
         single: list[list[tuple[str, ...]]] = [list(r) for r in berger(players)]
@@ -57,7 +57,7 @@ def schedule(players: Sequence[str], *, double: bool = False, table: int = 2,
     wanted = {frozenset((a, b)) for i, a in enumerate(players) for b in players[i + 1:]}
     limit = 4 * len(players)
     while not wanted <= set(met) and len(rounds) < limit:
-        tables = table_round(list(players), met, seats, table, smallest, spread=None)
+        tables = table_round(list(players), met, seats, table, smallest, None, largest)
         rounds.append(tables)
         for seated in tables:
             for i, a in enumerate(seated):

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from engine import EngineError, State, get_game
+from pbem import failpoints
 from pbem.community import deadlines as dl
 from pbem.community.archive_commands import finished_games
 from pbem.community.standings import compute
@@ -39,12 +40,10 @@ from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import document as d
 from pbem.tournaments import elimination, ladder, league, roundrobin, swiss
 from pbem.tournaments.model import place_points, places_from_totals
+from pbem.tournaments.seating import SeatingError, table_sizes
 from pbem.tournaments.table import standings
 
 log = logging.getLogger("pbem.tournaments")
-#: Set by tests: called after a round's games are created and before the transaction commits
-#: (``pbem.failpoints`` kills the process there when asked).
-PAIRED: list[Callable[[], None]] = []
 
 
 _held = threading.local()
@@ -157,6 +156,13 @@ def start(ctx: MailContext, trow: TournamentRow) -> None:
                                    "only {n} players entered; it needs at least {min}.", len(playing)),
                n=len(playing), min=settings.min)
         return
+    largest = get_game(trow.game).max_players
+    if settings.tables > 2:
+        try:
+            table_sizes(len(playing), settings.tables, 3, largest)
+        except SeatingError:
+            cancel(ctx, trow, "{n} players cannot sit at tables of 3 to {max}.", n=len(playing), max=largest)
+            return
     rated = ratings_now(ctx, trow.game, playing)
     for entry in doc["entrants"]:
         if entry["email"] in rated:
@@ -168,7 +174,7 @@ def start(ctx: MailContext, trow: TournamentRow) -> None:
     fmt = trow.format
     if fmt == "round-robin":
         doc["schedule"] = [[list(g) for g in r] for r in roundrobin.schedule(
-            seeds, double=settings.double, table=settings.tables)]
+            seeds, double=settings.double, table=settings.tables, largest=largest)]
         if settings.together:
             doc["schedule"] = [[g for r in doc["schedule"] for g in r]]
     elif fmt in ("elimination", "double-elimination"):
@@ -272,7 +278,8 @@ def _pair_swiss(ctx: MailContext, trow: TournamentRow, settings: d.Settings) -> 
     records = _records(trow)
     order = d.entrants(trow.doc, "entered")
     if settings.tables > 2:
-        games = [list(t) for t in swiss.swiss_tables(records, order, settings.tables)]
+        games = [list(t) for t in swiss.swiss_tables(records, order, settings.tables,
+                                                     largest=get_game(trow.game).max_players)]
         byes: list[str] = []
     else:
         try:
@@ -328,8 +335,7 @@ def _open_round(ctx: MailContext, trow: TournamentRow, games: list[list[str]], *
         round_["games"].append({"id": None, "players": [bye], "points": [1.0], "played": False})
     round_["games"] += decided or []
     schedule_due(trow)
-    for hit in PAIRED:
-        hit()
+    failpoints.hit("tournament-paired")  # the kill -9 tests: after the games, before the commit
     ctx.outcomes.append(f"tournament {trow.id} round {number}: {len(created)} games")
     _round_mails(ctx, trow, number, created, byes or [], decided or [])
     if not created and not trow.format.endswith("elimination"):

@@ -17,9 +17,10 @@ class SeatingError(ValueError):
     """The players cannot be seated at tables of the sizes allowed."""
 
 
-def table_sizes(count: int, size: int, smallest: int = 3) -> list[int]:
+def table_sizes(count: int, size: int, smallest: int = 3, largest: int | None = None) -> list[int]:
     """Tables for ``count`` players: as many tables of ``size`` as fit, evened out, none smaller
-    than ``smallest`` (and none larger than ``size``)."""
+    than ``smallest`` and none larger than ``largest`` (the game's most players; ``size`` when not
+    given): seven players at tables of three sit at a table of four and one of three."""
     if count < smallest:
         raise SeatingError(f"{count} players cannot fill a table of at least {smallest}")
     tables = -(-count // size)
@@ -27,8 +28,8 @@ def table_sizes(count: int, size: int, smallest: int = 3) -> list[int]:
         tables -= 1
     base, extra = divmod(count, tables)
     sizes = [base + 1] * extra + [base] * (tables - extra)
-    if max(sizes) > size:
-        raise SeatingError(f"{count} players cannot sit at tables of {smallest} to {size}")
+    if max(sizes) > (largest or size):
+        raise SeatingError(f"{count} players cannot sit at tables of {smallest} to {largest or size}")
     return sizes
 
 
@@ -43,11 +44,12 @@ def _cost(table: Sequence[str], met: Mapping[frozenset[str], int],
 
 
 def table_round(players: list[str], met: Mapping[frozenset[str], int], seats: Mapping[str, list[int]],
-                size: int, smallest: int, spread: Mapping[str, float] | None) -> list[tuple[str, ...]]:
+                size: int, smallest: int, spread: Mapping[str, float] | None,
+                largest: int | None = None) -> list[tuple[str, ...]]:
     """One round's tables, players in seat order. ``met`` counts earlier meetings of each pair,
     ``seats`` each player's earlier seat numbers, ``spread`` their scores (None: scores do not
     matter, as in a round robin)."""
-    sizes = table_sizes(len(players), size, smallest)
+    sizes = table_sizes(len(players), size, smallest, largest)
     tables: list[list[str]] = []
     at = 0
     for n in sizes:

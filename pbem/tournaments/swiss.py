@@ -128,7 +128,7 @@ def _seats(records: Mapping[str, Record], a: str, b: str, rank: Mapping[str, int
 
 
 def swiss_tables(records: Mapping[str, Record], order: Sequence[str], size: int,
-                 smallest: int = 3) -> list[tuple[str, ...]]:
+                 smallest: int = 3, largest: int | None = None) -> list[tuple[str, ...]]:
     """A Swiss round at tables: players in score order, seated by ``seating.table_round`` so that
     few pairs meet again and each table's scores are close."""
     players = ranked(records, order)
@@ -137,7 +137,7 @@ def swiss_tables(records: Mapping[str, Record], order: Sequence[str], size: int,
         for o in records[p].opponents:
             met[frozenset((p, o))] = 1
     seats = {p: list(records[p].seats) for p in players}
-    return table_round(players, met, seats, size, smallest, spread={p: records[p].score for p in players})
+    return table_round(players, met, seats, size, smallest, {p: records[p].score for p in players}, largest)
 
 
 def max_rounds(players: int) -> int:

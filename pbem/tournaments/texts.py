@@ -37,7 +37,7 @@ def standings_text(ctx: MailContext, trow: TournamentRow, lines: list[Any], cros
                    f"{line.played:>5}" + "".join(f" {_num(line.values.get(b, 0)):>6}" for b in breaks) + mark)
     if any((d.entrant(doc, line.player) or {}).get("status") == "withdrawn" for line in lines):
         out.append(_("* withdrew"))
-    if cross and len(lines) <= 12:
+    if cross and len(lines) <= 12 and not settings.double:
         cells = crosstable([line.player for line in lines], d.games(doc))
         out.append("")
         out.append(f"{'':>3} {'':<{NAME}}" + "".join(f" {n:>3}" for n in range(1, len(lines) + 1)))
@@ -63,6 +63,13 @@ def rounds_text(ctx: MailContext, trow: TournamentRow, rounds: list[dict[str, An
     for round_ in rounds:
         out.append(_("Round {n}").format(n=round_["number"]))
         for item in round_["games"]:
+            if len(item["players"]) > 2:  # a table: one player a line
+                game = item.get("id") or "-"
+                out.append(f"  {game:<8} {_('playing') if item.get('points') is None else ''}".rstrip())
+                for i, p in enumerate(item["players"]):
+                    got = "" if item.get("points") is None else fraction(item["points"][i])
+                    out.append(f"{'':11}{_short(name_of(ctx, doc, p), 40):<41} {got}".rstrip())
+                continue
             names = " – ".join(_short(name_of(ctx, doc, p), 16) for p in item["players"])
             if len(item["players"]) == 1:
                 what = _("bye")
@@ -85,9 +92,9 @@ def bracket_text(ctx: MailContext, trow: TournamentRow) -> str:
     out = []
     for match in sorted(bracket.matches, key=lambda m: m.order):
         done = outcomes[match.id]
-        if done.players is None:
-            if match.id == "F2" and done.decided:
-                continue
+        if done.players is None or (done.decided and not done.winner):
+            if done.decided:
+                continue  # a bye against a bye, or a second final that was not needed
             out.append(f"  {match.id:<6} " + _("waiting"))
             continue
         a, b = (_short(name_of(ctx, doc, p), 18) if p else _("bye") for p in done.players)
@@ -131,7 +138,9 @@ def table_sections(ctx: MailContext, trow: TournamentRow) -> list[Section]:
                 season=doc.get("season", 1), n=k + 1), pre=standings_text(ctx, trow, lines, True)))
         return sections
     lines = table_lines(trow)
-    sections.append(Section(title=_("Standings"), pre=standings_text(ctx, trow, lines, fmt == "round-robin")))
+    pairs = d.settings_from_json(doc["settings"]).tables <= 2
+    sections.append(Section(title=_("Standings"), pre=standings_text(ctx, trow, lines,
+                                                                     fmt == "round-robin" and pairs)))
     if doc.get("rounds"):
         sections.append(Section(title=_("Rounds"), pre=rounds_text(ctx, trow, doc["rounds"])))
     return sections
