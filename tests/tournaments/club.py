@@ -18,11 +18,11 @@ from pbem.community.scheduler import Scheduler
 from pbem.config import config_from_dict
 from pbem.processing.processor import Processor
 from pbem.store import open_store
+from pbem.store.secret import server_secret
 from tests.server.mailcheck import MailCheck
 from tests.server.players import example_move, headline, parse, text_of
 
 MODERATOR = "mod@example.org"
-SECRET = b"s" * 32
 _RESIGN = re.compile(r"resign ([a-z]+-\d+) confirm ([A-Z]{4})\b")
 
 
@@ -33,11 +33,12 @@ class Club:
                                         "tournaments": tournaments})
         self.store = open_store(target or tmp_path / "pbem.sqlite3")
         self.clock = ManualClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
-        self.processor = Processor(self.config, self.store, self.clock, secret=SECRET)
-        self.scheduler = Scheduler(self.config, self.store, self.clock, secret=SECRET)
+        secret = server_secret(self.store)  # the store's own, as ``pbem process`` reads it
+        self.processor = Processor(self.config, self.store, self.clock, secret=secret)
+        self.scheduler = Scheduler(self.config, self.store, self.clock, secret=secret)
         self.inbox: dict[str, list[EmailMessage]] = {}
         self.check = MailCheck()
-        self.token = moderator_token(SECRET, MODERATOR)
+        self.token = moderator_token(secret, MODERATOR)
 
     def close(self) -> None:
         self.store.close()
