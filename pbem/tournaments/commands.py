@@ -9,38 +9,62 @@ confirmation line the answer asks for.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from engine import EngineError, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
+from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
-from pbem.community.moderation import is_moderator
+from pbem.community import challenges
 from pbem.i18n import N_, _, ngettext
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import MailContext
-from pbem.processing.games import CommandFailed, address_proven, mail_tokens
+from pbem.processing.games import CommandFailed, address_proven
 from pbem.processing.handlers import HANDLERS, register_handler
 from pbem.record import iso
 from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import document as d
 from pbem.tournaments import running
+from pbem.tournaments.access import held_handler, may_organize, save, tournament_of
+from pbem.tournaments.document import is_tournament
+from pbem.tournaments.moderating import operate
 from pbem.tournaments.texts import summary_lines, table_sections
 
 USAGE_TOURNAMENT = N_("tournament new GAME FORMAT [OPTIONS] | tournament T [OPERATION]   (see help "
                       "tournaments)")
 USAGE_TOURNAMENTS = N_("tournaments [GAME-NAME]   (the tournaments open for entry and running)")
 USAGE_ENTER = N_("enter T   (enter a tournament, e.g. enter t-3)")
-TOURNAMENT_ID = re.compile(r"^t-\d+$", re.IGNORECASE)
 #: operation -> the words it takes before a free-text reason
 OPERATIONS = {"table": 0, "challenge": 1, "start": 0, "pause": 0, "resume": 0, "deadline": 1, "replace": 2,
               "remove": 1, "repair": 0, "end": 0, "result": 2}
 
 
-def is_tournament(ident: str | None) -> bool:
-    return bool(ident) and TOURNAMENT_ID.match(ident or "") is not None
+HELP = N_("""Tournaments: a moderator announces one, players enter, and the server runs it: the games
+of each round start by themselves, every player gets one mail per round with all their new games,
+and the next round is paired when the last game of a round ends (or at the round's deadline).
+
+  tournament new GAME FORMAT [OPTIONS]   announce one (moderators; see below)
+  tournaments [GAME]      the tournaments open for entry and running
+  tournament T            the table (crosstable, standings, bracket, ladder, divisions)
+  enter T                 enter; withdraw T leaves (games in play are forfeited)
+  tournament T challenge PLACE   on a ladder: challenge the player at that place
+
+Formats: round-robin (double: twice; together: every game at once), swiss (rounds N),
+elimination, double-elimination, ladder, league (division N, promote N, seasons N).
+Options: starts YYYY-MM-DD, max N, min N, round DAYS (a round's deadline), time DAYS
+[forfeit|notify], tables N (3 to 5 at a table, round robin and swiss), tiebreaks
+sonneborn-berger buchholz median-buchholz head-to-head wins rating, adjudicate
+moderator|score, withdrawals forfeit|remove, rematch DAYS (ladder), and the game's own.
+Example: tournament new alien-city swiss rounds 5 time 5 forfeit starts 2026-12-10
+
+The organizer (or a moderator): tournament T start | pause | resume | deadline DATE |
+replace OLD NEW | remove ADDRESS | repair | result GAME SEAT|draw | end [WHY].""")
+
+
+def tournaments_help() -> str:
+    return _(HELP)
 
 
 # --- parsing ----------------------------------------------------------------------------------------
@@ -97,47 +121,6 @@ def parse_enter(line: str, rest: list[str], in_game_reply: bool) -> Command | Co
 
 # --- helpers ----------------------------------------------------------------------------------------
 
-def tournament_of(ctx: MailContext, command: Command, *, lock: bool = True) -> TournamentRow:
-    ident = command.game or (ctx.context_game if is_tournament(ctx.context_game) else None)
-    if not ident:
-        raise CommandFailed(_("which tournament? Write '{verb} T' with its id, like t-3 ('tournaments' lists "
-                              "them).").format(verb=command.verb))
-    found = ctx.tx.tournaments.get(ident, for_update=lock)
-    if found is None:
-        raise CommandFailed(_("there is no tournament {id}; 'tournaments' lists the open ones.").format(id=ident))
-    if lock:
-        running.hold(found.id)
-    return found
-
-
-def _held(handler):  # type: ignore[no-untyped-def]
-    """The handler runs holding the tournaments it changes (see ``running.holding``)."""
-    def run(ctx: MailContext, command: Command) -> None:
-        with running.holding():
-            handler(ctx, command)
-    run.__doc__ = handler.__doc__
-    return run
-
-
-def save(ctx: MailContext, trow: TournamentRow) -> None:
-    trow.updated_at = ctx.now
-    doc = trow.doc
-    trow.entrants = [(e["email"], e.get("status", "entered"),
-                      _when(e.get("entered_at")) or ctx.now) for e in doc.get("entrants", [])]
-    ctx.tx.tournaments.save(trow)
-
-
-def _when(text: Any):  # type: ignore[no-untyped-def]
-    from datetime import datetime
-    return datetime.fromisoformat(text.replace("Z", "+00:00")) if isinstance(text, str) else None
-
-
-def may_organize(ctx: MailContext, command: Command) -> bool:
-    if is_moderator(ctx.config, ctx.secret, ctx.mail.from_addr, mail_tokens(ctx, command)):
-        return True
-    return ctx.config.tournaments.organizers == "players" and address_proven(ctx, command)
-
-
 # --- tournament new ---------------------------------------------------------------------------------
 
 def do_tournament(ctx: MailContext, command: Command) -> None:
@@ -148,8 +131,6 @@ def do_tournament(ctx: MailContext, command: Command) -> None:
     if action == "table":
         show(ctx, command)
         return
-    from pbem.tournaments.moderating import operate
-
     operate(ctx, command)
 
 
@@ -334,11 +315,13 @@ def withdraw_or_other(ctx: MailContext, command: Command) -> None:
     save(ctx, trow)
 
 
-_games_withdraw = HANDLERS["withdraw"]
+_games_withdraw = HANDLERS["withdraw"]  # the games' own (challenges, proposals), imported above
+HELP_TOPICS["tournaments"] = tournaments_help
+assert challenges  # registers the games' withdraw before this module wraps it
 register_verb("tournament", USAGE_TOURNAMENT, parse_tournament)
 register_verb("tournaments", USAGE_TOURNAMENTS, parse_tournaments)
 register_verb("enter", USAGE_ENTER, parse_enter)
-register_handler("tournament", _held(do_tournament))
+register_handler("tournament", held_handler(do_tournament))
 register_handler("tournaments", do_tournaments)
-register_handler("enter", _held(do_enter))
-register_handler("withdraw", _held(withdraw_or_other))
+register_handler("enter", held_handler(do_enter))
+register_handler("withdraw", held_handler(withdraw_or_other))

@@ -38,6 +38,13 @@ _FLAGS = ("double", "together")
 _DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2}))?$")
 
 
+TOURNAMENT_ID = re.compile(r"^t-\d+$", re.IGNORECASE)
+
+
+def is_tournament(ident: str | None) -> bool:
+    return bool(ident) and TOURNAMENT_ID.match(ident or "") is not None
+
+
 class SettingsError(ValueError):
     """A word of ``tournament new`` that cannot be read; the message says what would be right."""
 

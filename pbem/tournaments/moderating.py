@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pbem.commands.parsing import GAME_ID, Command
 from pbem.community import moderation
-from pbem.i18n import _
+from pbem.i18n import N_, _
 from pbem.outbox.compose import Section
 from pbem.processing.context import TURN, MailContext
 from pbem.processing.gamemail import board_section, game_names, players_line
@@ -22,7 +22,7 @@ from pbem.record import iso
 from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import document as d
 from pbem.tournaments import ladder, running
-from pbem.tournaments.commands import save, tournament_of
+from pbem.tournaments.access import save, tournament_of
 
 
 def operate(ctx: MailContext, command: Command) -> None:
@@ -191,7 +191,7 @@ def _repair(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: 
 
 def _end(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
     if trow.status == "open":
-        running.cancel(ctx, trow, "its organizer ended it before it started.")
+        running.cancel(ctx, trow, N_("its organizer ended it before it started."))
         return None
     running.finish(ctx, trow, note=_("The organizer ended it early."))
     return None

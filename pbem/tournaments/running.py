@@ -27,7 +27,7 @@ from pbem import failpoints
 from pbem.community import deadlines as dl
 from pbem.community.archive_commands import finished_games
 from pbem.community.standings import compute
-from pbem.i18n import _, ngettext
+from pbem.i18n import N_, _, ngettext
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, TURN, MailContext, PlannedMail
@@ -40,8 +40,10 @@ from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import document as d
 from pbem.tournaments import elimination, ladder, league, roundrobin, swiss
 from pbem.tournaments.model import place_points, places_from_totals
+from pbem.tournaments.names import name_of, title
 from pbem.tournaments.seating import SeatingError, table_sizes
-from pbem.tournaments.table import standings
+from pbem.tournaments.tables import bracket_results, division_table, ranking
+from pbem.tournaments.texts import table_sections
 
 log = logging.getLogger("pbem.tournaments")
 
@@ -71,26 +73,6 @@ def hold(tournament_id: str) -> None:
 
 def held(tournament_id: str) -> bool:
     return tournament_id in (getattr(_held, "ids", None) or ())
-
-
-# --- names --------------------------------------------------------------------------------------
-
-def name_of(ctx: MailContext, doc: dict[str, Any], email: str) -> str:
-    """How mails call an entrant: nickname, the name of their mail client, else the address."""
-    nickname = ctx.tx.get_player(email).get("nickname")
-    found = d.entrant(doc, email)
-    return nickname or (found or {}).get("name") or email
-
-
-def title(trow: TournamentRow) -> str:
-    return _("{id} ({game}, {format})").format(id=trow.id, game=get_game(trow.game).title,
-                                              format=format_name(trow.format))
-
-
-def format_name(fmt: str) -> str:
-    return {"round-robin": _("round robin"), "swiss": _("Swiss"), "elimination": _("single elimination"),
-            "double-elimination": _("double elimination"), "ladder": _("ladder"),
-            "league": _("league")}.get(fmt, fmt)
 
 
 # --- results of games -----------------------------------------------------------------------------
@@ -161,7 +143,7 @@ def start(ctx: MailContext, trow: TournamentRow) -> None:
         try:
             table_sizes(len(playing), settings.tables, 3, largest)
         except SeatingError:
-            cancel(ctx, trow, "{n} players cannot sit at tables of 3 to {max}.", n=len(playing), max=largest)
+            cancel(ctx, trow, N_("{n} players cannot sit at tables of 3 to {max}."), n=len(playing), max=largest)
             return
     rated = ratings_now(ctx, trow.game, playing)
     for entry in doc["entrants"]:
@@ -475,10 +457,6 @@ def _tell(ctx: MailContext, trow: TournamentRow, email: str, headline: Callable[
 
 # --- elimination --------------------------------------------------------------------------------
 
-def _bracket_results(doc: dict[str, Any]) -> dict[str, str]:
-    return {mid: m["winner"] for mid, m in doc.get("matches", {}).items() if m.get("winner")}
-
-
 def _advance_bracket(ctx: MailContext, trow: TournamentRow) -> None:
     doc = trow.doc
     bracket = elimination.bracket_from_json(doc["bracket"])
@@ -503,7 +481,7 @@ def _advance_bracket(ctx: MailContext, trow: TournamentRow) -> None:
                     match["replay"] = True
                 changed = True
         # a withdrawn player loses the matches they would play
-        results = _bracket_results(doc)
+        results = bracket_results(doc)
         for match, a, b in elimination.ready(bracket, results, set()):
             state = doc["matches"].get(match.id, {})
             if state.get("winner") or state.get("running"):
@@ -512,7 +490,7 @@ def _advance_bracket(ctx: MailContext, trow: TournamentRow) -> None:
             if gone:
                 doc["matches"].setdefault(match.id, {"games": []})["winner"] = b if a in gone else a
                 changed = True
-    results = _bracket_results(doc)
+    results = bracket_results(doc)
     winner = elimination.champion(bracket, results)
     if winner is not None:
         finish(ctx, trow)
@@ -624,44 +602,9 @@ def _pair_league_round(ctx: MailContext, trow: TournamentRow, planned: list[list
     _open_round(ctx, trow, games, decided=decided, items_extra=labels)
 
 
-def division_table(doc: dict[str, Any], index: int) -> list[Any]:
-    settings = d.settings_from_json(doc["settings"])
-    members = [p for p in doc["divisions"][index] if (d.entrant(doc, p) or {}).get("status") != "removed"]
-    games = [g for g in d.games(doc) if set(g.players) <= set(members)]
-    return standings(members, games, settings.tiebreaks or [], d.ratings(doc))
-
-
 # --- the table and the end ------------------------------------------------------------------------
 
-def ranking(trow: TournamentRow) -> list[tuple[int, str]]:
-    """(place, address), best first, as the tournament stands."""
-    doc = trow.doc
-    fmt = trow.format
-    if fmt == "ladder":
-        return [(i + 1, p) for i, p in enumerate(doc.get("ladder", []))]
-    if fmt.endswith("elimination") and doc.get("bracket"):
-        return elimination.places(elimination.bracket_from_json(doc["bracket"]), _bracket_results(doc))
-    if fmt == "league" and doc.get("divisions"):
-        out: list[tuple[int, str]] = []
-        for k in range(len(doc["divisions"])):
-            for line in division_table(doc, k):
-                out.append((len(out) + 1, line.player))
-        return out
-    return [(line.rank, line.player) for line in table_lines(trow)]
-
-
-def table_lines(trow: TournamentRow) -> list[Any]:
-    doc = trow.doc
-    settings = d.settings_from_json(doc["settings"])
-    players = [e["email"] for e in doc.get("entrants", []) if e.get("status") != "removed"]
-    removed = {e["email"] for e in doc.get("entrants", []) if e.get("status") == "removed"}
-    games = [g for g in d.games(doc) if not removed & set(g.players)]
-    return standings(players, games, settings.tiebreaks or [], d.ratings(doc))
-
-
 def finish(ctx: MailContext, trow: TournamentRow, note: str | None = None) -> None:
-    from pbem.tournaments.texts import table_sections
-
     trow.status = "over"
     trow.finished_at = ctx.now
     trow.due_at = None

@@ -24,7 +24,7 @@ from pbem.store.base import GameRow
 from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import document as d
 from pbem.tournaments import running
-from pbem.tournaments.commands import save
+from pbem.tournaments.access import save
 
 log = logging.getLogger("pbem.tournaments")
 
@@ -84,7 +84,7 @@ def _round_deadline(ctx: MailContext, trow: TournamentRow) -> None:
                 loaded = ctx.load(item["id"])
                 if loaded is None or loaded[0].status != "active":
                     continue
-                game_row, state = loaded
+                state = loaded[1]
                 totals = state.score().totals
                 best = max(totals.values())
                 winner = [s for s, v in totals.items() if v == best]

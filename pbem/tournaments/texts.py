@@ -12,8 +12,9 @@ from pbem.processing.context import MailContext
 from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import document as d
 from pbem.tournaments import elimination, ladder
-from pbem.tournaments.running import division_table, name_of, table_lines, title
+from pbem.tournaments.names import name_of, title
 from pbem.tournaments.table import SHORT, crosstable, fraction
+from pbem.tournaments.tables import division_table, table_lines
 
 NAME = 20  # columns for a name
 

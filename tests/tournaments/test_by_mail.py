@@ -173,7 +173,7 @@ def test_round_robin_at_tables_all_at_once(club: Club) -> None:
 def test_json_twin_announces_the_same(club: Club) -> None:
     turn = {"command": "tournament", "action": "new", "game": "alien-city", "format": "swiss",
             "settings": ["rounds", "3", "starts", "2026-12-10"]}
-    answer = club.send("mod@example.org", json.dumps(turn) + f"\n")
+    answer = club.send("mod@example.org", json.dumps(turn) + "\n")
     assert "Not done" in headline(answer)  # without the moderator token
     body = json.dumps({"commands": [turn], "token": club.token})
     answer = club.send("mod@example.org", body)
