@@ -8,7 +8,7 @@ slider. Without JavaScript the previous/next links still work, through ``:target
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
@@ -228,7 +228,8 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
 
 def index_page(rows: list[GameRow], filters: Filters, now: datetime,
                names: Mapping[str, Mapping[str, str]] | None = None,
-               challenges: list[GameRow] | None = None) -> str:
+               challenges: list[GameRow] | None = None, default_days: float = 7,
+               extra: str = "") -> str:
     """The list of games; ``names`` maps a game id to its seats' public names."""
     body = []
     heads = [escape(_(h)) for h in (N_("Game"), N_("Kind"), N_("Players"), N_("Result"), N_("Date"),
@@ -255,7 +256,8 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime,
             n=len(rows), which=filters.describe(), when=iso(now))) + "</p>",
         search_form() if body else "",
         table,
-        challenges_section(challenges or [], names or {}),
+        challenges_section(challenges or [], names or {}, default_days),
+        extra,
         f"<script>{_SEARCH_SCRIPT}</script>" if body else "",
         "\n</body></html>\n",
     ])
@@ -335,35 +337,51 @@ def search_form() -> str:
             "</fieldset></form>")
 
 
-def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]]) -> str:
-    """Open challenges anyone may join by mail (``join GAME``); the author by public name only."""
+def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]],
+                       default_days: float = 7) -> str:
+    """Open challenges anyone may join by mail (``join GAME``); the author by public name only,
+    in one sentence, with the time control the challenge has (the server's default when it set
+    none)."""
     if not rows:
         return ""
     items = []
     for row in rows:
         info = row.record.get("open") or {}
         control = row.record.get("time_control") or {}
+        days = float(control.get("days_per_move", default_days))
         rating = info.get("rating")
-        items.append(
-            f'<li class="challenge" data-id="{escape(row.id)}">{escape(row.id)}: '
-            f"{escape(get_game(row.game).title)} for {int(info.get('players', 2))} players, by "
-            f"{_players_html(row, names.get(row.id, {}))}; "
-            f"{escape(str(control.get('days_per_move', '?')))} day(s) per move"
-            + (f"; ratings {int(rating[0])} to {int(rating[1])}" if rating else "")
-            + f"; expires {escape(str(info.get('expires_at', ''))[:10])}. "
-            f"To play, mail <code>join {escape(row.id)}</code>.</li>")
-    return f'<h2>Open challenges</h2><ul class="challenges">{"".join(items)}</ul>'
+        count = int(info.get("players", 2))
+        seats = names.get(row.id, {})
+        author = next((seat_label(s, seats.get(s) or public_name(s, None)) for s, e in players_of(row).items()
+                       if e == info.get("by")), "")
+        text = ngettext("{id}: {game} for {n} players, by {author}; {days} day per move",
+                        "{id}: {game} for {n} players, by {author}; {days} days per move",
+                        int(days) if days == int(days) else 2).format(
+            id=row.id, game=get_game(row.game).title, n=count, author=author, days=f"{days:g}")
+        if rating:
+            text += "; " + _("ratings {low} to {high}").format(low=int(rating[0]), high=int(rating[1]))
+        text += "; " + _("expires {date}.").format(date=str(info.get("expires_at", ""))[:10])
+        items.append(f'<li class="challenge" data-id="{escape(row.id)}">{escape(text)} '
+                     + escape(_("To play, mail {command}.")).replace(
+                         "{command}", f"<code>join {escape(row.id)}</code>") + "</li>")
+    return (f'<h2>{escape(_("Open challenges"))}</h2><ul class="challenges">{"".join(items)}</ul>')
+
+
+#: Pages written beside the games' (e.g. one per tournament): hook(store, directory, names, now)
+#: writes them and returns the HTML of their section of the index.
+SITE_PAGES: list[Callable[[Store, Path, PublicNames, datetime], str]] = []
 
 
 def write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None = None,
-               now: datetime | None = None, language: str = "en") -> SiteReport:
-    """The site in one ``language`` (en, de, sk): the pages' words and the engine's alike."""
+               now: datetime | None = None, language: str = "en", default_days: float = 7) -> SiteReport:
+    """The site in one ``language`` (en, de, sk): the pages' words and the engine's alike.
+    ``default_days``: the server's time control, for challenges that set none."""
     with speaking(language):
-        return _write_site(store, directory, filters, progress=progress, now=now)
+        return _write_site(store, directory, filters, progress=progress, now=now, default_days=default_days)
 
 
 def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None,
-                now: datetime | None) -> SiteReport:
+                now: datetime | None, default_days: float) -> SiteReport:
     now = now or datetime.now(UTC)
     games_dir = directory / "games"
     games_dir.mkdir(parents=True, exist_ok=True)
@@ -396,9 +414,12 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
                               seats=row.seats, created_at=row.created_at, finished_at=row.finished_at))
         if progress is not None:
             progress.update()
+    extra = "".join(pages(store, directory, public_names, now) for pages in SITE_PAGES)
     index = directory / "index.html"
-    _write(index, index_page(listed, filters, now, shown, challenges))
+    _write(index, index_page(listed, filters, now, shown, challenges, default_days, extra))
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 
-__all__ = ["SiteReport", "game_page", "index_page", "write_site"]
+__all__ = ["SITE_PAGES", "SiteReport", "head", "game_page", "index_page", "write", "write_site"]
+head = _head  # for pages of other features (tournaments): the same head and style
+write = _write

@@ -125,6 +125,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_html(args: argparse.Namespace) -> int:
     from pbem.archive.site import write_site
+    from pbem.tournaments import site as tournament_pages  # registers the tournaments' pages
+
+    assert tournament_pages
 
     filters = _filters(args)
     out = Path(args.directory)
@@ -133,8 +136,9 @@ def cmd_html(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         with progress_bar("writing pages") as bar:
-            report = write_site(store, out, filters, progress=bar,
-                                language=args.language or config_of(args).language)
+            config = config_of(args)
+            report = write_site(store, out, filters, progress=bar, language=args.language or config.language,
+                                default_days=config.deadlines.default_days)
     finally:
         store.close()
     for game_id, reason in report.failed:
