@@ -56,6 +56,7 @@ class Record:
 class Pairing:
     pairs: list[tuple[str, str]]  # (first seat, second seat)
     bye: str | None = None
+    width: float | None = None  # the largest score difference the matching considered (None: any)
 
 
 class PairingError(ValueError):
@@ -69,9 +70,39 @@ def ranked(records: Mapping[str, Record], order: Sequence[str]) -> list[str]:
 
 def pair(records: Mapping[str, Record], order: Sequence[str]) -> Pairing:
     """The next round of two-player games for the players in ``records`` (``order``: entry order,
-    the last tie-break of the ranking)."""
+    the last tie-break of the ranking).
+
+    The blossom algorithm costs about the cube of the players in pure Python (a second or more for
+    200 players on a complete graph), so the matching is first sought among players at most half
+    a point apart, then a point, then among all: a narrower try is kept only when it pairs
+    everyone and puts no two players needing the same seats together, which a wider one would
+    avoid (it then takes the same pairs as the complete graph: the weights of wider pairs are only
+    worth paying for those reasons)."""
     players = ranked(records, order)
     rank = {p: i for i, p in enumerate(players)}
+    for limit in WIDTHS:
+        try:
+            found = _pair(records, players, rank, limit)
+        except PairingError:
+            if limit is None:
+                raise
+            continue
+        if limit is None or not any(_clash(records, a, b) for a, b in found.pairs):
+            found.width = limit
+            return found
+    raise AssertionError("unreachable: the last width has no limit")
+
+
+WIDTHS = (0.5, 1.0, None)  # the score differences tried, in points (None: every pair)
+
+
+def _clash(records: Mapping[str, Record], a: str, b: str) -> bool:
+    da, db = records[a].colour_difference, records[b].colour_difference
+    return (da > 0 and db > 0) or (da < 0 and db < 0)
+
+
+def _pair(records: Mapping[str, Record], players: list[str], rank: Mapping[str, int],
+          limit: float | None) -> Pairing:
     groups: dict[float, list[str]] = {}
     for p in players:
         groups.setdefault(records[p].score, []).append(p)
@@ -82,6 +113,8 @@ def pair(records: Mapping[str, Record], order: Sequence[str]) -> Pairing:
         ra = records[a]
         for b in players[i + 1:]:
             rb = records[b]
+            if limit is not None and abs(ra.score - rb.score) > limit:
+                continue
             if b in ra.opponents or a in rb.opponents:
                 continue
             weight = _BASE
