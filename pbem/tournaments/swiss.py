@@ -76,8 +76,8 @@ def pair(records: Mapping[str, Record], order: Sequence[str]) -> Pairing:
     200 players on a complete graph), so the matching is first sought among players at most half
     a point apart, then a point, then among all: a narrower try is kept only when it pairs
     everyone and puts no two players needing the same seats together, which a wider one would
-    avoid (it then takes the same pairs as the complete graph: the weights of wider pairs are only
-    worth paying for those reasons)."""
+    avoid, and gives the bye to the lowest player who has had none (it then takes the same pairs
+    as the complete graph: the weights of wider pairs are only worth paying for those reasons)."""
     players = ranked(records, order)
     rank = {p: i for i, p in enumerate(players)}
     for limit in WIDTHS:
@@ -87,13 +87,21 @@ def pair(records: Mapping[str, Record], order: Sequence[str]) -> Pairing:
             if limit is None:
                 raise
             continue
-        if limit is None or not any(_clash(records, a, b) for a, b in found.pairs):
+        if limit is None or (not any(_clash(records, a, b) for a, b in found.pairs)
+                             and found.bye == _lowest_without_bye(records, players)):
             found.width = limit
             return found
     raise AssertionError("unreachable: the last width has no limit")
 
 
 WIDTHS = (0.5, 1.0, None)  # the score differences tried, in points (None: every pair)
+
+
+def _lowest_without_bye(records: Mapping[str, Record], players: list[str]) -> str | None:
+    if len(players) % 2 == 0:
+        return None
+    least = min(records[p].byes for p in players)
+    return [p for p in players if records[p].byes == least][-1]
 
 
 def _clash(records: Mapping[str, Record], a: str, b: str) -> bool:
