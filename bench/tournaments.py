@@ -33,7 +33,7 @@ from pbem.store import open_store
 from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import roundrobin, swiss
 from pbem.tournaments.document import Settings, settings_from_json
-from pbem.tournaments.running import _records  # noqa: PLC2701 - the server's own rebuild, timed
+from pbem.tournaments.running import swiss_records  # the server's own rebuild, timed
 from pbem.tournaments.tables import table_lines
 
 NOW = datetime(2026, 12, 10, tzinfo=UTC)
@@ -41,7 +41,8 @@ NOW = datetime(2026, 12, 10, tzinfo=UTC)
 
 def document(fmt: str, players: list[str], settings: Settings, rng: random.Random) -> dict:
     return {"game": "alien-city", "options": {}, "settings": settings.as_json(),
-            "entrants": [{"email": p, "name": "", "status": "entered", "rating": round(rng.uniform(1200, 2000), 1),
+            "entrants": [{"email": p, "name": "", "status": "entered", "rating": round(rng.uniform(1200,
+                                                                                                   2000), 1),
                           "entered_at": "2026-12-01T00:00:00Z"} for p in players],
             "rounds": [], "format": fmt}
 
@@ -60,7 +61,7 @@ def bench_swiss(count: int, rounds: int, rng: random.Random) -> tuple[Tournament
     times, walls, ok = [], [], True
     for number in range(1, rounds + 1):
         started, wall = time.thread_time(), time.perf_counter()
-        records = _records(trow)
+        records = swiss_records(trow)
         pairing = swiss.pair(records, players)
         times.append(time.thread_time() - started)
         walls.append(time.perf_counter() - wall)
@@ -71,7 +72,7 @@ def bench_swiss(count: int, rounds: int, rng: random.Random) -> tuple[Tournament
         if pairing.bye:
             games.append({"id": None, "players": [pairing.bye], "points": [1.0], "played": False})
         trow.doc["rounds"].append({"number": number, "games": games})
-    records = _records(trow)
+    records = swiss_records(trow)
     meetings = Counter(frozenset(g["players"]) for r in trow.doc["rounds"] for g in r["games"]
                        if len(g["players"]) == 2)
     rematches = sum(1 for n in meetings.values() if n > 1)
@@ -85,7 +86,8 @@ def bench_swiss(count: int, rounds: int, rng: random.Random) -> tuple[Tournament
 
 def bench_round_robin(count: int, rng: random.Random) -> tuple[TournamentRow, bool]:
     players = [f"member{i:02d}@example.org" for i in range(count)]
-    settings = Settings(format="round-robin", tiebreaks=["sonneborn-berger", "head-to-head", "wins", "rating"])
+    settings = Settings(format="round-robin", tiebreaks=["sonneborn-berger", "head-to-head", "wins",
+                                                         "rating"])
     trow = TournamentRow("t-2", "alien-city", "round-robin", "running", "mod@example.org",
                          document("round-robin", players, settings, rng), created_at=NOW)
     started = time.perf_counter()
@@ -93,7 +95,8 @@ def bench_round_robin(count: int, rng: random.Random) -> tuple[TournamentRow, bo
     took = time.perf_counter() - started
     for number, games in enumerate(schedule, start=1):
         trow.doc["rounds"].append({"number": number, "games": [
-            {"id": f"ac-{number}-{i}", "players": list(g), "points": result(rng)} for i, g in enumerate(games)]})
+            {"id": f"ac-{number}-{i}", "players": list(g), "points": result(rng)} for i,
+            g in enumerate(games)]})
     meetings = Counter(frozenset(g) for r in schedule for g in r)
     once = len(meetings) == count * (count - 1) // 2 and set(meetings.values()) == {1}
     single = all(len({p for g in r for p in g}) == 2 * len(r) for r in schedule)
@@ -109,7 +112,8 @@ def replay_from_store(rows: list[TournamentRow]) -> bool:
             before = {}
             for trow in rows:
                 trow.doc["settings"] = settings_from_json(trow.doc["settings"]).as_json()
-                before[trow.id] = [(line.player, line.rank, line.points, line.values) for line in table_lines(trow)]
+                before[trow.id] = [(line.player, line.rank, line.points,
+                                    line.values) for line in table_lines(trow)]
                 with store.transaction() as tx:
                     tx.tournaments.insert(trow)
             same = True
@@ -118,14 +122,16 @@ def replay_from_store(rows: list[TournamentRow]) -> bool:
                 assert again is not None
                 after = [(line.player, line.rank, line.points, line.values) for line in table_lines(again)]
                 same &= after == before[trow.id]
-                print(f"{trow.id}: the table read back from the store is identical: {after == before[trow.id]}")
+                print(f"{trow.id}: the table read back from the store is identical: "
+                      f"{after == before[trow.id]}")
         finally:
             store.close()
     return same
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--round-robin", type=int, default=60)

@@ -420,6 +420,6 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 
-__all__ = ["SITE_PAGES", "SiteReport", "head", "game_page", "index_page", "write", "write_site"]
+__all__ = ["SITE_PAGES", "SiteReport", "game_page", "head", "index_page", "write", "write_site"]
 head = _head  # for pages of other features (tournaments): the same head and style
 write = _write

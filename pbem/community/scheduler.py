@@ -167,8 +167,10 @@ class Scheduler:
         """``action(ctx)`` in a transaction of its own with a mail context like a moderator's
         command line has (the server's address as sender); the mails it plans are queued with it."""
         def run(tx: Tx) -> None:
-            ctx = MailContext(config=self.config, tx=tx, now=now, mail=IncomingMail(from_addr=self.config.address),
-                              secret=self.outgoing.secret, cache=StateCache(), token_for=self.outgoing.token_for)
+            ctx = MailContext(config=self.config, tx=tx, now=now,
+                              mail=IncomingMail(from_addr=self.config.address),
+                              secret=self.outgoing.secret, cache=StateCache(),
+                              token_for=self.outgoing.token_for)
             action(ctx)
             for planned in ctx.planned:
                 row, state = ctx.touched.get(planned.game_id or "", (None, None))

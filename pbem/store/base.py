@@ -19,10 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from pbem.store.tournaments import TournamentTx, TournamentViews
+from typing import Any, Protocol
 
 # Inbound statuses: pending -> done | ignored | failed (failed = processing raised; kept for inspection)
 INBOUND_STATUSES = ("pending", "done", "ignored", "failed")
@@ -139,7 +136,7 @@ class Tx(Protocol):
     """Operations inside one transaction; all commit together or not at all."""
 
     @property
-    def tournaments(self) -> TournamentTx: ...  # tournaments' statements (pbem.store.tournaments)
+    def tournaments(self) -> Any: ...  # a pbem.store.tournaments.TournamentTx: tournaments' statements
 
     # intake
     def claim_inbound(self, inbound_id: int) -> Inbound | None:
@@ -307,7 +304,7 @@ class Store(Protocol):
     def set_imap_state(self, mailbox: str, uidvalidity: int, last_uid: int) -> None: ...
 
     # read-only views used by CLI tools
-    def tournament_views(self) -> TournamentViews: ...  # tournaments (pbem.store.tournaments)
+    def tournament_views(self) -> Any: ...  # a pbem.store.tournaments.TournamentViews
     def get_game(self, game_id: str) -> GameRow | None: ...
     def list_games(self, status: str | None = None) -> list[GameRow]: ...
     def active_games_to_move(self, address_like: str) -> list[str]: ...  # ids, oldest first

@@ -13,12 +13,11 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pbem.store.common import dt_from_text, dt_to_text, json_dumps, json_loads
 
-if TYPE_CHECKING:
-    from pbem.store.sql import Db
+Db = Any  # pbem.store.sql.Db (which imports this module): a connection with run, one, all, value, many
 
 TOURNAMENT_STATUSES = ("open", "running", "paused", "over", "cancelled")
 ENTRANT_STATUSES = ("entered", "withdrawn", "removed")

@@ -22,7 +22,8 @@ def tournament_of(ctx: MailContext, command: Command, *, lock: bool = True) -> T
                               "them).").format(verb=command.verb))
     found = ctx.tx.tournaments.get(ident, for_update=lock)
     if found is None:
-        raise CommandFailed(_("there is no tournament {id}; 'tournaments' lists the open ones.").format(id=ident))
+        raise CommandFailed(_("there is no tournament {id}; 'tournaments' lists the open ones.").format(
+            id=ident))
     if lock:
         running.hold(found.id)
     return found

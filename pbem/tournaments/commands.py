@@ -115,7 +115,8 @@ def parse_tournaments(line: str, rest: list[str], in_game_reply: bool) -> Comman
 
 def parse_enter(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
     if len(rest) > 1 or (rest and not is_tournament(rest[0])):
-        return CommandError(line, _("enter takes a tournament like t-3: {usage}").format(usage=_(USAGE_ENTER)))
+        return CommandError(line,
+                            _("enter takes a tournament like t-3: {usage}").format(usage=_(USAGE_ENTER)))
     return Command("enter", line, game=rest[0].lower() if rest else None)
 
 
@@ -180,9 +181,10 @@ def announce(ctx: MailContext, command: Command) -> None:
                          due_at=settings.starts)
     ctx.tx.tournaments.insert(trow)
     ctx.outcomes.append(f"tournament {ident} announced")
-    ctx.reply(Section(lines=[*summary_lines(ctx, trow),
-                             _("Players enter with: enter {id}. The table: tournament {id}.").format(id=ident)],
-                      actions=[ActionGroup("", [Action(_("Enter {id}").format(id=ident), f"enter {ident}")])]),
+    ctx.reply(Section(lines=[*summary_lines(ctx, trow), _(
+        "Players enter with: enter {id}. The table: tournament {id}.").format(id=ident)],
+                      actions=[ActionGroup("", [Action(_("Enter {id}").format(id=ident),
+                                                       f"enter {ident}")])]),
               headline=_("Tournament {title} announced").format(title=running.title(trow)))
 
 
@@ -238,7 +240,8 @@ def do_enter(ctx: MailContext, command: Command) -> None:
         raise CommandFailed(_("{address} is the server, not a player.").format(address=email))
     count = len(d.entrants(doc, "entered"))
     if settings.max is not None and count >= settings.max:
-        raise CommandFailed(_("{id} is full: {n} of {n} players have entered.").format(id=trow.id, n=settings.max))
+        raise CommandFailed(_("{id} is full: {n} of {n} players have entered.").format(id=trow.id,
+                                                                                       n=settings.max))
     if not address_proven(ctx, command):
         line = f"enter {trow.id}"
         ctx.reply(Section(lines=[*summary_lines(ctx, trow),
@@ -296,8 +299,9 @@ def withdraw_or_other(ctx: MailContext, command: Command) -> None:
         raise CommandFailed(_("you are not in {id}.").format(id=trow.id))
     if not address_proven(ctx, command):
         line = f"withdraw {trow.id}"
-        ctx.reply(Section(lines=[_("Withdrawing from a running tournament forfeits your games in play. Nothing "
-                                   "has happened yet; to withdraw, reply with the line below (or tap it)."),
+        ctx.reply(Section(lines=[_("Withdrawing from a running tournament forfeits your games in play. "
+                                   "Nothing has happened yet; to withdraw, reply with the line below (or "
+                                   "tap it)."),
                                  f"  {line}"], actions=[ActionGroup("", [Action(_("Withdraw"), line)])]),
                   headline=_("Confirm: {line}").format(line=line))
         return

@@ -106,10 +106,10 @@ def read_settings(format_word: str, words: list[str], now: datetime,
             setattr(settings, word, True)
             i += 1
             continue
-        if word in _INTS or word in _DAYS or word in ("starts", "tiebreaks", "adjudicate", "withdrawals"):
-            if value is None:
-                raise SettingsError(_("'{word}' needs a value, e.g. {example}").format(
-                    word=word, example=_EXAMPLES[word]))
+        if value is None and (word in _INTS or word in _DAYS
+                              or word in ("starts", "tiebreaks", "adjudicate", "withdrawals")):
+            raise SettingsError(_("'{word}' needs a value, e.g. {example}").format(
+                word=word, example=_EXAMPLES[word]))
         if word in _INTS:
             low, high = _INTS[word]
             if not value.isdigit() or not low <= int(value) <= high:
@@ -125,8 +125,8 @@ def read_settings(format_word: str, words: list[str], now: datetime,
             except ValueError:
                 days = -1.0
             if not low <= days <= high:
-                raise SettingsError(_("'{word} {value}': a number of days from {low} to {high}, e.g. {example}"
-                                      ).format(word=word, value=value, low=low, high=high,
+                raise SettingsError(_("'{word} {value}': a number of days from {low} to {high}, e.g. "
+                                      "{example}").format(word=word, value=value, low=low, high=high,
                                                example=_EXAMPLES[word]))
             setattr(settings, f"{word}_days", days)
             i += 2
@@ -177,7 +177,8 @@ def check(settings: Settings, *, game_title: str, game_min: int, game_max: int, 
                 n=settings.tables, format=fmt))
         if settings.tables > game_max or game_max < 3:
             raise SettingsError(_("{game} is for {low} to {high} players: it cannot be played at tables of "
-                                  "{n}").format(game=game_title, low=game_min, high=game_max, n=settings.tables))
+                                  "{n}").format(game=game_title, low=game_min, high=game_max,
+                                                n=settings.tables))
     elif game_min > 2:
         raise SettingsError(_("{game} needs at least {n} players a game: add 'tables {n}'").format(
             game=game_title, n=game_min))
@@ -194,8 +195,8 @@ def check(settings: Settings, *, game_title: str, game_min: int, game_max: int, 
         settings.min = max(settings.min, 3)
     if settings.max is not None and settings.max < settings.min:
         if fmt == "swiss" and settings.tables <= 2:
-            raise SettingsError(_("a swiss of {rounds} rounds needs at least {n} players (no two meet twice), "
-                                  "but at most {max} may enter: fewer rounds or more players, e.g. "
+            raise SettingsError(_("a swiss of {rounds} rounds needs at least {n} players (no two meet "
+                                  "twice), but at most {max} may enter: fewer rounds or more players, e.g. "
                                   "'rounds {fit}'").format(rounds=settings.rounds, n=settings.min,
                                                            max=settings.max, fit=max(1, settings.max // 2)))
         raise SettingsError(_("at least {min} players are needed, but 'max {max}' allows fewer").format(
@@ -209,7 +210,8 @@ def check(settings: Settings, *, game_title: str, game_min: int, game_max: int, 
     if settings.starts is None:
         settings.starts = now + timedelta(days=7)
     if settings.starts < now - timedelta(minutes=1):
-        raise SettingsError(_("the start {when} is in the past").format(when=f"{settings.starts:%Y-%m-%d %H:%M}"))
+        raise SettingsError(_("the start {when} is in the past").format(
+            when=f"{settings.starts:%Y-%m-%d %H:%M}"))
 
 
 # --- reading the document -------------------------------------------------------------------------

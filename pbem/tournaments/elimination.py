@@ -94,7 +94,8 @@ def build(seeds: Sequence[str], double: bool = False) -> Bracket:
         current = []
         for i in range(len(previous) // 2):
             order += 1
-            match = Match(f"W{r}-{i + 1}", "W", r, ({"winner": previous[2 * i]}, {"winner": previous[2 * i + 1]}),
+            match = Match(f"W{r}-{i + 1}", "W", r, ({"winner": previous[2 * i]},
+                                                    {"winner": previous[2 * i + 1]}),
                           order)
             matches.append(match)
             current.append(match.id)
@@ -110,7 +111,8 @@ def build(seeds: Sequence[str], double: bool = False) -> Bracket:
         first = winners_rounds[0]
         for i in range(len(first) // 2):
             order += 1
-            match = Match(f"L1-{i + 1}", "L", 1, ({"loser": first[2 * i]}, {"loser": first[2 * i + 1]}), order)
+            match = Match(f"L1-{i + 1}", "L", 1, ({"loser": first[2 * i]}, {"loser": first[2 * i + 1]}),
+                          order)
             matches.append(match)
             losers.append(match.id)
         for r in range(2, rounds + 1):

@@ -202,7 +202,8 @@ def _result(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: 
     if not GAME_ID.match(game_id) or not any(item.get("id") == game_id for item in d.running_games(trow.doc)):
         raise CommandFailed(_("{game} is not a game in play in {id}.").format(game=game_id, id=trow.id))
     try:
-        moderation.end(ctx, game_id, result, by=ctx.mail.from_addr, why=_("decided for {id}").format(id=trow.id))
+        moderation.end(ctx, game_id, result, by=ctx.mail.from_addr,
+                       why=_("decided for {id}").format(id=trow.id))
     except moderation.ModerationError as exc:
         raise CommandFailed(str(exc)) from None
     running.advance(ctx, trow)
@@ -230,7 +231,8 @@ def challenge(ctx: MailContext, command: Command, trow: TournamentRow) -> None:
     else:
         defender = _address(word)
     settings = d.settings_from_json(doc["settings"])
-    refusal = ladder.refusal(board, email, defender, running.challenges_of(doc), ctx.now, settings.rematch_days)
+    refusal = ladder.refusal(board, email, defender, running.challenges_of(doc), ctx.now,
+                             settings.rematch_days)
     if refusal is not None:
         key, values = refusal
         raise CommandFailed(_ladder_reason(key, values, trow, email))
@@ -242,7 +244,8 @@ def challenge(ctx: MailContext, command: Command, trow: TournamentRow) -> None:
     names = game_names(ctx.tx, game_row)
     seat = next(s.seat for s in game_row.seats if s.email == email)
     ctx.reply(board_section(state, seat, [players_line(game_row, seat, names)]), row.id, kind=TURN,
-              headline=_("Your move (move 1). You challenged {player} (place {n}) in {id}: game {game}.").format(
+              headline=_("Your move (move 1). You challenged {player} (place {n}) in {id}: game "
+                         "{game}.").format(
                   player=running.name_of(ctx, doc, defender), n=board.index(defender) + 1, id=trow.id,
                   game=row.id))
 
@@ -261,7 +264,8 @@ def _ladder_reason(key: str, values: dict, trow: TournamentRow, email: str) -> s
         "rematch": _("you two played recently; the next challenge is possible after {after}"),
     }
     after = values.get("after")
-    return texts[key].format(id=trow.id, **{**values, **({"after": f"{after:%Y-%m-%d %H:%M} UTC"} if after else {})})
+    return texts[key].format(id=trow.id, **{**values,
+                                            **({"after": f"{after:%Y-%m-%d %H:%M} UTC"} if after else {})})
 
 
 OPS = {"start": _start, "pause": _pause, "resume": _resume, "deadline": _deadline, "replace": _replace,

@@ -143,7 +143,8 @@ def start(ctx: MailContext, trow: TournamentRow) -> None:
         try:
             table_sizes(len(playing), settings.tables, 3, largest)
         except SeatingError:
-            cancel(ctx, trow, N_("{n} players cannot sit at tables of 3 to {max}."), n=len(playing), max=largest)
+            cancel(ctx, trow, N_("{n} players cannot sit at tables of 3 to {max}."), n=len(playing),
+                   max=largest)
             return
     rated = ratings_now(ctx, trow.game, playing)
     for entry in doc["entrants"]:
@@ -172,7 +173,8 @@ def start(ctx: MailContext, trow: TournamentRow) -> None:
     if fmt == "ladder":
         for email in playing:
             _tell(ctx, trow, email, lambda e: _("{title} has started: you are number {n} of {count} on "
-                                                "the ladder").format(title=title(trow), n=doc["ladder"].index(e) + 1,
+                                                "the ladder").format(title=title(trow),
+                                                                     n=doc["ladder"].index(e) + 1,
                                                                     count=len(doc["ladder"])),
                   lambda e: [_("You may challenge up to {n} places above you: tournament {id} challenge "
                                "PLACE").format(n=ladder.reach(doc["ladder"].index(e) + 1), id=trow.id)])
@@ -231,7 +233,7 @@ def advance(ctx: MailContext, trow: TournamentRow) -> None:
         _pair_scheduled(ctx, trow, trow.doc["schedule"][len(rounds)], settings)
 
 
-def _records(trow: TournamentRow) -> dict[str, swiss.Record]:
+def swiss_records(trow: TournamentRow) -> dict[str, swiss.Record]:
     doc = trow.doc
     players = d.entrants(doc, "entered")
     rated = d.ratings(doc)
@@ -257,7 +259,7 @@ def _swiss_exhausted(trow: TournamentRow) -> bool:
 
 
 def _pair_swiss(ctx: MailContext, trow: TournamentRow, settings: d.Settings) -> None:
-    records = _records(trow)
+    records = swiss_records(trow)
     order = d.entrants(trow.doc, "entered")
     if settings.tables > 2:
         games = [list(t) for t in swiss.swiss_tables(records, order, settings.tables,
@@ -294,7 +296,8 @@ def _pair_scheduled(ctx: MailContext, trow: TournamentRow, planned: list[list[st
     _open_round(ctx, trow, games, decided=decided, extra=extra)
 
 
-def _open_round(ctx: MailContext, trow: TournamentRow, games: list[list[str]], *, byes: list[str] | None = None,
+def _open_round(ctx: MailContext, trow: TournamentRow, games: list[list[str]], *,
+                byes: list[str] | None = None,
                 decided: list[dict[str, Any]] | None = None, extra: dict[str, Any] | None = None,
                 items_extra: list[dict[str, Any]] | None = None) -> None:
     """Create the round's games and queue one mail per player."""
@@ -374,7 +377,8 @@ def _round_mails(ctx: MailContext, trow: TournamentRow, number: int, created: li
                     round=label(), title=title(trow)), lambda e: [])
             elif any(email in item["players"] for item in decided):
                 _tell(ctx, trow, email, lambda e: _("{round} of {title}: your opponent withdrew; you win "
-                                                    "without a game").format(round=label(), title=title(trow)),
+                                                    "without a game").format(round=label(),
+                                                                             title=title(trow)),
                       lambda e: [])
             elif trow.format in ("round-robin", "league") and created:
                 _tell(ctx, trow, email, lambda e: _("{round} of {title}: you have no game this round"
@@ -410,7 +414,8 @@ def one_game_mail(ctx: MailContext, trow: TournamentRow, email: str, label: str,
         kind = TURN
     else:
         headline = _("{round} of {title}: game {game} against {players}; {player} moves first.").format(
-            round=label, title=trow.id, game=row.id, players=others, player=who(state.to_move, seat.seat, names))
+            round=label, title=trow.id, game=row.id, players=others, player=who(state.to_move,
+                                                                                seat.seat, names))
         kind = EVENT
     ctx.planned.append(PlannedMail(to=email, seat=seat.seat, game_id=row.id, kind=kind, headline=headline,
                                    sections=[board_section(state, seat.seat, lines)]))
@@ -578,7 +583,8 @@ def _advance_league(ctx: MailContext, trow: TournamentRow) -> None:
     _start_season(doc, divisions, settings)
     for k, division in enumerate(divisions, start=1):
         for email in division:
-            _tell(ctx, trow, email, lambda e, k=k: _("{title}: season {season} starts; you play in division {n}"
+            _tell(ctx, trow, email, lambda e,
+                  k=k: _("{title}: season {season} starts; you play in division {n}"
                                                      ).format(title=trow.id, season=doc["season"], n=k),
                   lambda e, division=division: [", ".join(name_of(ctx, doc, p) for p in division)])
     _advance_league(ctx, trow)

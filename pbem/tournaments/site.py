@@ -38,7 +38,8 @@ def _standings(trow: TournamentRow, lines: list[Any], names: PublicNames, cross:
                  *(escape(fraction(line.values.get(b, 0)) if abs(line.values.get(b, 0) * 2 % 1) < 1e-9
                           else f"{line.values.get(b, 0):.2f}") for b in breaks)]
         rows.append('<tr class="standing">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    table = f'<table class="games standings"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    table = (f'<table class="games standings"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+             "</tbody></table>")
     if cross and lines:
         cells = crosstable([line.player for line in lines], d.games(trow.doc))
         body = []
@@ -90,8 +91,8 @@ def page(trow: TournamentRow, names: PublicNames) -> str:
     result = doc.get("result") or {}
     if result.get("ranking"):
         winner = result["ranking"][0][1]
-        parts.append('<p class="winner">' + escape(_("The winner: {player}.").format(player=names.person(winner)))
-                     + "</p>")
+        said = _("The winner: {player}.").format(player=names.person(winner))
+        parts.append(f'<p class="winner">{escape(said)}</p>')
     if fmt == "ladder":
         items = "".join(f"<li>{escape(names.person(p))}</li>" for p in doc.get("ladder", []))
         parts.append(f'<h2>{escape(_("The ladder"))}</h2><ol class="ladder">{items}</ol>')
@@ -106,16 +107,18 @@ def page(trow: TournamentRow, names: PublicNames) -> str:
             if done.players is None or (done.decided and not done.winner):
                 continue
             a, b = (escape(names.person(p)) if p else escape(_("bye")) for p in done.players)
-            games = ", ".join(_game_link(g) for g in (doc.get("matches", {}).get(match.id) or {}).get("games", []))
+            games = ", ".join(_game_link(g) for g in (doc.get("matches",
+                                                              {}).get(match.id) or {}).get("games", []))
             won = escape(names.person(done.winner)) if done.decided and done.winner else ""
-            items.append(f'<tr class="match" data-match="{match.id}"><td>{match.id}</td><td>{a}</td><td>{b}</td>'
-                         f"<td>{games}</td><td>{won}</td></tr>")
+            items.append(f'<tr class="match" data-match="{match.id}"><td>{match.id}</td><td>{a}</td>'
+                         f"<td>{b}</td><td>{games}</td><td>{won}</td></tr>")
         parts.append(f'<h2>{escape(_("Bracket"))}</h2><table class="games bracket"><tbody>{"".join(items)}'
                      "</tbody></table>")
     elif fmt == "league" and doc.get("divisions"):
         for k in range(len(doc["divisions"])):
-            parts.append(f'<h2>{escape(_("Season {season}, division {n}").format(season=doc.get("season", 1), n=k + 1))}'
-                         "</h2>" + _standings(trow, division_table(doc, k), names, True))
+            heading = _("Season {season}, division {n}").format(season=doc.get("season", 1), n=k + 1)
+            table = _standings(trow, division_table(doc, k), names, True)
+            parts.append(f"<h2>{escape(heading)}</h2>{table}")
     elif trow.status != "open":
         pairs = d.settings_from_json(doc["settings"]).tables <= 2
         parts.append(f'<h2>{escape(_("Standings"))}</h2>'

@@ -102,7 +102,8 @@ def _round_deadline(ctx: MailContext, trow: TournamentRow) -> None:
                     headline = _("{id}: round {n} passed its deadline; games in play: {games}").format(
                         id=trow.id, n=round_["number"], games=games)
                     ctx.planned.append(PlannedMail(
-                        to=email, kind=NOTICE, subject=f"[pbem {trow.id}] {headline}"[:150], headline=headline,
+                        to=email, kind=NOTICE, subject=f"[pbem {trow.id}] {headline}"[:150],
+                        headline=headline,
                         sections=[Section(lines=[
                             _("Decide each with: tournament {id} result GAME SEAT (or draw); the next round "
                               "starts when the last one ends. Their move clocks may end them first.").format(

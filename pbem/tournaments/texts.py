@@ -34,8 +34,9 @@ def standings_text(ctx: MailContext, trow: TournamentRow, lines: list[Any], cros
     for line in lines:
         status = (d.entrant(doc, line.player) or {}).get("status")
         mark = "*" if status == "withdrawn" else " "
-        out.append(f"{line.rank:>3} {_short(name_of(ctx, doc, line.player)):<{NAME}} {fraction(line.points):>5} "
-                   f"{line.played:>5}" + "".join(f" {_num(line.values.get(b, 0)):>6}" for b in breaks) + mark)
+        name = _short(name_of(ctx, doc, line.player))
+        values = "".join(f" {_num(line.values.get(b, 0)):>6}" for b in breaks)
+        out.append(f"{line.rank:>3} {name:<{NAME}} {fraction(line.points):>5} {line.played:>5}{values}{mark}")
     if any((d.entrant(doc, line.player) or {}).get("status") == "withdrawn" for line in lines):
         out.append(_("* withdrew"))
     if cross and len(lines) <= 12 and not settings.double:
@@ -114,7 +115,8 @@ def table_sections(ctx: MailContext, trow: TournamentRow) -> list[Section]:
     sections = []
     if trow.status == "open":
         names = [name_of(ctx, doc, p) for p in d.entrants(doc, "entered")]
-        sections.append(Section(title=_("Entered ({n})").format(n=len(names)), lines=[", ".join(names) or "-"]))
+        sections.append(Section(title=_("Entered ({n})").format(n=len(names)),
+                                lines=[", ".join(names) or "-"]))
         return sections
     if fmt == "ladder":
         board = doc.get("ladder", [])
@@ -172,10 +174,12 @@ def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
     lines.append("; ".join(parts) + ".")
     if trow.status == "open" and trow.starts_at:
         lines.append(_("Entries: {n} (at least {min}{max}); it starts on {when} UTC.").format(
-            n=entered, min=settings.min, max=_(", at most {n}").format(n=settings.max) if settings.max else "",
+            n=entered, min=settings.min,
+            max=_(", at most {n}").format(n=settings.max) if settings.max else "",
             when=f"{trow.starts_at:%Y-%m-%d %H:%M}"))
     elif trow.status == "running":
-        lines.append(_("Running: round {n}, {count} players.").format(n=len(doc.get("rounds", [])), count=entered))
+        lines.append(_("Running: round {n}, {count} players.").format(n=len(doc.get("rounds", [])),
+                                                                      count=entered))
     if settings.tiebreaks:
         lines.append(_("Tie-breaks: {names}.").format(names=", ".join(settings.tiebreaks)))
     lines.append(_("Organizer: {player}.").format(player=name_of(ctx, doc, trow.organizer)))

@@ -307,7 +307,8 @@ def test_pages_at_360_px_wide(tmp_path: Path, site: tuple[Path, list[GameRow]]) 
             names = browser.evaluate(
                 "[...document.querySelectorAll('ul.players li')].map(li => li.textContent)")
             assert [re.sub(r"^Player [A-Z2-9]{5} ", "", n) for n in names] == (
-                [f"{NICKNAME} (black)", "(white)"] if row.game == "alien-city" else ["(red)", "(blue)", "(green)"])
+                [f"{NICKNAME} (black)", "(white)"] if row.game == "alien-city" else ["(red)", "(blue)",
+                                                                                     "(green)"])
             page = browser.evaluate("document.documentElement.outerHTML")
             assert not ADDRESS.search(page) and not [p for p in PRIVATE if p.lower() in page.lower()]
             shots.append(browser.screenshot(tmp_path / f"360px-{row.id}.png"))

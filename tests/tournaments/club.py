@@ -65,7 +65,7 @@ class Club:
     def send(self, sender: str, body: str) -> EmailMessage:
         """A new mail; returns the answer to the sender."""
         out = self.submit(sender, new_mail(sender, self.config.address, body))
-        return [m for rcpt, m in out if rcpt == sender][0]
+        return next(m for rcpt, m in out if rcpt == sender)
 
     def reply(self, sender: str, message: EmailMessage, body: str) -> list[tuple[str, EmailMessage]]:
         return self.submit(sender, reply_to(message, sender, body))
@@ -79,14 +79,15 @@ class Club:
         return self._take()
 
     def last(self, address: str, contains: str = "") -> EmailMessage:
-        return [m for m in self.inbox.get(address, []) if contains in text_of(m) or contains in headline(m)][-1]
+        return [m for m in self.inbox.get(address,
+                                          []) if contains in text_of(m) or contains in headline(m)][-1]
 
     def enter(self, address: str, tournament: str) -> EmailMessage:
         """Enter as a newcomer does: ``enter t-1`` asks to confirm; the reply confirms."""
         answer = self.send(address, f"enter {tournament}")
         assert headline(answer) == f"Confirm: enter {tournament}", headline(answer)
         out = self.reply(address, answer, f"enter {tournament}")
-        return [m for rcpt, m in out if rcpt == address][0]
+        return next(m for rcpt, m in out if rcpt == address)
 
     # --- playing ------------------------------------------------------------------------------------
     def play(self, rng: random.Random, moves: int = 2, rounds: int = 60) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.conftest import Backend, backend  # noqa: F401  (the fixture, both stores)
+from tests.store.conftest import Backend, backend, store  # noqa: F401  (the fixtures, both stores)
 from tests.tournaments.club import Club
 
 

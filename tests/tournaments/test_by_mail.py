@@ -20,7 +20,8 @@ PLAYERS = [f"p{i}@example.org" for i in range(10)]
 
 def announce(club: Club, spec: str, players: list[str], game: str = "alien-city") -> None:
     answer = club.moderate(f"tournament new {game} {spec} starts 2026-12-10")
-    assert headline(answer).startswith("Tournament t-1 (") and "announced" in headline(answer), headline(answer)
+    first = headline(answer)
+    assert first.startswith("Tournament t-1 (") and "announced" in first, first
     for player in players:
         club.send(player, "help")  # a first mail, as a newcomer writes
         answer = club.enter(player, "t-1")
@@ -54,7 +55,8 @@ def test_swiss_to_the_end(club: Club) -> None:
     assert len(meetings) == len(set(meetings)) == 9, "no pair meets twice"
     for player in players:
         rounds = round_mails(club, player)
-        assert [r.split(" of t-1")[0].split(". ")[-1] for r in rounds] == ["Round 1", "Round 2", "Round 3"], rounds
+        assert [r.split(" of t-1")[0].split(". ")[-1] for r in rounds] == ["Round 1", "Round 2",
+                                                                           "Round 3"], rounds
     for game_id in (g["id"] for r in row.doc["rounds"] for g in r["games"]):
         game = club.store.get_game(game_id)
         assert game.record["tournament"]["id"] == "t-1"
@@ -62,7 +64,8 @@ def test_swiss_to_the_end(club: Club) -> None:
     table = text_of(club.send(players[0], "tournament t-1"))
     assert "Buch" in table and "Round 3" in table
     # the table is a function of what is stored: computed again from a fresh read, the same
-    assert ranking(club.store.tournament_views().get("t-1")) == [tuple(x) for x in row.doc["result"]["ranking"]]
+    stored = row.doc["result"]["ranking"]
+    assert ranking(club.store.tournament_views().get("t-1")) == [tuple(x) for x in stored]
     standings = text_of(club.send(players[0], "standings alien-city"))
     assert all(p in standings for p in players), "tournament games are rated"
 
@@ -165,7 +168,8 @@ def test_round_robin_at_tables_all_at_once(club: Club) -> None:
     club.play(random.Random(7))
     row = club.store.tournament_views().get("t-1")
     assert row.status == "over" and len(row.doc["rounds"]) == 1
-    met = {frozenset((a, b)) for g in row.doc["rounds"][0]["games"] for a in g["players"] for b in g["players"]
+    met = {frozenset((a,
+                      b)) for g in row.doc["rounds"][0]["games"] for a in g["players"] for b in g["players"]
            if a != b}
     assert len(met) == 15
 
@@ -207,7 +211,8 @@ def test_bad_input_gets_clear_answers_and_creates_nothing(club: Club) -> None:
     club.play(random.Random(8))
     assert club.store.tournament_views().get("t-1").status == "over"
     late = club.reply(PLAYERS[0], club.last(PLAYERS[0]), "withdraw t-1")
-    assert "t-1 is over; there is nothing to withdraw from" in text_of([m for r, m in late if r == PLAYERS[0]][-1])
+    assert "t-1 is over; there is nothing to withdraw from" in text_of([m for r,
+                                                                        m in late if r == PLAYERS[0]][-1])
     other = club.reply(PLAYERS[1], club.last(PLAYERS[1]), "tournament t-1 pause")
     assert "only the organizer of t-1 or a moderator" in text_of([m for r, m in other if r == PLAYERS[1]][-1])
     unknown = club.send(PLAYERS[0], "enter t-99")

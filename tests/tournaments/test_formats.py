@@ -110,7 +110,8 @@ def test_swiss_pairs_score_groups_top_half_against_bottom_half() -> None:
     players = NAMES[:8]
     records = {p: swiss.Record(rating=2000 - i * 10) for i, p in enumerate(players)}
     pairing = swiss.pair(records, players)
-    assert {frozenset(p) for p in pairing.pairs} == {frozenset((players[i], players[i + 4])) for i in range(4)}
+    assert {frozenset(p) for p in pairing.pairs} == {frozenset((players[i],
+                                                                players[i + 4])) for i in range(4)}
 
 
 def test_swiss_refuses_when_every_pairing_is_a_rematch() -> None:

@@ -48,7 +48,7 @@ def test_tournament_page_in_chromium(tmp_path: Path) -> None:
     assert "Stardust" in names
     pseudonyms = [n for n in names if n != "Stardust"]
     assert len(set(pseudonyms)) == 3 and all(re.fullmatch(r"Player [A-Z2-9]{5}", n) for n in pseudonyms)
-    assert [tr.find(tag="td")[0].all_text() for tr in standings][0] == "1"
+    assert next(tr.find(tag="td")[0].all_text() for tr in standings) == "1"
     assert root.find(tag="table", cls="crosstable")
     links = [a.attrs["href"] for li in root.find(tag="li", cls="pairing") for a in li.find(tag="a")]
     games = [g["id"] for r in row.doc["rounds"] for g in r["games"]]
