@@ -16,7 +16,7 @@ from pbem.tournaments.document import is_tournament
 
 
 def tournament_of(ctx: MailContext, command: Command, *, lock: bool = True) -> TournamentRow:
-    ident = command.game or (ctx.context_game if is_tournament(ctx.context_game) else None)
+    ident = command.game or (ctx.context_tag if is_tournament(ctx.context_tag) else None)
     if not ident:
         raise CommandFailed(_("which tournament? Write '{verb} T' with its id, like t-3 ('tournaments' lists "
                               "them).").format(verb=command.verb))

@@ -286,7 +286,7 @@ def _closed(trow: TournamentRow) -> str:
 
 def withdraw_or_other(ctx: MailContext, command: Command) -> None:
     """``withdraw T`` leaves a tournament; ``withdraw GAME`` is the games' own command."""
-    ident = command.game or ctx.context_game
+    ident = command.game or ctx.context_tag
     if not is_tournament(ident):
         _games_withdraw(ctx, command)
         return

@@ -253,3 +253,16 @@ def test_moderator_operations_are_logged_and_told(club: Club) -> None:
     assert actions == ["repair", "pause", "resume", "deadline", "replace", "result"]
     club.moderate("tournament t-1 end")
     assert club.store.tournament_views().get("t-1").status == "over"
+
+
+def test_a_reply_to_a_tournament_mail_is_about_that_tournament(club: Club) -> None:
+    players = PLAYERS[:4]
+    announce(club, "swiss rounds 2", players)
+    club.tick(days=21)
+    club.moderate("tournament t-1 pause a short break")
+    notice = [m for m in club.inbox[players[2]] if "is paused" in headline(m)][-1]
+    assert str(notice["Subject"]).startswith("[pbem t-1]")
+    table = [m for r, m in club.reply(players[2], notice, "tournament") if r == players[2]][-1]
+    assert headline(table).startswith("Tournament t-1 ("), headline(table)
+    chat = [m for r, m in club.reply(players[2], notice, "Will we go on soon?") if r == players[2]][-1]
+    assert "no game t-1" not in text_of(chat) and "not understood" in headline(chat).lower(), headline(chat)
