@@ -66,6 +66,7 @@ def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
 
 def cmd_export(args: argparse.Namespace) -> int:
     from pbem.archive.export import export_games
+    from pbem.tournaments.export import export_tournaments
 
     filters = _filters(args)
     out = Path(args.output)
@@ -75,9 +76,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         with progress_bar("exporting") as bar:
             report = export_games(store, out, filters, public=args.public, progress=bar)
+        tournaments = export_tournaments(store, out, public=args.public)
     finally:
         store.close()
-    print(f"exported {report.written} game(s) ({filters.describe()}) to {out}; index {report.index}")
+    print(f"exported {report.written} game(s) ({filters.describe()}) to {out}; index {report.index}"
+          + (f"; {tournaments} finished tournament(s) in {out / 'tournaments'}" if tournaments else ""))
     return 0
 
 

@@ -99,9 +99,9 @@ def bracket_text(ctx: MailContext, trow: TournamentRow) -> str:
                 continue  # a bye against a bye, or a second final that was not needed
             out.append(f"  {match.id:<6} " + _("waiting"))
             continue
-        a, b = (_short(name_of(ctx, doc, p), 18) if p else _("bye") for p in done.players)
+        a, b = (_short(name_of(ctx, doc, p), 14) if p else _("bye") for p in done.players)
         if done.decided and done.winner:
-            state = _("{player} goes through").format(player=_short(name_of(ctx, doc, done.winner), 18))
+            state = _("{player} goes through").format(player=_short(name_of(ctx, doc, done.winner), 14))
         else:
             games = (doc.get("matches", {}).get(match.id) or {}).get("games") or []
             state = _("playing {games}").format(games=", ".join(games)) if games else _("waiting")

@@ -68,3 +68,36 @@ def test_tournament_page_in_chromium(tmp_path: Path) -> None:
     assert "7 days per move" in text and "?" not in text, text
     assert re.search(r"by Player [A-Z2-9]{5} \(black\); 7 days per move", text), text
     assert not challenge.find(tag="ul"), "the author's name does not break the sentence"
+
+
+def test_archive_export_keeps_the_tournament_with_its_games(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from tests.e2e.conftest import REPO
+
+    club = Club(tmp_path)
+    try:
+        club.moderate("tournament new alien-city elimination starts 2026-12-10")
+        for player in PLAYERS[:3]:
+            club.send(player, "help")
+            club.enter(player, "t-1")
+        club.tick(days=21)
+        club.play(random.Random(12))
+    finally:
+        club.close()
+    config = tmp_path / "pbem.toml"
+    config.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n'
+                      f'database = "{tmp_path / "pbem.sqlite3"}"\n')
+    out = tmp_path / "export"
+    done = subprocess.run([sys.executable, "-m", "pbem.cli", "archive", "export", "-c", str(config),
+                           "-o", str(out), "--public"], capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr
+    assert "1 finished tournament(s)" in done.stdout
+    data = json.loads((out / "tournaments" / "t-1.json").read_text())
+    assert data["format"] == "pbem-tournament/1" and data["status"] == "over"
+    games = [g["id"] for r in data["tournament"]["rounds"] for g in r["games"] if g.get("id")]
+    assert games and all((out / f"{g}.json").is_file() for g in games)  # with its games
+    assert not ADDRESS.search(json.dumps(data))  # public: names, never addresses
