@@ -266,3 +266,35 @@ def test_a_reply_to_a_tournament_mail_is_about_that_tournament(club: Club) -> No
     assert headline(table).startswith("Tournament t-1 ("), headline(table)
     chat = [m for r, m in club.reply(players[2], notice, "Will we go on soon?") if r == players[2]][-1]
     assert "no game t-1" not in text_of(chat) and "not understood" in headline(chat).lower(), headline(chat)
+
+
+def test_round_deadline_ends_games_by_the_score_and_pairs_the_next(club: Club) -> None:
+    players = PLAYERS[:4]
+    announce(club, "swiss rounds 2 round 3 adjudicate score", players)
+    club.tick(days=21)
+    assert len(club.store.tournament_views().get("t-1").doc["rounds"]) == 1
+    club.tick(days=3, minutes=1)  # nobody moved; the round's deadline passes
+    row = club.store.tournament_views().get("t-1")
+    assert len(row.doc["rounds"]) == 2, row.doc["rounds"]
+    first = [g["id"] for g in row.doc["rounds"][0]["games"]]
+    assert all(club.store.get_game(g).status == "over" for g in first)
+    assert all(g["points"] == [0.5, 0.5] for g in row.doc["rounds"][0]["games"])  # 0 - 0: drawn
+    told = [m for m in club.inbox[players[0]] if "Round 2 of t-1" in headline(m)]
+    assert len(told) == 1
+
+
+def test_games_the_clock_ends_count_and_the_moderators_are_asked_at_the_deadline(club: Club) -> None:
+    players = PLAYERS[:4]
+    announce(club, "swiss rounds 2 round 30 time 1 forfeit", players)
+    club.tick(days=21)
+    row = club.store.tournament_views().get("t-1")
+    first = row.doc["rounds"][0]["games"]
+    for _ in range(3 * 24 * 2):  # a day a move, a day's grace: the scheduler forfeits the late players
+        club.tick(minutes=30)  # (it runs often: a longer gap reads as an outage, which extends deadlines)
+    row = club.store.tournament_views().get("t-1")
+    assert all(club.store.get_game(g["id"]).status == "over" for g in first)
+    assert len(row.doc["rounds"]) == 2, "the next round, paired in the scheduler's run"
+    assert all(sorted(g["points"]) == [0.0, 1.0] for g in row.doc["rounds"][0]["games"])
+    club.tick(days=31)  # round 2's deadline: the organizer is asked to decide what is in play
+    notices = [m for m in club.inbox.get("mod@example.org", []) if "passed its deadline" in headline(m)]
+    assert notices or club.store.tournament_views().get("t-1").status == "over"
