@@ -47,6 +47,7 @@ from pbem.store.common import (
     intake_keys,
     json_dumps,
     json_loads,
+    next_counted_id,
     now_utc,
     result_columns,
     sha256_hex,
@@ -369,15 +370,7 @@ class SqlTx:
     def next_game_id(self, prefix: str) -> str:
         if not prefix:
             raise ValueError("empty game id prefix")
-        db = self._c
-        while True:
-            # One atomic step: a second worker waits for this row and then counts on from it.
-            number = int(db.value("INSERT INTO game_counters (prefix, next) VALUES (?, 2)"
-                                  " ON CONFLICT (prefix) DO UPDATE SET next = game_counters.next + 1"
-                                  " RETURNING next", (prefix,))) - 1
-            # Skip ids taken by games inserted with explicit ids (imports, tests).
-            if db.one("SELECT 1 FROM games WHERE id = ?", (f"{prefix}-{number}",)) is None:
-                return f"{prefix}-{number}"
+        return next_counted_id(self._c, prefix, "games")
 
     def insert_game(self, game: GameRow) -> None:
         check_status(game.status, GAME_STATUSES, "game")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pbem.store.common import dt_from_text, dt_to_text, json_dumps, json_loads
+from pbem.store.common import dt_from_text, dt_to_text, json_dumps, json_loads, next_counted_id
 
 Db = Any  # pbem.store.sql.Db (which imports this module): a connection with run, one, all, value, many
 
@@ -101,13 +101,7 @@ class TournamentTx:
         self._db = db  # the transaction's connection; refuses once the transaction ended
 
     def next_id(self) -> str:
-        db = self._db()
-        while True:
-            number = int(db.value("INSERT INTO game_counters (prefix, next) VALUES (?, 2)"
-                                  " ON CONFLICT (prefix) DO UPDATE SET next = game_counters.next + 1"
-                                  " RETURNING next", (PREFIX,))) - 1
-            if db.one("SELECT 1 FROM tournaments WHERE id = ?", (f"{PREFIX}-{number}",)) is None:
-                return f"{PREFIX}-{number}"
+        return next_counted_id(self._db(), PREFIX, "tournaments")
 
     def insert(self, row: TournamentRow) -> None:
         _check(row)
