@@ -49,6 +49,9 @@ log = logging.getLogger("pbem.tournaments")
 
 
 _held = threading.local()
+#: game id -> what the engine said when the game started (the first tile drawn), until the round's
+#: mails have said it; kept out of the record, which holds only what replays
+_START_NOTES: dict[str, list[str]] = {}
 
 
 @contextmanager
@@ -351,7 +354,7 @@ def create(ctx: MailContext, trow: TournamentRow, players: list[str], number: in
     for seat in row.seats:
         seat.accepted = True
     state = ctx.touched[row.id][1]
-    row.record["tournament"]["notes"] = activate(ctx, row, state)
+    _START_NOTES[row.id] = activate(ctx, row, state)  # the first draw, told in the round's mail
     return row, state
 
 
@@ -384,10 +387,9 @@ def _round_mails(ctx: MailContext, trow: TournamentRow, number: int, created: li
                 _tell(ctx, trow, email, lambda e: _("{round} of {title}: you have no game this round"
                                                     ).format(round=label(), title=title(trow)), lambda e: [])
     for row, state in created:
-        names = game_names(ctx.tx, row)
         for hook in hooks.BOARD_SENT:  # the deadline line for whoever moves first; observers
             hook(ctx, row, state, lambda row=row: _("Game {id} has started").format(id=row.id))
-        del names
+        _START_NOTES.pop(row.id, None)
 
 
 def _round_label(trow: TournamentRow, number: int) -> Callable[[], str]:
@@ -404,7 +406,7 @@ def one_game_mail(ctx: MailContext, trow: TournamentRow, email: str, label: str,
     names = game_names(ctx.tx, row)
     seat = next(s for s in row.seats if s.email == email)
     others = ", ".join(names.get(s.seat, s.email) for s in row.seats if s.email != email)
-    notes = list((row.record.get("tournament") or {}).get("notes") or [])
+    notes = list(_START_NOTES.get(row.id, []))
     lines = [*notes, players_line(row, seat.seat, names),
              _("The game counts for {title}; 'tournament {id}' sends the table.").format(
                  title=title(trow), id=trow.id)]
@@ -532,6 +534,7 @@ def challenge(ctx: MailContext, trow: TournamentRow, challenger: str, defender: 
         one_game_mail(ctx, trow, defender, _("A ladder challenge"), row, state)
     for hook in hooks.BOARD_SENT:
         hook(ctx, row, state, lambda: _("Game {id} has started").format(id=row.id))
+    _START_NOTES.pop(row.id, None)
     return row
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pbem.i18n import _
+from pbem.i18n import _, ngettext
 from pbem.outbox.compose import Section
 from pbem.processing.context import MailContext
 from pbem.store.tournaments import TournamentRow
@@ -157,7 +157,7 @@ def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
     lines = [title(trow)]
     parts = []
     if settings.rounds:
-        parts.append(_("{n} rounds").format(n=settings.rounds))
+        parts.append(ngettext("{n} round", "{n} rounds", settings.rounds).format(n=settings.rounds))
     if settings.double:
         parts.append(_("double round robin"))
     if settings.tables > 2:
@@ -178,8 +178,8 @@ def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
             max=_(", at most {n}").format(n=settings.max) if settings.max else "",
             when=f"{trow.starts_at:%Y-%m-%d %H:%M}"))
     elif trow.status == "running":
-        lines.append(_("Running: round {n}, {count} players.").format(n=len(doc.get("rounds", [])),
-                                                                      count=entered))
+        lines.append(ngettext("Running: round {n}, {count} player.", "Running: round {n}, {count} players.",
+                              entered).format(n=len(doc.get("rounds", [])), count=entered))
     if settings.tiebreaks:
         lines.append(_("Tie-breaks: {names}.").format(names=", ".join(settings.tiebreaks)))
     lines.append(_("Organizer: {player}.").format(player=name_of(ctx, doc, trow.organizer)))
