@@ -298,3 +298,17 @@ def test_games_the_clock_ends_count_and_the_moderators_are_asked_at_the_deadline
     club.tick(days=31)  # round 2's deadline: the organizer is asked to decide what is in play
     notices = [m for m in club.inbox.get("mod@example.org", []) if "passed its deadline" in headline(m)]
     assert notices or club.store.tournament_views().get("t-1").status == "over"
+
+
+def test_withdrawal_before_half_way_removes_the_player_from_the_table(club: Club) -> None:
+    players = PLAYERS[:4]
+    announce(club, "round-robin withdrawals remove", players)
+    club.tick(days=21)
+    club.reply(players[3], club.send(players[3], "withdraw t-1"), "withdraw t-1")
+    club.play(random.Random(13))
+    row = club.store.tournament_views().get("t-1")
+    assert row.status == "over" and d.entrant(row.doc, players[3])["status"] == "removed"
+    ranked = [p for _, p in row.doc["result"]["ranking"]]
+    assert len(ranked) == 3 and players[3] not in ranked
+    final = text_of([m for m in club.inbox[players[0]] if "is over" in headline(m)][-1])
+    assert players[3] not in final.split("== Rounds ==")[0]  # not in the standings nor the crosstable
