@@ -74,5 +74,10 @@ def keywords_help() -> str:
     inner = INNER_WORDS[language()]
     pairs = [f"{word} = {english}" for english, word in words.items()]
     pairs += [f"{word} = {english}" for english, word in inner.items()]
+    lines = [""]
+    for pair in pairs:  # as many as fit the mail's width
+        if lines[-1] and len(lines[-1]) + len(pair) + 4 > 76:
+            lines.append("")
+        lines[-1] += (", " if lines[-1] else "") + pair
     return _("Commands in your language (the English words always work too):") + "\n" + "\n".join(
-        "  " + ", ".join(pairs[i:i + 4]) for i in range(0, len(pairs), 4))
+        f"  {line}" for line in lines)
