@@ -3,13 +3,13 @@ with a default that works on one machine, so ``pbem serve`` runs with no file at
 
 from __future__ import annotations
 
-import ssl
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pbem.resources import SchemaError, validate
+# Kept off the import path of ``pbem deliver`` (started by the MTA once per mail): the schema
+# validator (jsonschema, ~35 ms to import) and ssl are imported where they are used.
 
 
 class ConfigError(ValueError):
@@ -19,6 +19,8 @@ class ConfigError(ValueError):
 def tls_problem(exc: BaseException, section: str) -> str | None:
     """What a failed TLS handshake means for the ``[section]`` settings, in the words of one log
     line; None when ``exc`` is no TLS failure."""
+    import ssl
+
     if isinstance(exc, ssl.SSLCertVerificationError):
         return (f"TLS certificate not accepted ({exc.verify_message}); set [{section}] ca_file if "
                 "the server has its own CA")
@@ -138,6 +140,10 @@ class Config:
     max_message_bytes: int = 2_000_000
     log_level: str = "INFO"
     auth_notice_interval_seconds: int = 3600
+    # How often the processor looks for stored mail that nothing woke it for (a safety net: every
+    # door and ``pbem deliver`` wake it); None: 5 s, or 1 s on PostgreSQL, where other workers store
+    # mail too.
+    poll_seconds: float | None = None
     smtp_enabled: bool = True
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 2525
@@ -175,11 +181,30 @@ def _secret(section: dict[str, Any], base: Path, where: str) -> str:
 
 
 def config_from_dict(data: dict[str, Any], base: Path | None = None,
-                     source: Path | None = None) -> Config:
-    try:
-        validate(data, "config", what=str(source or "configuration"))
-    except SchemaError as exc:
-        raise ConfigError(str(exc)) from None
+                     source: Path | None = None, *, check: bool = True) -> Config:
+    """The configuration a parsed pbem.toml describes, validated against its schema.
+
+    ``check=False`` skips the schema (``pbem deliver``, which the MTA starts once per mail, and
+    which uses only the address, the size limit and where the data is: a file the schema would
+    refuse still fails here when a value cannot be used, and ``pbem serve`` refuses it anyway).
+    """
+    if check:
+        from pbem.resources import SchemaError, validate
+
+        try:
+            validate(data, "config", what=str(source or "configuration"))
+        except SchemaError as exc:
+            raise ConfigError(str(exc)) from None
+    else:
+        try:
+            return _config_of(data, base, source)
+        except (TypeError, ValueError, AttributeError) as exc:
+            what = source or "configuration"
+            raise ConfigError(f"{what}: {exc}; `pbem check-config` says what is wrong") from None
+    return _config_of(data, base, source)
+
+
+def _config_of(data: dict[str, Any], base: Path | None, source: Path | None) -> Config:
     base = base or Path.cwd()
     server = data.get("server", {})
     smtp = data.get("smtp", {})
@@ -210,6 +235,7 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
         max_message_bytes=server.get("max_message_bytes", 2_000_000),
         log_level=server.get("log_level", "INFO"),
         auth_notice_interval_seconds=server.get("auth_notice_interval_seconds", 3600),
+        poll_seconds=server.get("poll_seconds"),
         smtp_enabled=smtp.get("enabled", imap_cfg.host is None),
         smtp_host=smtp.get("host", "127.0.0.1"),
         smtp_port=smtp.get("port", 2525),
@@ -225,12 +251,13 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
     )
 
 
-def load_config(path: Path | None) -> Config:
-    """Read ``path``; with None, read ./pbem.toml when present, else use the defaults."""
+def load_config(path: Path | None, *, check: bool = True) -> Config:
+    """Read ``path``; with None, read ./pbem.toml when present, else use the defaults. ``check``:
+    see ``config_from_dict``."""
     if path is None:
         default = Path("pbem.toml")
         if not default.exists():
-            return config_from_dict({})
+            return config_from_dict({}, check=check)
         path = default
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -240,7 +267,7 @@ def load_config(path: Path | None) -> Config:
         raise ConfigError(f"{path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return config_from_dict(data, base=path.resolve().parent, source=path)
+    return config_from_dict(data, base=path.resolve().parent, source=path, check=check)
 
 
 # Ports whose protocol fixes the security setting: implicit TLS, or plain text first (STARTTLS or none).
@@ -295,6 +322,9 @@ max_message_bytes = 2000000
 log_level = "INFO"
 # At most one "failed authentication" notice per seat within this interval.
 auth_notice_interval_seconds = 3600
+# How often the processor looks for stored mail nothing woke it for: every door, `pbem deliver`
+# and `pbem admin` wake the server at once, so this is a safety net (default 5, 1 on PostgreSQL).
+# poll_seconds = 5
 
 # The embedded SMTP listener: on by default when no IMAP host is set.
 [smtp]

@@ -13,7 +13,7 @@ import getpass
 import sys
 from collections.abc import Callable
 
-from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store
+from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store, setup_line
 from pbem.community.addresses import move_by_moderator, rekey_by_moderator
 from pbem.community.moderation import (
     Moderation,
@@ -117,7 +117,7 @@ def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
     config = _config(args)
     store = open_configured_store(config)
     try:
-        sys.stdout.write(status_text(store, args.limit))
+        sys.stdout.write(setup_line(config) + "\n" + status_text(store, args.limit))
     finally:
         store.close()
     return 0

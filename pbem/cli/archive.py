@@ -33,9 +33,9 @@ class CommandProblem(Exception):
     """The command cannot run as asked: exit 2 with the message."""
 
 
-def _open(args: argparse.Namespace) -> Store:
+def _open(args: argparse.Namespace, *, create: bool = False) -> Store:
     try:
-        return open_configured_store(config_of(args))
+        return open_configured_store(config_of(args), create=create)
     except SetupError as exc:
         raise CommandProblem(str(exc)) from None
 
@@ -94,7 +94,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise CommandProblem(f"{directory} is not a directory")
     if args.jobs is not None and args.jobs < 1:
         raise CommandProblem("--jobs takes a number of processes, 1 or more")
-    store = _open(args)
+    store = _open(args, create=True)  # an archive may fill a new server's database
     try:
         with progress_bar("importing") as bar:
             report = import_archive(store, directory, jobs=args.jobs, progress=bar)

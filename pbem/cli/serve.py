@@ -9,8 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pbem.cli.common import SetupError, add_command, config_of, open_configured_store, setup_logging
+from pbem.cli.deliver import HELP as DELIVER_HELP
+from pbem.cli.deliver import add_arguments as add_deliver_arguments
+from pbem.cli.deliver import cmd_deliver
 from pbem.cli.preflight import LISTEN_ERRNOS, listen_error, startup_problems
-from pbem.config import EXAMPLE, ConfigError
+from pbem.config import EXAMPLE
 from pbem.store import database_name, is_postgresql
 
 
@@ -30,7 +33,7 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         return 2
     setup_logging(config)
     try:
-        store = open_configured_store(config)
+        store = open_configured_store(config, create=True)
     except SetupError as exc:
         return refused("serve", [str(exc)])
     try:
@@ -38,8 +41,9 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         # The processor gets a process (and so a core) of its own; see pbem/daemon/runner.py. With
         # PostgreSQL other workers may store mail too: look for it every second, not every five.
         shared = is_postgresql(config.database_url)
+        poll = config.poll_seconds or (1.0 if shared else 5.0)
         daemon = Daemon(config, store, processor, processor_process=True,
-                        processor_poll_seconds=1.0 if shared else 5.0,
+                        processor_poll_seconds=poll,
                         sender_options={"idle_poll_seconds": 5.0} if shared else None)
         out = "Maildir " + str(config.outbox_maildir) if not config.relay.host else (
             f"relay {config.relay.host}:{config.relay.effective_port}")
@@ -58,18 +62,6 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
-def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
-    from pbem.doors.deliver import EX_TEMPFAIL, deliver, read_message
-
-    try:
-        config = config_of(args)
-    except ConfigError as exc:
-        print(f"pbem deliver: {exc}", file=sys.stderr)
-        return EX_TEMPFAIL
-    raw = read_message(sys.stdin.buffer, config.max_message_bytes)
-    return deliver(config, raw, lambda: open_configured_store(config), envelope_from=args.sender)
-
-
 def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
     """One pass without a daemon (for cron jobs after ``pbem deliver``): process stored mail, run the
     deadline scheduler once, send the outbox."""
@@ -82,7 +74,7 @@ def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
     setup_logging(config)
     from pbem.community.scheduler import Scheduler
 
-    store = open_configured_store(config)
+    store = open_configured_store(config, create=True)
     processor = Processor(config, store)
     processed = processor.process_pending(10_000)
     report = Scheduler(config, store, secret=processor.secret).run_once()
@@ -128,11 +120,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         return add_command(sub, name, func, help_text)
 
     add("serve", cmd_serve, "run the mail server (IMAP and/or the embedded SMTP listener)")
-    p = add("deliver", cmd_deliver, "store one message from standard input (for an MTA pipe); "
-                                    "exit 0 stored, 75 try later")
-    p.add_argument("-f", "--sender", metavar="SENDER",
-                   help="the envelope sender (Postfix pipe: -f ${sender}); '' or <> for a bounce; "
-                        "default: the message's Return-Path")
+    add_deliver_arguments(add("deliver", cmd_deliver, DELIVER_HELP))
     add("process", cmd_process, "process stored mail and send the outbox once, without a daemon")
     p = add("init", cmd_init, "write a commented example pbem.toml")
     p.add_argument("-o", "--output", default="pbem.toml", metavar="FILE",

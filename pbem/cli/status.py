@@ -1,8 +1,12 @@
 """``pbem status``: what the servers sharing the configured database are doing right now.
 
-Read from the database alone, so it answers from any machine that can reach it: the workers whose
+Mostly read from the database, so it answers from any machine that can reach it: the workers whose
 heartbeat is recent (and those that went silent), who holds the IMAP and the scheduler roles, how
-much mail waits to be processed and to be sent, and how old the oldest waiting message is.
+much mail waits to be processed and to be sent, and how old the oldest waiting message is. First,
+though, it asks the server running on the configured data folder for its faults (the database
+away, a full or read-only disk, the IMAP server or the relay failing) through its socket, which
+answers when the database cannot; the exit status is 1 while there is a fault or the database
+cannot be read.
 """
 
 from __future__ import annotations
@@ -11,7 +15,14 @@ import argparse
 from datetime import datetime, timedelta
 from typing import Any
 
-from pbem.cli.common import add_command, config_of, open_configured_store, out
+from pbem.cli.common import (
+    SetupError,
+    add_command,
+    config_of,
+    open_configured_store,
+    out,
+    setup_line,
+)
 
 #: A worker writes its heartbeat every few seconds; one silent this long is taken for dead.
 ALIVE_SECONDS = 30
@@ -74,17 +85,49 @@ def status_lines(store: Any, now: datetime, imap: bool) -> list[str]:
     return lines
 
 
+def fault_lines(report: dict[str, Any] | None, now: datetime, where: str) -> list[str]:
+    """What the server on this data folder says of its faults; ``where``: the socket asked."""
+    if report is None:
+        return [f"this server: not running (nothing answers on {where})"]
+    faults = report.get("faults") or []
+    lines = [f"this server (pid {report.get('pid', '?')}): "
+             + (f"{len(faults)} fault(s)" if faults else "no faults")]
+    for fault in faults:
+        since = datetime.fromisoformat(str(fault["since"]))
+        lines.append(f"  FAULT: {fault['what']} for {ago(now, since)} (since {fault['since']}): "
+                     f"{fault['reason']}; {fault['failures']} failed attempt(s) by "
+                     f"{', '.join(fault['sources'])}")
+    return lines
+
+
 def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
+    from pbem.outbox.wake import ask_status, socket_path
     from pbem.store.common import now_utc
 
     config = config_of(args)
-    store = open_configured_store(config)
+    report = ask_status(config.data_dir)
+    for line in fault_lines(report, now_utc(), str(socket_path(config.data_dir))):
+        out(line)
+    faulty = bool(report and report.get("faults"))
+    out(setup_line(config))
+    try:
+        store = open_configured_store(config)
+    except SetupError as exc:
+        out(f"database: {exc}")
+        return 1
     try:
         for line in status_lines(store, now_utc(), imap=bool(config.imap.host)):
             out(line)
+    except Exception as exc:  # the database went away meanwhile, or its disk fails
+        from pbem.faults import is_fault, reason_of
+
+        if not is_fault(exc):
+            raise
+        out(f"database: cannot be read now: {reason_of(exc)}")
+        return 1
     finally:
         store.close()
-    return 0
+    return 1 if faulty else 0
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:

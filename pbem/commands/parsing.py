@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -100,6 +100,9 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "propose": ("game", "what"), "reject": ("game",), "withdraw": ("game",), "join": ("game",),
     "rekey": ("game",), "queue": ("game", "clear"), "preview": ("game", "move"),
     "challenges": ("name",), "confirm address": ("code",),
+    # what players keep for themselves (pbem/players: notes, automove, blocking)
+    "note": ("game", "secret", "text"), "notes": ("game", "clear"), "block": ("address",),
+    "unblock": ("address",), "blocked": (),
     "admin": ("op", "filters", "game", "seat", "address", "when", "n", "result", "why"),
     # tournaments (pbem/tournaments/commands.py)
     "tournament": ("id", "action", "game", "format", "settings", "target", "why"),
@@ -110,12 +113,17 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
 # verb -> parser of the words after the verb. A parser returns a Command or a CommandError.
 ExtraParser = Callable[[str, list[str], bool], "Command | CommandError"]
 _EXTRA: dict[str, ExtraParser] = {}
+#: Command words people also write as the label of a remark ("Note: I am away next week", below a
+#: move): with the colon, a line after another command is free text (a note to the opponents), not
+#: the command. Registered with ``register_verb(..., label=True)``.
+LABEL_WORDS: set[str] = set()
 
 
-def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
+def register_verb(verb: str, usage: str, parser: ExtraParser, *, label: bool = False) -> None:
     """Teach the reader a new command word (or two words, like "accept undo", which then take
     precedence over the first word's own meaning); ``usage`` appears in help and in suggestions.
-    The word needs its JSON twin in ``JSON_FIELDS`` (and in the schema) first."""
+    The word needs its JSON twin in ``JSON_FIELDS`` (and in the schema) first. ``label``: see
+    ``LABEL_WORDS``."""
     if verb not in JSON_FIELDS:
         raise ValueError(f"command {verb!r} has no JSON twin: add its fields to "
                          "pbem.commands.parsing.JSON_FIELDS and schemas/command.schema.json")
@@ -124,6 +132,8 @@ def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
         _close_verbs.cache_clear()
     USAGE[verb] = usage
     _EXTRA[verb] = parser
+    if label:
+        LABEL_WORDS.add(verb)
 
 
 def game_verb_parser(verb: str) -> ExtraParser:
@@ -179,6 +189,8 @@ def looks_like_command(line: str, *, near: bool = True) -> bool:
     if not words or text.endswith("?"):
         return False
     word = words[0].lower().rstrip(":")
+    if word in LABEL_WORDS and words[0].endswith(":"):
+        return False
     if word in VERBS or word == "token" or is_keyword(word) or any(v.startswith(word + " ") for v in _EXTRA):
         return True
     if not near or len(word) < 4 or len(words) > 3 or text[-1] in "!.,;":
@@ -298,8 +310,7 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     if "with" not in lowered and "open" in lowered[1:]:
         return _parse_open(line, rest)
     if "with" not in lowered:
-        return CommandError(line, _("say whom you challenge: {usage} (or 'new GAME open' for anyone)"
-                                    ).format(usage=usage("new")))
+        return CommandError(line, _("say whom you challenge: {usage}").format(usage=usage("new")))
     at = lowered.index("with")
     option_words = rest[1:at]
     tail = rest[at + 1:]
@@ -353,6 +364,38 @@ def parse_text(lines: list[str], *, in_game_reply: bool) -> list[Command | Comma
         if parsed is not None:
             results.append(parsed)
     return results
+
+
+def read_commands(lines: list[str], *, subject_first: bool, in_game_reply: bool
+                  ) -> tuple[list[str], list[Command | CommandError]]:
+    """The commands of a mail: ``lines`` are its command lines, the subject first when
+    ``subject_first``. Returns the lines read (without the subject when it is not) and their
+    commands.
+
+    People title a new mail as they would any other ("new game", "Fancy a game?") and write the
+    commands below; some write the command in both places. So the subject is read as a command
+    only when it looks like one and adds one: not when the body holds the same command ("games"
+    and "games" is one command), and not when it is no command at all while the body holds
+    commands (then "new game" is a title, and answering it "Not understood" would only confuse).
+    Alone, a subject that looks like a command is answered as one, errors included."""
+    if subject_first and lines and not looks_like_command(lines[0], near=False):
+        lines, subject_first = lines[1:], False
+    if subject_first and len(lines) > 1:
+        body = parse_text(lines[1:], in_game_reply=in_game_reply)
+        subject = parse_line(lines[0], in_game_reply=in_game_reply)
+        if subject is None or any(_same(subject, found) for found in body) or (
+                isinstance(subject, CommandError) and any(isinstance(found, Command) for found in body)):
+            return lines[1:], body
+    return lines, parse_text(lines, in_game_reply=in_game_reply)
+
+
+def _same(one: Command | CommandError, other: Command | CommandError) -> bool:
+    """The same command however it was written (case, spacing, a full stop, a note below it)."""
+    if isinstance(one, CommandError) or isinstance(other, CommandError):
+        return (isinstance(one, CommandError) and isinstance(other, CommandError)
+                and " ".join(one.line.lower().rstrip(".").split())
+                == " ".join(other.line.lower().rstrip(".").split()))
+    return replace(one, line="", note=[]) == replace(other, line="", note=[])
 
 
 def parse_json(document: Any) -> list[Command | CommandError]:

@@ -38,6 +38,7 @@ from pbem.processing.gamemail import game_names, seat_label, thread_subject
 from pbem.processing.games import CommandFailed, address_proven, authenticate, game_id_of, load_game
 from pbem.processing.handlers import register_handler
 from pbem.processing.invitations import create_game, describe_options, do_new, start_game
+from pbem.processing.mail_names import client_name, player_name
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat, Tx
 from pbem.tokens import token_hash
@@ -111,7 +112,8 @@ def post(ctx: MailContext, command: Command) -> None:
     if rating:
         server_keys["open"]["rating"] = rating
     row = create_game(ctx, command.game or "", command.options, command.option_words, [author],
-                      command.seat, server_keys, {author: ctx.mail.from_name}, open_seats=players - 1)
+                      command.seat, server_keys, {author: client_name(ctx.mail.from_name)},
+                      open_seats=players - 1)
     mine = row.seats[0]
     row.record["subject"] = thread_subject(row, game_names(ctx.tx, row)) + " vs anyone"
     ctx.tx.save_game(row)
@@ -163,7 +165,7 @@ def _author(row: GameRow) -> Seat:
 
 
 def _name(tx: Tx, seat: Seat) -> str:
-    return tx.get_player(seat.email).get("nickname") or seat.name or seat.email
+    return player_name(tx, seat.email, seat.name)
 
 
 def _rating(ratings: dict[str, float], email: str) -> str:
@@ -191,6 +193,8 @@ def _ratings(ctx: MailContext, game: str) -> dict[str, float]:
 
 def do_challenges(ctx: MailContext, command: Command) -> None:
     rows = ctx.tx.search_games(status="open", game=command.args.get("game"))
+    shut = hooks.shut_out_by(ctx.tx, ctx.mail.from_addr)  # their challenges are not for the sender
+    rows = [row for row in rows if not any(s.email in shut for s in row.seats)]
     if not rows:
         ctx.reply(Section(lines=[_("Post one that anyone may join, e.g.: new alien-city open"),
                                  _("(options as for any new game; 'rating 1400-1700' limits who may join)")]),
@@ -218,6 +222,10 @@ def do_join(ctx: MailContext, command: Command) -> None:
                              ).format(id=row.id))
     if email == ctx.config.address:
         raise CommandFailed(_("{address} is the server, not a player.").format(address=email))
+    shut = hooks.shut_out_by(ctx.tx, email)
+    if any(s.email in shut for s in row.seats):  # not said why: a block is not revealed
+        raise CommandFailed(_("challenge {id} is not open to you. Send 'challenges' for the open ones."
+                              ).format(id=row.id))
     free = _free_seats(row)
     if not free:
         raise CommandFailed(_("challenge {id} is full.").format(id=row.id))
@@ -239,8 +247,9 @@ def do_join(ctx: MailContext, command: Command) -> None:
             headline=_("Confirm: {line}").format(line=line))
         return
     seat_name = free[0]
-    row.record.setdefault("players", {})[seat_name] = {"name": ctx.mail.from_name, "email": email}
-    seat = Seat(seat=seat_name, email=email, name=ctx.mail.from_name, accepted=True,
+    name = client_name(ctx.mail.from_name)
+    row.record.setdefault("players", {})[seat_name] = {"name": name, "email": email}
+    seat = Seat(seat=seat_name, email=email, name=name, accepted=True,
                 token_hash=token_hash(ctx.token_for(row.id, seat_name, row.record)))
     order = get_game(row.game).seat_names(int(info.get("players", len(row.seats) + 1)))
     row.seats = sorted([*row.seats, seat], key=lambda s: order.index(s.seat))

@@ -120,9 +120,10 @@ def do_history(ctx: MailContext, command: Command) -> None:
         elif is_move_entry(entry):
             number += 1
             seat = who(entry.get("seat"), mine.seat if mine else None, names)
-            queued = " " + _("(queued)") if entry.get("queued") else ""
+            marks = [_("(queued)")] if entry.get("queued") else []
+            marks += [_("(automatic)")] if entry.get("automatic") else []
             move = local_move(next(before), str(entry.get("move")))
-            lines.append(f"{number:>4}. {seat:<20} {move}{queued}")
+            lines.append(f"{number:>4}. {seat:<20} {' '.join([move, *marks])}")
     text = "\n".join(lines) if lines else _("No moves yet.")
     ctx.reply(Section(pre=text), row.id, headline=ngettext("History of {id}: {n} move",
                                                            "History of {id}: {n} moves", number).format(
@@ -223,7 +224,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
                           move=local_move(before, canonical)),
                       exclude=seat.seat, note=note, after=after, number=number,
                       notes=(lambda: notes_again(before, added, start)) if notes else [])
-    followed = "".join(f" {names.get(s, s)} {say(what)}." for s, what in after.followed)
+    followed = "".join(f" {_('You') if s == seat.seat else names.get(s, s)} {say(what)}."
+                       for s, what in after.followed)  # e.g. the mover's own move played for them
     notes = [*notes, *map(say, after.lines), *after.private.get(seat.seat, [])]
     if state.is_over:
         if followed:
@@ -243,7 +245,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
                   headline=f"{applied} {again.format(number=state.ply + 1)}")
     else:
-        ctx.reply(Section(lines=lines), row.id, kind=REPLY if command.note or after.lines else CONFIRM,
+        told = command.note or after.lines or after.private.get(seat.seat) or seat.seat in after.tell
+        ctx.reply(Section(lines=lines), row.id, kind=REPLY if told else CONFIRM,  # e.g. played for them
                   headline=applied + " " + _("{player} is next.").format(
                       player=who(state.to_move, seat.seat, names)))
 

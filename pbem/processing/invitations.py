@@ -35,6 +35,7 @@ from pbem.processing.games import (
     save_game,
 )
 from pbem.processing.handlers import register_handler
+from pbem.processing.mail_names import client_name
 from pbem.record import draw_chances, iso, new_record
 from pbem.store.base import GameRow, Seat
 from pbem.tokens import token_hash
@@ -127,7 +128,8 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
     control = row.record.get("time_control") or {}
     days = float(control.get("days_per_move", ctx.config.deadlines.default_days))
     policy = control.get("policy", ctx.config.deadlines.policy)
-    who_asks = names.get(challenger, challenger)
+    asking = next((s for s in row.seats if s.email == challenger), None)
+    who_asks = names.get(asking.seat, challenger) if asking else challenger
     for seat in row.seats:
         if seat.accepted:
             continue
@@ -166,7 +168,7 @@ def do_new(ctx: MailContext, command: Command) -> None:
     opponents, names = computer.seat_addresses(command.game or "", command.opponents)
     row = create_game(ctx, command.game or "", command.options, command.option_words,
                       [challenger, *opponents], command.seat, server_keys,
-                      {**names, challenger: ctx.mail.from_name})
+                      {**names, challenger: client_name(ctx.mail.from_name)})
     start_or_wait(ctx, row, challenger, command.note, created=True)
 
 
@@ -178,6 +180,11 @@ def start_or_wait(ctx: MailContext, row: GameRow, challenger: str, note: list[st
     waiting = [s for s in row.seats if not s.accepted]
     if not waiting:  # only computers to wait for: they accepted at once
         start_game(ctx, row, ctx.touched[row.id][1], mine)
+        return
+    shut = hooks.shut_out_by(ctx.tx, challenger)
+    refusing = next((s for s in waiting if s.email in shut), None)
+    if refusing is not None:
+        declined_unseen(ctx, row, refusing)
         return
     lines = [_("{game}, {options}. You play {seat}.").format(
         game=game.title, options=describe_options(row.record.get("options") or {}),
@@ -200,6 +207,11 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     if seat.accepted:
         raise CommandFailed(_("you have already accepted game {id}.").format(id=row.id))
     seat.accepted = True
+    name = client_name(ctx.mail.from_name)
+    if name and not seat.name:  # the name their mail client sends, for the record as for the mails
+        seat.name = name
+        row.record.setdefault("players", {}).setdefault(seat.seat, {"email": seat.email})["name"] = name
+        names = game_names(ctx.tx, row)
     if not all(s.accepted for s in row.seats):
         waiting = ", ".join(names.get(s.seat, s.email) for s in row.seats if not s.accepted)
         ctx.tx.save_game(row)
@@ -240,22 +252,43 @@ def start_game(ctx: MailContext, row: GameRow, state: State, seat: Seat) -> None
 def do_decline(ctx: MailContext, command: Command) -> None:
     row, _state = load_game(ctx, game_id_of(ctx, command))
     seat = authenticate(ctx, row, command)
-    names = game_names(ctx.tx, row)
     if row.status != "invited":
         raise CommandFailed(_("game {id} is {status}; only invitations can be declined.").format(
             id=row.id, status=status_word(row.status)))
-    row.status = "declined"
-    row.updated_at = row.finished_at = ctx.now
-    row.record["result"] = {"reason": "declined", "by": seat.seat, "at": iso(ctx.now)}
-    ctx.tx.save_game(row)
+    decline_for(ctx, row, seat)
     ctx.reply(None, row.id, headline=_("You declined {id}; the game is cancelled").format(id=row.id))
+
+
+def decline_for(ctx: MailContext, row: GameRow, seat: Seat) -> None:
+    """``seat`` declines the invitation: the game is cancelled, and every other player hears it."""
+    _declined(ctx, row, seat)
     for other in row.seats:
         if other.seat != seat.seat:
             with ctx.speaking_to(other.email):
                 ctx.planned.append(PlannedMail(
                     to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-                    headline=_("{player} declined; game {id} is cancelled").format(
-                        player=names.get(seat.seat, seat.email), id=row.id)))
+                    headline=declined_headline(ctx, row, seat)))
+
+
+def _declined(ctx: MailContext, row: GameRow, seat: Seat) -> None:
+    row.status = "declined"
+    row.updated_at = row.finished_at = ctx.now
+    row.record["result"] = {"reason": "declined", "by": seat.seat, "at": iso(ctx.now)}
+    ctx.tx.save_game(row)
+
+
+def declined_headline(ctx: MailContext, row: GameRow, seat: Seat) -> str:
+    return _("{player} declined; game {id} is cancelled").format(
+        player=game_names(ctx.tx, row).get(seat.seat, seat.email), id=row.id)
+
+
+def declined_unseen(ctx: MailContext, row: GameRow, seat: Seat) -> None:
+    """A challenge to a player who has shut the challenger out (``hooks.shut_out``) is declined in
+    their name at once, and they never see it: the challenger gets the words of any decline (a
+    mature site does not reveal a block), and nobody else is invited."""
+    _declined(ctx, row, seat)
+    ctx.outcomes.append(f"declined for {seat.email}, who shut the challenger out")
+    ctx.reply(None, row.id, headline=declined_headline(ctx, row, seat))
 
 
 def do_rematch(ctx: MailContext, command: Command) -> None:

@@ -30,7 +30,7 @@ from engine import get_game
 from engine.registry import available_games
 from pbem import failpoints
 from pbem.clock import Clock, SystemClock
-from pbem.commands.parsing import VERBS, Command, CommandError, looks_like_command, parse_json, parse_text
+from pbem.commands.parsing import VERBS, Command, CommandError, parse_json, parse_text, read_commands
 from pbem.config import Config
 from pbem.i18n import _, ngettext, speaking, speaking_to
 from pbem.outbox.compose import Section
@@ -50,7 +50,7 @@ from pbem.tokens import token_hash
 
 log = logging.getLogger("pbem.processor")
 # Commands whose free text after them is meant for someone (relayed); after others it is reported.
-NOTE_VERBS = ("move", "message", "new", "propose", "queue")
+NOTE_VERBS = ("move", "message", "new", "propose", "queue", "note")
 assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 #: Pending mail is fetched this many at a time, so that mail arriving meanwhile from other senders
@@ -78,7 +78,7 @@ class _AuthAbort(Exception):
 #: Commands for a game the sender plays: from an address that plays none they can only be refused,
 #: so they do not make a stranger's mail look meant. (A broken header line read as the body's
 #: first line, "Message<tabs>-ID: <...>", was answered as a ``message`` command.)
-SEAT_VERBS = frozenset({"move", "message", "resign", "rematch"})
+SEAT_VERBS = frozenset({"move", "message", "resign", "rematch", "note"})
 
 
 def _looks_meant(results: list) -> bool:
@@ -260,14 +260,13 @@ class Processor:
         # each cost a search for similar command words); the reply says how many were left.
         most = self.config.limits.max_commands
         lines = mail.command_lines[:most]
-        if mail.subject_is_command and lines and not looks_like_command(lines[0], near=False):
-            lines = lines[1:]  # a subject like "Fancy a game?" is not a command
+        if turn is not None:
+            results = parse_json(turn)
+        else:  # the subject is read only where it adds a command (see read_commands)
+            lines, results = read_commands(lines, subject_first=mail.subject_is_command,
+                                           in_game_reply=ctx.context_game is not None)
         if mail.json_error:
             results = [CommandError("(JSON turn file)", mail.json_error)]
-        elif turn is not None:
-            results = parse_json(turn)
-        else:
-            results = parse_text(lines, in_game_reply=ctx.context_game is not None)
         def plain() -> list:
             """Read again without the game context: there any bare line passes for a move. (Only
             when asked: it looks for command words near each bare line, and most mails never ask.)"""

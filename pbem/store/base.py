@@ -39,7 +39,7 @@ RESULT_FILTERS = {"draw": None, "resigned": "resigned", "forfeit": "forfeit",
 class Inbound:
     id: int
     raw: bytes
-    source: str  # "smtp", "imap", "deliver", "cli"
+    source: str  # "smtp", "imap", "deliver", "cli"; "relay": a report of a refusal at RCPT
     received_at: datetime
     message_id: str | None
     sha256: str
@@ -111,7 +111,10 @@ class OutboxBatch(Protocol):
     def take(self, row: Outbound) -> bool: ...
     def sent(self, outbound_id: int) -> None: ...
     def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
-    def given_up(self, outbound_id: int, error: str) -> None: ...  # refused for good: never retried
+    def given_up(self, outbound_id: int, error: str, report: bytes | None = None) -> None:
+        """Refused for good: never retried. ``report``, a delivery report about the refusal, is
+        stored as inbound mail with the mark (null sender, source "relay"): written together, so
+        the refusal is handled like a bounce exactly once."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +189,12 @@ class Tx(Protocol):
     def claim_once(self, key: str, now: datetime) -> bool:
         """True the first time a key is claimed (committed with the action it guards), else False."""
         ...
+
+    # each player's own block list (``block ADDRESS``; pbem.store.player_blocks)
+    def add_player_block(self, email: str, blocked: str, now: datetime) -> bool: ...  # False if already
+    def remove_player_block(self, email: str, blocked: str) -> bool: ...
+    def player_blocks(self, email: str) -> list[tuple[str, datetime]]: ...  # (address, since)
+    def blocked_by(self, blocked: str) -> set[str]: ...  # the players whose lists hold it
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
     def init_meta(self, key: str, value: str) -> str:
@@ -216,8 +225,9 @@ class Tx(Protocol):
     def address_change(self, code_hash: str) -> AddressChange | None: ...
     def use_address_change(self, code_hash: str, now: datetime) -> None: ...
     def move_player(self, old_email: str, new_email: str) -> None:
-        """Settings, observed games and held digest lines of ``old_email`` go to ``new_email`` (the
-        seats are moved by the caller, game by game, since each game's record changes too)."""
+        """Settings, observed games, held digest lines and block lists (both the player's own and
+        their place on others') of ``old_email`` go to ``new_email`` (the seats are moved by the
+        caller, game by game, since each game's record changes too)."""
         ...
 
 

@@ -28,6 +28,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("game_counters", ("prefix",)),
     ("players", ("email",)),
     ("blocked", ("email",)),
+    ("player_blocks", ("email", "blocked")),
     ("once_keys", ("key",)),
     ("meta", ("key",)),
     ("notices", ("key",)),

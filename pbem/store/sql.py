@@ -52,6 +52,7 @@ from pbem.store.common import (
     result_columns,
     sha256_hex,
 )
+from pbem.store.player_blocks import PlayerBlocksTx
 from pbem.store.tournaments import TournamentTx, TournamentViews
 
 INBOUND_COLS = ("id, raw, source, received_at, message_id, sha256, status, outcome, envelope_from,"
@@ -317,7 +318,7 @@ def accept_one(db: Db, row: tuple[Any, ...]) -> AcceptResult:
 # --- one transaction ------------------------------------------------------------------------------
 
 
-class SqlTx:
+class SqlTx(PlayerBlocksTx):
     """One open write transaction; unusable once its ``with`` block has ended, so a leaked reference
     cannot write outside the transaction it was meant for.
 
@@ -619,6 +620,7 @@ class SqlTx:
                " AS o WHERE o.game_id = observers.game_id AND o.email = ?)", (new, old, new))
         db.run("DELETE FROM observers WHERE email = ?", (old,))
         db.run("UPDATE digest_items SET email = ? WHERE email = ?", (new, old))
+        self.move_player_blocks(old, new)
 
     def active_games(self) -> list[GameRow]:
         db = self._c
@@ -1066,6 +1068,7 @@ class _MarkLater:
         self.sent_ids: list[int] = []
         self.failures: list[tuple[int, str, datetime]] = []
         self.given_ups: list[tuple[int, str]] = []
+        self.reports: list[bytes] = []
 
     def take(self, row: Outbound) -> bool:
         return True
@@ -1076,14 +1079,18 @@ class _MarkLater:
     def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
         self.failures.append((outbound_id, error, next_attempt_at))
 
-    def given_up(self, outbound_id: int, error: str) -> None:
+    def given_up(self, outbound_id: int, error: str, report: bytes | None = None) -> None:
         self.given_ups.append((outbound_id, error))
+        if report is not None:
+            self.reports.append(report)
 
     def close(self, store: SqlStore, now: datetime) -> None:
         # Not waiting for the disk: a mark lost to a power cut means a mail sent again, never lost.
+        # (A report lost with it is written again: the mail is refused again, with the same report.)
         if self.sent_ids or self.failures or self.given_ups:
+            reports = [_report_row(report, now) for report in self.reports]
             with store._write(durable=False) as db:
-                _mark_outbound(db, self.sent_ids, self.failures, now, self.given_ups)
+                _mark_outbound(db, self.sent_ids, self.failures, now, self.given_ups, reports)
 
 
 class _MarkEach:
@@ -1119,16 +1126,18 @@ class _MarkEach:
     def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
         self._mark(outbound_id, [], [(outbound_id, error, next_attempt_at)])
 
-    def given_up(self, outbound_id: int, error: str) -> None:
-        self._mark(outbound_id, [], [], [(outbound_id, error)])
+    def given_up(self, outbound_id: int, error: str, report: bytes | None = None) -> None:
+        reports = [] if report is None else [_report_row(report, self.now)]
+        self._mark(outbound_id, [], [], [(outbound_id, error)], reports)
 
     def _mark(self, outbound_id: int, sent: list[int], failures: list[tuple[int, str, datetime]],
-              given_ups: tuple[tuple[int, str], ...] | list[tuple[int, str]] = ()) -> None:
+              given_ups: tuple[tuple[int, str], ...] | list[tuple[int, str]] = (),
+              reports: Sequence[tuple[Any, ...]] = ()) -> None:
         taken = self._open is not None and self._open[0] == outbound_id
         if not taken and not self.take(next(r for r in self.rows if r.id == outbound_id)):
             return  # another sender has it: its fate is that sender's to report
         assert self._open is not None
-        _mark_outbound(self._open[2], sent, failures, self.now, given_ups)
+        _mark_outbound(self._open[2], sent, failures, self.now, given_ups, reports)
         self._finish()
 
     def _finish(self) -> None:
@@ -1142,12 +1151,20 @@ class _MarkEach:
 
 
 def _mark_outbound(db: Db, sent: list[int], failures: list[tuple[int, str, datetime]],
-                   now: datetime, given_ups: Sequence[tuple[int, str]] = ()) -> None:
+                   now: datetime, given_ups: Sequence[tuple[int, str]] = (),
+                   reports: Sequence[tuple[Any, ...]] = ()) -> None:
     db.many("UPDATE outbound SET sent_at = COALESCE(sent_at, ?) WHERE id = ?",
             [(dt_to_text(now), i) for i in sent])
     db.many("UPDATE outbound SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?"
             " WHERE id = ?", [(error, dt_to_text(when), i) for i, error, when in failures])
     db.many(_GIVE_UP, [(error, dt_to_text(now), i) for i, error in given_ups])
+    for report in reports:
+        accept_one(db, report)
+
+
+def _report_row(report: bytes, now: datetime) -> tuple[Any, ...]:
+    """A delivery report the sender wrote, as the intake stores it (from the null sender)."""
+    return intake_row(report, "relay", now, None, "")
 
 
 def worker_id(host: str, started_at: datetime) -> str:

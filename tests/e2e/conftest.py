@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import email.policy
 import subprocess
 import sys
@@ -19,13 +20,15 @@ from pbem.store import open_store
 REPO = Path(__file__).resolve().parents[2]
 
 
-def serve(config_path: Path, failpoint: str | None) -> subprocess.Popen:
-    """``pbem serve`` in a process of its own, optionally with a failpoint (pbem/failpoints.py)."""
+def serve(config_path: Path, failpoint: str | None, log: Path | None = None) -> subprocess.Popen:
+    """``pbem serve`` in a process of its own, optionally with a failpoint (pbem/failpoints.py);
+    its log goes to a pipe, or to the file ``log`` (a long run would fill the pipe)."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
     if failpoint:
         env["PBEM_FAILPOINT"] = failpoint
-    return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with open(log, "ab") if log is not None else contextlib.nullcontext(subprocess.PIPE) as err:
+        return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
+                                env=env, stdout=subprocess.DEVNULL, stderr=err)
 
 
 def stop(process: subprocess.Popen) -> None:

@@ -18,7 +18,7 @@ from pbem.store import open_store
 from tests.e2e.conftest import raw, relay, serve, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import Player, attached_record, headline, text_of
-from tests.services.requirements import free_port
+from tests.services.requirements import free_port, wait_for_port
 
 ALICE, BOB, SERVER = "alice@example.org", "bob@example.org", "pbem@localhost"
 
@@ -100,18 +100,35 @@ def test_whole_game_through_the_embedded_smtp_listener(smtp_sink, daemon_for) ->
     check_result(drive_game(submit, smtp_sink), daemon.store)
 
 
-def test_whole_game_through_pbem_deliver(tmp_path: Path, smtp_sink, daemon_for) -> None:
-    config, daemon = daemon_for({"smtp": {"enabled": False}, "relay": relay(smtp_sink)})
+def test_whole_game_through_pbem_deliver(tmp_path: Path, smtp_sink) -> None:
+    """A real ``pbem serve`` whose processor polls only every 600 s: every move piped in by ``pbem
+    deliver`` is answered at once (each reply is awaited for 60 s at most), because deliver wakes
+    the server through its wake socket."""
+    port = free_port()
     toml = tmp_path / "pbem.toml"
-    toml.write_text(f'[server]\ndata_dir = "{config.data_dir}"\n[smtp]\nenabled = false\n')
+    toml.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\npoll_seconds = 600\n'
+                    f'[smtp]\nport = {port}\n[relay]\nhost = "{smtp_sink.host}"\n'
+                    f'port = {smtp_sink.port}\nsecurity = "none"\n')
+    log = tmp_path / "serve.log"
+    server = serve(toml, None, log)
+    try:
+        assert wait_for_port("127.0.0.1", port, timeout=30), log.read_text()
 
-    def submit(message: EmailMessage) -> None:
-        result = subprocess.run([sys.executable, "-m", "pbem.cli", "deliver", "-c", str(toml)],
-                                input=raw(message), capture_output=True, timeout=60)
-        assert result.returncode == 0, result.stderr.decode()
-        daemon.wake()
+        def submit(message: EmailMessage) -> None:
+            result = subprocess.run(
+                [sys.executable, "-m", "pbem.cli", "deliver", "-c", str(toml),
+                 "-f", message["From"].addresses[0].addr_spec],
+                input=raw(message), capture_output=True, timeout=60)
+            assert result.returncode == 0, result.stderr.decode()
 
-    check_result(drive_game(submit, smtp_sink), daemon.store)
+        finished = drive_game(submit, smtp_sink)
+    finally:
+        stop(server)
+    store = open_store(tmp_path / "data" / "pbem.sqlite3")
+    try:
+        check_result(finished, store)
+    finally:
+        store.close()
 
 
 # --- crash safety ------------------------------------------------------------------------------------

@@ -105,6 +105,16 @@ TWINS: dict[str, list[tuple[dict[str, Any], str]]] = {
               ({"command": "admin", "op": "end", "game": "ac-3", "result": "draw"}, "admin end ac-3 draw"),
               ({"command": "admin", "op": "block", "address": "spam@example.net"},
                "admin block spam@example.net")],
+    "note": [({"command": "note", "game": "ac-3", "text": "Keep F6 for the dome."},
+              "note ac-3 Keep F6 for the dome."),
+             ({"command": "note", "game": "ac-3", "secret": True, "text": "I win by ten."},
+              "note ac-3 secret I win by ten."),
+             ({"command": "note", "text": "watch the red towers"}, "note watch the red towers")],
+    "notes": [({"command": "notes", "game": "ac-3"}, "notes ac-3"),
+              ({"command": "notes", "game": "ac-3", "clear": True}, "notes ac-3 clear")],
+    "block": [({"command": "block", "address": "pest@example.net"}, "block pest@example.net")],
+    "unblock": [({"command": "unblock", "address": "pest@example.net"}, "unblock pest@example.net")],
+    "blocked": [({"command": "blocked"}, "blocked")],
 }
 
 

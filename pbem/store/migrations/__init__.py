@@ -29,6 +29,7 @@ from pbem.store.migrations import (
     m0005_hostile_mail,
     m0006_classic,
     m0007_workers,
+    m0008_player_blocks,
     m0010_tournaments,
 )
 
@@ -49,8 +50,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "hostile mail", m0005_hostile_mail.SQLITE, m0005_hostile_mail.POSTGRESQL),
     Migration(6, "results and address changes", m0006_classic.SQLITE, m0006_classic.POSTGRESQL),
     Migration(7, "workers", m0007_workers.SQLITE, m0007_workers.POSTGRESQL),
-    # m0010: number 10 once migrations 8 and 9 of other branches are merged before it
-    Migration(8, "tournaments", m0010_tournaments.SQLITE, m0010_tournaments.POSTGRESQL),
+    Migration(8, "player blocks", m0008_player_blocks.SQLITE, m0008_player_blocks.POSTGRESQL),
+    # m0010: number 10 once the clocks' migration 9 is in before it
+    Migration(9, "tournaments", m0010_tournaments.SQLITE, m0010_tournaments.POSTGRESQL),
 )
 
 
