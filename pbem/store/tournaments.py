@@ -121,9 +121,9 @@ class TournamentTx:
     def save(self, row: TournamentRow) -> None:
         _check(row)
         cur = self._db().run(
-            "UPDATE tournaments SET status = ?, updated_at = ?, starts_at = ?, due_at = ?,"
+            "UPDATE tournaments SET status = ?, organizer = ?, updated_at = ?, starts_at = ?, due_at = ?,"
             " finished_at = ?, doc = ? WHERE id = ?",
-            (row.status, _opt(row.updated_at), _opt(row.starts_at), _opt(row.due_at),
+            (row.status, row.organizer, _opt(row.updated_at), _opt(row.starts_at), _opt(row.due_at),
              _opt(row.finished_at), json_dumps(row.doc), row.id))
         if cur.rowcount == 0:
             raise LookupError(f"no tournament {row.id!r}")
@@ -131,9 +131,9 @@ class TournamentTx:
 
     def _write_entrants(self, row: TournamentRow) -> None:
         db = self._db()
+        db.run("DELETE FROM tournament_entrants WHERE tournament_id = ?", (row.id,))  # an address may move
         db.many("INSERT INTO tournament_entrants (tournament_id, email, status, entered_at)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT (tournament_id, email) DO UPDATE SET"
-                " status = excluded.status",
+                " VALUES (?, ?, ?, ?)",
                 [(row.id, email.lower(), status, dt_to_text(since)) for email, status, since in row.entrants])
 
     def list(self, *, status: str | Sequence[str] | None = None, email: str | None = None,

@@ -214,6 +214,47 @@ def check(settings: Settings, *, game_title: str, game_min: int, game_max: int, 
             when=f"{settings.starts:%Y-%m-%d %H:%M}"))
 
 
+# --- changing who plays -----------------------------------------------------------------------------
+
+def rename_entrant(doc: dict[str, Any], old: str, new: str) -> None:
+    """``new`` takes ``old``'s place everywhere in the document: the entry, the seeds, the ladder,
+    every game paired so far, the divisions, the schedule, the bracket. (A moderator's replacement,
+    or a player who moved to another address.)"""
+    for entry in doc.get("entrants", []):
+        if entry["email"] == old:
+            entry["email"] = new
+    _swap(doc, old, new, ("seeds", "ladder", "divisions", "schedule"))
+    past = [g for season in doc.get("seasons", []) for r in season.get("rounds", []) for g in r["games"]]
+    for item in [*(g for r in doc.get("rounds", []) for g in r["games"]), *doc.get("challenges", []), *past]:
+        item["players"] = [new if p == old else p for p in item["players"]]
+        for key in ("challenger", "defender"):
+            if item.get(key) == old:
+                item[key] = new
+    for season in doc.get("seasons", []):
+        _swap(season, old, new, ("divisions", "final"))
+    if doc.get("bracket"):
+        doc["bracket"]["seeds"] = [new if p == old else p for p in doc["bracket"]["seeds"]]
+        for match in doc.get("matches", {}).values():
+            if match.get("winner") == old:
+                match["winner"] = new
+    result = doc.get("result") or {}
+    for pair in result.get("ranking", []):
+        if pair[1] == old:
+            pair[1] = new
+    if doc.get("organizer") == old:
+        doc["organizer"] = new
+
+
+def _swap(doc: dict[str, Any], old: str, new: str, keys: tuple[str, ...]) -> None:
+    def swap(value: Any) -> Any:
+        if isinstance(value, list):
+            return [swap(v) for v in value]
+        return new if value == old else value
+    for key in keys:
+        if key in doc:
+            doc[key] = swap(doc[key])
+
+
 # --- reading the document -------------------------------------------------------------------------
 
 def entrants(doc: Mapping[str, Any], *statuses: str) -> list[str]:

@@ -110,24 +110,8 @@ def _replace(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type:
                     moderation.replace(ctx, item["id"], seat, new, by=ctx.mail.from_addr, why=_("tournament"))
                 except moderation.ModerationError as exc:
                     raise CommandFailed(str(exc)) from None
-    entry.update(email=new, name="")
-    for key in ("seeds", "ladder"):
-        if isinstance(doc.get(key), list):
-            doc[key] = [new if p == old else p for p in doc[key]]
-    for item in [*(g for r in doc.get("rounds", []) for g in r["games"]), *doc.get("challenges", [])]:
-        item["players"] = [new if p == old else p for p in item["players"]]
-        for key in ("challenger", "defender"):
-            if item.get(key) == old:
-                item[key] = new
-    for division in doc.get("divisions", []):
-        division[:] = [new if p == old else p for p in division]
-    for schedule in [doc.get("schedule") or []]:
-        _swap(schedule, old, new)
-    if doc.get("bracket"):
-        doc["bracket"]["seeds"] = [new if p == old else p for p in doc["bracket"]["seeds"]]
-        for match in doc.get("matches", {}).values():
-            if match.get("winner") == old:
-                match["winner"] = new
+    d.rename_entrant(doc, old, new)
+    d.entrant(doc, new)["name"] = ""  # type: ignore[index]
     return lambda: _("{old} is replaced by {new} in {id}").format(old=old, new=new, id=trow.id)
 
 
@@ -136,15 +120,6 @@ def _address(text: str) -> str:
         return normalize(text)
     except ValueError:
         return text.strip().lower()
-
-
-def _swap(value: object, old: str, new: str) -> None:
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            if item == old:
-                value[i] = new
-            else:
-                _swap(item, old, new)
 
 
 def _remove(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]

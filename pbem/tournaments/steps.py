@@ -111,6 +111,21 @@ def _round_deadline(ctx: MailContext, trow: TournamentRow) -> None:
     running.schedule_due(trow)
 
 
+def on_address_moved(ctx: MailContext, old: str, new: str) -> None:
+    """The player's tournaments follow them to the new address (their games already have)."""
+    with running.holding():
+        for found in ctx.tx.tournaments.list(email=old):
+            trow = ctx.tx.tournaments.get(found.id, for_update=True)
+            if trow is None or d.entrant(trow.doc, new) is not None:
+                continue
+            running.hold(trow.id)
+            d.rename_entrant(trow.doc, old, new)
+            if trow.organizer == old:
+                trow.organizer = new
+            save(ctx, trow)
+
+
 hooks.GAME_ENDED.append(on_game_ended)
+hooks.ADDRESS_MOVED.append(on_address_moved)
 hooks.SCHEDULED.append(step)
 assert TournamentRow

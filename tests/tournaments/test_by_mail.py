@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 
@@ -312,3 +313,22 @@ def test_withdrawal_before_half_way_removes_the_player_from_the_table(club: Club
     assert len(ranked) == 3 and players[3] not in ranked
     final = text_of([m for m in club.inbox[players[0]] if "is over" in headline(m)][-1])
     assert players[3] not in final.split("== Rounds ==")[0]  # not in the standings nor the crosstable
+
+
+def test_a_player_who_moves_address_keeps_playing_the_tournament(club: Club) -> None:
+    players = PLAYERS[:4]
+    announce(club, "swiss rounds 2", players)
+    club.tick(days=21)
+    moved = "new.address@example.org"
+    asked = club.reply(players[0], club.last(players[0]), f"set address {moved}")
+    code = re.search(r"confirm address (\w+)", text_of([m for r, m in asked if r == moved][-1])).group(1)
+    club.send(moved, f"confirm address {code}")
+    row = club.store.tournament_views().get("t-1")
+    assert d.entrant(row.doc, moved) is not None and d.entrant(row.doc, players[0]) is None
+    assert [e for e, _s, _t in row.entrants if e == moved] and not [e for e, _s, _t in row.entrants
+                                                                  if e == players[0]]
+    assert any(moved in g["players"] for g in row.doc["rounds"][0]["games"])
+    club.play(random.Random(14))
+    row = club.store.tournament_views().get("t-1")
+    assert row.status == "over" and any(moved in g["players"] for g in row.doc["rounds"][1]["games"])
+    assert [m for m in club.inbox[moved] if "is over" in headline(m)]
