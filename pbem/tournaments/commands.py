@@ -319,8 +319,22 @@ def withdraw_or_other(ctx: MailContext, command: Command) -> None:
     save(ctx, trow)
 
 
+def games_listing(ctx: MailContext) -> list[Section]:
+    """The ``games`` answer also lists the sender's tournaments that are open or running."""
+    rows = [r for r in ctx.tx.tournaments.list(email=ctx.mail.from_addr, status=("open", "running", "paused"))
+            if ctx.mail.from_addr in d.entrants(r.doc, "entered")]
+    if not rows:
+        return []
+    return [Section(title=_("Your tournaments"), lines=[
+        f"{running.title(r)}: " + (_("starts {when} UTC").format(when=f"{r.starts_at:%Y-%m-%d}")
+                                   if r.status == "open" and r.starts_at
+                                   else _("round {n}").format(n=len(r.doc.get("rounds", []))))
+        for r in rows] + [_("The table of one: tournament T")])]
+
+
 _games_withdraw = HANDLERS["withdraw"]  # the games' own (challenges, proposals), imported above
 HELP_TOPICS["tournaments"] = tournaments_help
+hooks.GAMES_LISTING.append(games_listing)
 assert challenges  # registers the games' withdraw before this module wraps it
 register_verb("tournament", USAGE_TOURNAMENT, parse_tournament)
 register_verb("tournaments", USAGE_TOURNAMENTS, parse_tournaments)

@@ -49,6 +49,7 @@ def test_swiss_to_the_end(club: Club) -> None:
     announce(club, "swiss rounds 3 time 5 forfeit", players)
     again = club.send(players[0], "enter t-1")
     assert headline(again) == "Not done: you have already entered t-1."
+    assert "t-1 (Alien City, Swiss): starts 2026-12-10" in text_of(club.send(players[0], "games"))
     finish(club, players)
     row = club.store.tournament_views().get("t-1")
     assert len(row.doc["rounds"]) == 3
