@@ -106,14 +106,18 @@ def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
 
     config = config_of(args)
     report = ask_status(config.data_dir)
-    for line in fault_lines(report, now_utc(), str(socket_path(config.data_dir))):
-        out(line)
-    faulty = bool(report and report.get("faults"))
-    out(setup_line(config))
     try:
         store = open_configured_store(config)
     except SetupError as exc:
-        out(f"database: {exc}")
+        if report is None:  # no server here either: a wrong folder or config, exit 2 with the line
+            raise
+        store, problem = None, exc
+    out(setup_line(config))
+    for line in fault_lines(report, now_utc(), str(socket_path(config.data_dir))):
+        out(line)
+    faulty = bool(report and report.get("faults"))
+    if store is None:
+        out(f"database: {problem}")
         return 1
     try:
         for line in status_lines(store, now_utc(), imap=bool(config.imap.host)):
