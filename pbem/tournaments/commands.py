@@ -9,12 +9,13 @@ confirmation line the answer asks for.
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from engine import EngineError, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
-from pbem.commands.helptext import HELP_TOPICS
+from pbem.commands.helptext import HELP_TOPICS, WIDTH
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import challenges
 from pbem.i18n import N_, _, ngettext
@@ -64,7 +65,21 @@ replace OLD NEW | remove ADDRESS | repair | result GAME SEAT|draw | end [WHY].""
 
 
 def tournaments_help() -> str:
-    return _(HELP)
+    """The help in the reader's language, fitted to the mail's width: paragraphs filled, the lines
+    of the command list wrapped under their explanation."""
+    blocks = []
+    for block in _(HELP).split("\n\n"):
+        lines = block.split("\n")
+        if all(line.startswith("  ") for line in lines):
+            out = []
+            for line in lines:
+                command, gap, what = line.partition("   ")
+                indent = " " * min(len(command) + len(gap) + (len(what) - len(what.lstrip())), 26)
+                out += textwrap.wrap(line, WIDTH, subsequent_indent=indent) if gap else [line]
+            blocks.append("\n".join(out))
+        else:
+            blocks.append(textwrap.fill(" ".join(lines), WIDTH, break_on_hyphens=False))
+    return "\n\n".join(blocks)
 
 
 # --- parsing ----------------------------------------------------------------------------------------

@@ -333,3 +333,12 @@ def test_a_player_who_moves_address_keeps_playing_the_tournament(club: Club) -> 
     row = club.store.tournament_views().get("t-1")
     assert row.status == "over" and any(moved in g["players"] for g in row.doc["rounds"][1]["games"])
     assert [m for m in club.inbox[moved] if "is over" in headline(m)]
+
+
+def test_help_on_tournaments_in_every_language(club: Club) -> None:
+    for lang, word in (("en", "Formats"), ("de", "Formate"), ("sk", "Formáty")):
+        reader = f"reader-{lang}@example.org"
+        club.reply(reader, club.send(reader, f"set language {lang}"), f"set language {lang}")
+        answer = club.send(reader, "help tournaments")  # every mail's lines are checked: 78 columns
+        assert word in text_of(answer) and "double-elimination" in text_of(answer), text_of(answer)
+    assert "tournament new GAME FORMAT" in text_of(club.send(PLAYERS[0], "help"))
