@@ -79,6 +79,8 @@ class DeadlineConfig:
     reminders_hours: list[float] = field(default_factory=lambda: [48, 12])
     policy: str = "forfeit"  # forfeit | notify (the moderators decide)
     grace_reminder: bool = True  # forfeit only after a final reminder and 24 more hours
+    # Days a year a player may be away: their vacations, and the days spent for them when their time
+    # runs out (a whole day at a time, in all their games, before the deadline's policy); 0: neither.
     vacation_days_per_year: int = 30
     outage_threshold_minutes: float = 30
 
@@ -135,6 +137,9 @@ class Config:
     address: str = "pbem@localhost"
     name: str = "pbem"
     language: str = "en"  # of mails to a player who chose none (``set language``, README "Languages")
+    # "movable": ``pbem admin clock +2d`` moves a running server's time forward (tests and demos
+    # only; ``pbem check-config`` warns). "system": the real time.
+    clock: str = "system"
     data_dir: Path = Path("./pbem-data")
     database: str = ""
     max_message_bytes: int = 2_000_000
@@ -230,6 +235,7 @@ def _config_of(data: dict[str, Any], base: Path | None, source: Path | None) -> 
         address=server.get("address", "pbem@localhost").lower(),
         name=server.get("name", "pbem"),
         language=server.get("language", "en"),
+        clock=server.get("clock", "system"),
         data_dir=data_dir,
         database=database,
         max_message_bytes=server.get("max_message_bytes", 2_000_000),
@@ -313,6 +319,9 @@ name = "pbem"
 language = "en"
 # Where the database, the outbox Maildir and logs live (relative to this file).
 data_dir = "./pbem-data"
+# The server's time: "system", or "movable" for end-to-end checks and demos only: then
+# `pbem admin clock +2d` moves a running server two days ahead (deadlines, reminders, banks).
+clock = "system"
 # The database: a SQLite file (a path relative to this file, or sqlite:///path), or PostgreSQL, which
 # several `pbem serve` workers can share (README "Scaling out"; the password goes in ~/.pgpass).
 # database = "./pbem-data/pbem.sqlite3"            # default: DATA_DIR/pbem.sqlite3
@@ -364,7 +373,8 @@ probe_seconds = 30
 [moderators]
 addresses = []
 
-# Move clocks. A game's time control is chosen at 'new' (command 'timecontrol'); this is the default.
+# Move clocks. A game's time control is chosen at 'new' (time 5, time fischer 10+1.5 cap 10, time
+# total 30, weekends off, nights off; command 'timecontrol'); this is the default: days per move.
 [deadlines]
 default_days = 7
 # Reminders this many hours before a deadline (at most one reminder mail per player per day).
@@ -372,6 +382,8 @@ reminders_hours = [48, 12]
 policy = "forfeit"            # forfeit | notify (mail the moderators, who decide)
 # With forfeit: at the deadline send a final reminder and allow 24 more hours, once.
 grace_reminder = true
+# Days a year of vacation ('vacation FROM..TO'); a player whose time runs out spends them first, a
+# day at a time in all their games, before the policy applies. 0: no vacations, no days spent.
 vacation_days_per_year = 30
 # A scheduler that was down longer than this extends every deadline by the outage.
 outage_threshold_minutes = 30

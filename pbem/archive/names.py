@@ -74,6 +74,11 @@ class PublicNames:
         return {seat: public_name(seat, self._settings.get(email), email, self._key)
                 for seat, email in emails.items()}
 
+    def has_nickname(self, email: str) -> bool:
+        """Whether the player chose a name (``set nickname``): the others go by a pseudonym."""
+        self._read([email])
+        return public_name("", self._settings.get(email)) != ""
+
     def person(self, email: str) -> str:
         """A player named apart from a game (standings, tournament tables)."""
         self._read([email])

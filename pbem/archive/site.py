@@ -21,6 +21,9 @@ from pbem.archive.export import archive_text, file_stem, write_atomic
 from pbem.archive.names import PublicNames, public_name, public_record, seat_label
 from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
+from pbem.clocks import reliability
+from pbem.clocks.control import kind_text, normalize
+from pbem.config import DeadlineConfig
 from pbem.i18n import N_, _, language, ngettext, speaking, status_word
 from pbem.record import describe_action, iso, player_view, positions_with_actions
 from pbem.store.base import RESULT_FILTERS, GameRow, Store
@@ -228,8 +231,9 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
 
 def index_page(rows: list[GameRow], filters: Filters, now: datetime,
                names: Mapping[str, Mapping[str, str]] | None = None,
-               challenges: list[GameRow] | None = None, default_days: float = 7,
-               extra: str = "") -> str:
+               challenges: list[GameRow] | None = None,
+               reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None,
+               default_days: float = 7, extra: str = "") -> str:
     """The list of games; ``names`` maps a game id to its seats' public names."""
     body = []
     heads = [escape(_(h)) for h in (N_("Game"), N_("Kind"), N_("Players"), N_("Result"), N_("Date"),
@@ -256,7 +260,8 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime,
             n=len(rows), which=filters.describe(), when=iso(now))) + "</p>",
         search_form() if body else "",
         table,
-        challenges_section(challenges or [], names or {}, default_days),
+        challenges_section(challenges or [], names or {}, reliable or {}, default_days),
+        reliability_section(reliable or {}),
         extra,
         f"<script>{_SEARCH_SCRIPT}</script>" if body else "",
         "\n</body></html>\n",
@@ -338,28 +343,32 @@ def search_form() -> str:
 
 
 def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]],
+                       reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None,
                        default_days: float = 7) -> str:
     """Open challenges anyone may join by mail (``join GAME``); the author by public name only,
-    in one sentence, with the time control the challenge has (the server's default when it set
-    none)."""
+    with their reliability, in one sentence, with the time control the challenge has (the
+    server's default when it set none)."""
     if not rows:
         return ""
     items = []
     for row in rows:
         info = row.record.get("open") or {}
-        control = row.record.get("time_control") or {}
-        days = float(control.get("days_per_move", default_days))
         rating = info.get("rating")
         count = int(info.get("players", 2))
         seats = names.get(row.id, {})
         author = next((seat_label(s, seats.get(s) or public_name(s, None)) for s, e in players_of(row).items()
                        if e == info.get("by")), "")
-        text = ngettext("{id}: {game} for {n} players, by {author}; {days} day per move",
-                        "{id}: {game} for {n} players, by {author}; {days} days per move",
-                        int(days) if days == int(days) else 2).format(
-            id=row.id, game=get_game(row.game).title, n=count, author=author, days=f"{days:g}")
+        known = (reliable or {}).get(str(info.get("by", "")))
+        if known and known[1].finished:
+            author += f" ({reliability.short_text(known[1])})"
+        control = kind_text(normalize(row.record.get("time_control"),
+                                      DeadlineConfig(default_days=default_days)))
+        text = _("{id}: {game} for {n} players, by {author}; {control}").format(
+            id=row.id, game=get_game(row.game).title, n=count, author=author, control=control)
         if rating:
             text += "; " + _("ratings {low} to {high}").format(low=int(rating[0]), high=int(rating[1]))
+        if info.get("reliable"):
+            text += "; " + _("reliable {n} %").format(n=int(info["reliable"]))
         text += "; " + _("expires {date}.").format(date=str(info.get("expires_at", ""))[:10])
         items.append(f'<li class="challenge" data-id="{escape(row.id)}">{escape(text)} '
                      + escape(_("To play, mail {command}.")).replace(
@@ -370,6 +379,29 @@ def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str
 #: Pages written beside the games' (e.g. one per tournament): hook(store, directory, names, now)
 #: writes them and returns the HTML of their section of the index.
 SITE_PAGES: list[Callable[[Store, Path, PublicNames, datetime], str]] = []
+
+
+def reliability_section(reliable: Mapping[str, tuple[str, reliability.Reliability]]) -> str:
+    """The reliability of each player with a public name (``set nickname``): games finished and lost
+    on time, moves in time, the time used."""
+    lines = sorted(((name, line) for name, line in reliable.values() if line.finished or line.moves),
+                   key=lambda item: item[0].lower())
+    if not lines:
+        return ""
+    heads = [escape(_(h)) for h in (N_("Player"), N_("Games finished"), N_("Lost on time"),
+                                    N_("Reliable"), N_("Moves in time"), N_("Time used"))]
+
+    def percent(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0f} %"
+    body = "".join(
+        f'<tr class="reliability"><td>{escape(name)}</td><td data-label="{heads[1]}">{line.finished}</td>'
+        f'<td data-label="{heads[2]}">{line.lost_on_time}</td>'
+        f'<td data-label="{heads[3]}">{percent(line.percent if line.finished else None)}</td>'
+        f'<td data-label="{heads[4]}">{percent(line.in_time_percent)}</td>'
+        f'<td data-label="{heads[5]}">{percent(line.time_used_percent)}</td></tr>' for name, line in lines)
+    title = escape(_("Reliability"))
+    return (f"<h2>{title}</h2><table class=\"games\"><thead><tr>"
+            + "".join(f"<th>{h}</th>" for h in heads) + f"</tr></thead><tbody>{body}</tbody></table>")
 
 
 def write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None = None,
@@ -390,13 +422,17 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
     public_names = PublicNames(store)
     shown: dict[str, dict[str, str]] = {}
     challenges: list[GameRow] = []
+    reliable: dict[str, reliability.Reliability] = {}
+    nicknames: dict[str, str] = {}  # address -> nickname: the reliability table names no one else
     for row in iter_games(store, filters):
+        names = shown[row.id] = public_names.of(row)
+        nicknames.update({email.lower(): names[seat] for seat, email in players_of(row).items()
+                          if email and public_names.has_nickname(email)})
+        reliability.add(reliable, row)
         if row.status == "open":  # not a game yet: listed apart, with how to join it
             challenges.append(row)
-            shown[row.id] = public_names.of(row)
             continue
         stem = file_stem(row.id)
-        names = shown[row.id] = public_names.of(row)
         try:
             page = game_page(row, names)
         except (EngineError, KeyError, TypeError, ValueError) as exc:  # a damaged record: skip, report
@@ -416,7 +452,8 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
             progress.update()
     extra = "".join(pages(store, directory, public_names, now) for pages in SITE_PAGES)
     index = directory / "index.html"
-    _write(index, index_page(listed, filters, now, shown, challenges, default_days, extra))
+    by_name = {email: (nicknames[email], line) for email, line in reliable.items() if email in nicknames}
+    _write(index, index_page(listed, filters, now, shown, challenges, by_name, default_days, extra))
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 

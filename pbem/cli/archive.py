@@ -26,7 +26,8 @@ STANDINGS_HELP = (
     "Ratings are Elo: start 1500, K=32, expected score 1/(1+10^((Rb-Ra)/400)), applied in the order "
     "games finished. A game of n>2 players counts as pairwise results between all its players, each "
     "weighted K/(n-1): winners beat non-winners, winners tie among themselves, non-winners tie among "
-    "themselves. Only finished games count; a resignation or forfeit is a loss.")
+    "themselves. Only finished games count; a resignation or forfeit is a loss. ON TIME: of each "
+    "player's finished games (of every game), the share not lost on time.")
 
 
 class CommandProblem(Exception):
@@ -161,19 +162,25 @@ def cmd_standings(args: argparse.Namespace) -> int:
         game = check_game(args.game) if args.game else None
     except FilterError as exc:
         raise CommandProblem(str(exc)) from None
+    from pbem.clocks import reliability
+
     store = _open(args)
     try:
-        standings = compute(iter_games(store, make_filters(game=game, status="over")), game)
+        finished = list(iter_games(store, make_filters(status="over")))
+        standings = compute([row for row in finished if game is None or row.game == game], game)
+        reliable = reliability.compute(finished)
     finally:
         store.close()
     if args.json:
-        print(json.dumps(as_json(standings), indent=1, ensure_ascii=False))
+        data = as_json(standings)
+        data["reliability"] = {email: line.as_json() for email, line in sorted(reliable.items())}
+        print(json.dumps(data, indent=1, ensure_ascii=False))
         return 0
     if not standings:
         print("No finished games" + (f" of {title_of(game)}" if game else "") + " yet.")
         return 0
     for name, lines in standings.items():
-        print(f"{title_of(name)}\n{table_text(name, lines)}\n")
+        print(f"{title_of(name)}\n{table_text(name, lines, reliable)}\n")
     print(STANDINGS_HELP)
     return 0
 

@@ -35,8 +35,13 @@ def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"pbem deliver: {exc}", file=sys.stderr)
         return EX_TEMPFAIL
     raw = read_message(sys.stdin.buffer, config.max_message_bytes)
+    clock = None
+    if config.clock != "system":  # only a demo server's clock costs an import here
+        from pbem.clocks.movable import configured_clock
+
+        clock = configured_clock(config)
     return deliver(config, raw, lambda: open_configured_store(config, create=True),
-                   envelope_from=args.sender)
+                   envelope_from=args.sender, clock=clock)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -16,6 +16,10 @@ from pbem.cli.preflight import LISTEN_ERRNOS, listen_error, startup_problems
 from pbem.config import EXAMPLE
 from pbem.store import database_name, is_postgresql
 
+MOVABLE_WARNING = ('[server] clock = "movable": `pbem admin clock +2d` moves this server\'s time '
+                   "forward (deadlines, reminders, banks); for end-to-end checks and demos only, never "
+                   "for real games")
+
 
 def refused(command: str, problems: list[str]) -> int:
     """Print each reason the command cannot run, one line each; the exit status (2, or 0 if none)."""
@@ -25,6 +29,7 @@ def refused(command: str, problems: list[str]) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
+    from pbem.clocks.movable import configured_clock
     from pbem.daemon.runner import Daemon
     from pbem.processing.processor import Processor
 
@@ -37,12 +42,15 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     except SetupError as exc:
         return refused("serve", [str(exc)])
     try:
-        processor = Processor(config, store)
+        clock = configured_clock(config)  # the system's, or for checks and demos the movable one
+        if config.clock != "system":
+            logging.getLogger("pbem").warning(MOVABLE_WARNING)
+        processor = Processor(config, store, clock)
         # The processor gets a process (and so a core) of its own; see pbem/daemon/runner.py. With
         # PostgreSQL other workers may store mail too: look for it every second, not every five.
         shared = is_postgresql(config.database_url)
         poll = config.poll_seconds or (1.0 if shared else 5.0)
-        daemon = Daemon(config, store, processor, processor_process=True,
+        daemon = Daemon(config, store, processor, clock, processor_process=True,
                         processor_poll_seconds=poll,
                         sender_options={"idle_poll_seconds": 5.0} if shared else None)
         out = "Maildir " + str(config.outbox_maildir) if not config.relay.host else (
@@ -67,6 +75,7 @@ def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
     deadline scheduler once, send the outbox."""
     import threading
 
+    from pbem.clocks.movable import configured_clock
     from pbem.outbox.sender import OutboxSender
     from pbem.processing.processor import Processor
 
@@ -75,10 +84,11 @@ def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
     from pbem.community.scheduler import Scheduler
 
     store = open_configured_store(config, create=True)
-    processor = Processor(config, store)
+    clock = configured_clock(config)
+    processor = Processor(config, store, clock)
     processed = processor.process_pending(10_000)
-    report = Scheduler(config, store, secret=processor.secret).run_once()
-    sent = OutboxSender(store, config, stop=threading.Event()).send_due_once()
+    report = Scheduler(config, store, clock, secret=processor.secret).run_once()
+    sent = OutboxSender(store, config, clock, stop=threading.Event()).send_due_once()
     counts = store.outbound_counts()
     store.close()
     print(f"processed {processed} message(s); scheduler queued {report.mails} mail(s); sent {sent}; "
@@ -112,6 +122,8 @@ def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"  SMTP listener {config.smtp_host}:{config.smtp_port}")
     print("  mail out: " + (f"relay {config.relay.host}:{config.relay.effective_port}"
                             if config.relay.host else f"Maildir {config.outbox_maildir}"))
+    if config.clock != "system":
+        print(f"  warning: {MOVABLE_WARNING}")
     return 0
 
 

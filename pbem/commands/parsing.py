@@ -90,7 +90,7 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "observe": ("game",), "unobserve": ("game",), "undo": ("game",), "accept undo": ("game",),
     "decline undo": ("game",),
     "vacation": ("from", "to", "cancel"), "timezone": ("name",),
-    "timecontrol": ("game", "days", "policy"),
+    "timecontrol": ("game", "days", "fischer=", "cap=", "total=", "policy", "weekends=", "nights="),
     "history": ("name", "from=", "to=", "player="), "standings": ("name",),
     # the commands of the mail experience (pbem/processing/*.py)
     "rules": ("topic",), "message": ("game", "all", "text"), "settings": (), "set": ("key", "value"),
@@ -332,8 +332,9 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
 
 
 def _parse_open(line: str, rest: list[str]) -> Command:
-    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [as SEAT]``: a challenge anyone may
-    take (pbem.community.challenges reads ``players`` and ``rating`` from the option words)."""
+    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [reliable PERCENT] [as SEAT]``: a
+    challenge anyone may take (pbem.community.challenges reads ``players``, ``rating`` and
+    ``reliable`` from the option words)."""
     words = [w for w in rest[1:] if w.lower() != "open"]
     seat = None
     if len(words) >= 2 and words[-2].lower() == "as":

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from pbem.archive.search import FilterError, check_game, game_date, make_filters, table
+from pbem.clocks import reliability
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.standings import compute, table_text, title_of
 from pbem.i18n import N_, _, ngettext
@@ -28,6 +29,9 @@ RATING_NOTE = N_(
     "Ratings: Elo from 1500 with K=32, expected score 1/(1+10^((Rb-Ra)/400)), in the order games "
     "finished. Games of more than two players count as results between every two players, weighted "
     "K/(n-1): winners beat the others and tie among themselves. Resignations and forfeits are losses.")
+RELIABILITY_NOTE = N_(
+    "ON TIME: of each player's finished games (of every game), the share not lost on time; an open "
+    "challenge may ask for it: new GAME open reliable 90.")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -112,7 +116,9 @@ def finished_games(ctx: MailContext, game: str | None) -> list[GameRow]:
 
 def do_standings(ctx: MailContext, command: Command) -> None:
     game = command.args.get("game")
-    standings = compute(finished_games(ctx, game), game)
+    everything = finished_games(ctx, None)
+    standings = compute([row for row in everything if game is None or row.game == game], game)
+    reliable = reliability.compute(everything)
     if not standings:
         ctx.reply(Section(title=_("Standings"), lines=[
             _("No finished games of {game} yet.").format(game=title_of(game)) if game
@@ -128,8 +134,10 @@ def do_standings(ctx: MailContext, command: Command) -> None:
                     rank=rank, count=len(lines), games=line.games, wins=line.wins, losses=line.losses,
                     draws=line.draws, rating=f"{line.rating:.0f}"))
         ctx.reply(Section(title=_("Standings: {game}").format(game=title_of(name)), lines=notes,
-                          pre=table_text(name, lines)))
-    ctx.reply(Section(lines=[_(RATING_NOTE)]))
+                          pre=table_text(name, lines, reliable)))
+    mine = reliability.of_player(ctx.tx.games_for_email(me), me)
+    ctx.reply(Section(lines=[_(RATING_NOTE), _(RELIABILITY_NOTE),
+                             _("Your reliability: {text}").format(text=reliability.long_text(mine))]))
 
 
 def _mark_finished(ctx: MailContext, row: GameRow, state: object) -> None:

@@ -44,7 +44,7 @@ def _pause(row: GameRow, seat: str, ctx: MailContext) -> bool:
     """Stop the clock when it runs for ``seat``; True when it was stopped here."""
     if row.status != "active" or row.to_move != seat or row.deadline_at is None or dl.is_paused(row):
         return False
-    dl.pause(row, ctx.now)
+    dl.pause(row, ctx.now, why="bounce")
     dl.clock(row)[_MARK] = seat
     return True
 

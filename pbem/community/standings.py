@@ -27,6 +27,7 @@ from typing import Any
 from engine import get_game
 from engine.registry import UnknownGameError
 from pbem.archive.search import finished_at
+from pbem.clocks.reliability import Reliability
 from pbem.processing import computer
 from pbem.record import replay_record
 from pbem.store.base import UNRATED_ENDINGS, GameRow
@@ -145,12 +146,20 @@ def as_json(standings: Mapping[str, list[Standing]]) -> dict[str, Any]:
             "games": {name: [s.as_json() for s in lines] for name, lines in standings.items()}}
 
 
-def table_text(name: str, lines: list[Standing]) -> str:
-    """One game's standings as a plain-text table for the terminal and mail."""
-    out = [f"{'#':>3} {'PLAYER':<32} {'GAMES':>5} {'WON':>4} {'LOST':>4} {'DRAWN':>5} {'RATING':>6}"]
+def table_text(name: str, lines: list[Standing],
+               reliable: Mapping[str, Reliability] | None = None) -> str:
+    """One game's standings as a plain-text table for the terminal and mail; with ``reliable``, a
+    column of each player's reliability (the share of their finished games, of every game, not
+    lost on time)."""
+    column = f" {'ON TIME':>7}" if reliable is not None else ""
+    out = [f"{'#':>3} {'PLAYER':<32} {'GAMES':>5} {'WON':>4} {'LOST':>4} {'DRAWN':>5} {'RATING':>6}{column}"]
     for rank, s in enumerate(lines, 1):
+        on_time = ""
+        if reliable is not None:
+            line = reliable.get(s.player)
+            on_time = f" {f'{line.percent:.0f} %' if line and line.finished else '-':>7}"
         out.append(f"{rank:>3} {s.player:<32} {s.games:>5} {s.wins:>4} {s.losses:>4} {s.draws:>5} "
-                   f"{s.rating:>6.0f}")
+                   f"{s.rating:>6.0f}{on_time}")
     return "\n".join(out)
 
 

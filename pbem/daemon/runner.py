@@ -149,9 +149,11 @@ class Daemon:
                 _poke(self._wake_w)
 
     def _woken(self) -> None:
-        """Another process queued mail or stored a message: look at both queues now."""
+        """Another process queued mail or stored a message, or moved a movable clock: look at both
+        queues and the deadlines now."""
         self.wake()
         self.sender.wake()
+        self._scheduler_wake.set()
 
     def _fault_ended(self, kind: str) -> None:
         """What waited for the database, the outbox folder or the relay is done now, not after its

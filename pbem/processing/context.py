@@ -98,6 +98,7 @@ class MailContext:
     secret: bytes
     cache: StateCache
     token_for: Callable[[str, str], str]
+    received: datetime | None = None  # when the mail was stored (a move's time is charged up to then)
     context_game: str | None = None  # game named by the token or subject
     context_tag: str | None = None  # the subject's tag when it names no game (a tournament: t-3)
     context_seat: str | None = None  # seat named by a valid token

@@ -87,8 +87,12 @@ MAIL_READ: list[Callable[[MailContext], None]] = []
 GAMES_LISTING: list[Callable[[MailContext], list[Any]]] = []
 
 # Options of ``new`` that belong to the server, not the game (e.g. ``time 3``): each hook removes its
-# words from the command and returns record keys to add. Called as hook(command) -> dict.
-NEW_GAME_OPTIONS: list[Callable[[Any], dict[str, Any]]] = []
+# words from the command and returns record keys to add. Called as hook(ctx, command) -> dict.
+NEW_GAME_OPTIONS: list[Callable[[MailContext, Any], dict[str, Any]]] = []
+
+# Lines for the reply to ``settings`` (and ``set``) after the settings themselves, e.g. the vacation
+# allowance left this year. Called as hook(ctx) -> list of str, in the reader's language.
+SETTINGS_SHOWN: list[Callable[[MailContext], list[str]]] = []
 
 # Sections added at the end of one recipient's mail about a game, as it is composed (in the reader's
 # language): e.g. the reader's own private notes on the game. Called as hook(tx, planned, row) ->

@@ -13,8 +13,9 @@ from typing import Any
 from engine import EngineError, Game, State, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
+from pbem.clocks.control import invitation_line, normalize
 from pbem.commands.parsing import Command
-from pbem.i18n import LANGUAGES, N_, _, ngettext, speaking, status_word
+from pbem.i18n import LANGUAGES, N_, _, speaking, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import computer, hooks
 from pbem.processing.context import EVENT, TURN, MailContext, PlannedMail
@@ -125,9 +126,7 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
     """The invitation to every seat that has not accepted, with one-tap accept and decline."""
     game = get_game(row.game)
     names = game_names(ctx.tx, row)
-    control = row.record.get("time_control") or {}
-    days = float(control.get("days_per_move", ctx.config.deadlines.default_days))
-    policy = control.get("policy", ctx.config.deadlines.policy)
+    control = normalize(row.record.get("time_control"), ctx.config.deadlines)
     asking = next((s for s in row.seats if s.email == challenger), None)
     who_asks = names.get(asking.seat, challenger) if asking else challenger
     for seat in row.seats:
@@ -138,12 +137,7 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
             lines = [_("{player} invites you to a game of {game} ({options}). You would play {seat}.").format(
                          player=who_asks, game=game.title, options=described, seat=names.label(seat.seat)),
                      players_line(row, seat.seat, names)]
-            at_deadline = (_("the late player forfeits") if policy == "forfeit"
-                           else _("the moderators decide"))
-            lines.append(ngettext("Time control: {days} day per move; at the deadline: {what}.",
-                                  "Time control: {days} days per move; at the deadline: {what}.",
-                                  int(days) if days == int(days) else 2).format(
-                days=f"{days:g}", what=at_deadline))
+            lines.append(invitation_line(control))
             lines += [*(f"{who_asks}: {line}" for line in note),
                       _("To play, reply: accept {id}. To refuse: decline {id}.").format(id=row.id),
                       _("The rules and every ruling: reply 'rules {game}'.").format(game=row.game),
@@ -162,7 +156,7 @@ def do_new(ctx: MailContext, command: Command) -> None:
     server_keys: dict = {}
     try:
         for take in hooks.NEW_GAME_OPTIONS:
-            server_keys.update(take(command))
+            server_keys.update(take(ctx, command))
     except EngineError as exc:
         raise CommandFailed(str(exc)) from None
     opponents, names = computer.seat_addresses(command.game or "", command.opponents)

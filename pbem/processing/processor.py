@@ -251,6 +251,7 @@ class Processor:
             if reason:
                 return f"ignored: {reason}", None, {}
         ctx = self._context(tx, mail, now)
+        ctx.received = inbound.received_at
         if exceeded is not None:
             return self._over_limit(ctx, inbound, exceeded)
         turn = mail.json_turn

@@ -27,6 +27,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("mail_threads", ("game_id", "email")),
     ("game_counters", ("prefix",)),
     ("players", ("email",)),
+    ("allowance", ("email", "year")),
     ("blocked", ("email",)),
     ("player_blocks", ("email", "blocked")),
     ("once_keys", ("key",)),

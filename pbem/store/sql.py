@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pbem.store import migrations as _migrations
+from pbem.store.allowances import AllowanceStatements
 from pbem.store.base import (
     GAME_STATUSES,
     INBOUND_STATUSES,
@@ -318,7 +319,7 @@ def accept_one(db: Db, row: tuple[Any, ...]) -> AcceptResult:
 # --- one transaction ------------------------------------------------------------------------------
 
 
-class SqlTx(PlayerBlocksTx):
+class SqlTx(AllowanceStatements, PlayerBlocksTx):
     """One open write transaction; unusable once its ``with`` block has ended, so a leaked reference
     cannot write outside the transaction it was meant for.
 
@@ -620,6 +621,7 @@ class SqlTx(PlayerBlocksTx):
                " AS o WHERE o.game_id = observers.game_id AND o.email = ?)", (new, old, new))
         db.run("DELETE FROM observers WHERE email = ?", (old,))
         db.run("UPDATE digest_items SET email = ? WHERE email = ?", (new, old))
+        self.move_allowance(old, new)
         self.move_player_blocks(old, new)
 
     def active_games(self) -> list[GameRow]:

@@ -15,6 +15,7 @@ from typing import Any
 from engine import EngineError, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
+from pbem.clocks.control import default_control
 from pbem.commands.helptext import HELP_TOPICS, WIDTH
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import challenges
@@ -177,16 +178,15 @@ def announce(ctx: MailContext, command: Command) -> None:
     probe = Command("new", command.line, game=game.name, option_words=rest)
     server_keys: dict[str, Any] = {}
     try:
-        for take in hooks.NEW_GAME_OPTIONS:  # the time control, as 'new' reads it
-            server_keys.update(take(probe))
+        for take in hooks.NEW_GAME_OPTIONS:  # the time control, as 'new' reads it (every clock kind)
+            server_keys.update(take(ctx, probe))
         options = game.normalize_options(parse_option_words(game, probe.option_words))
     except EngineError as exc:
         raise CommandFailed(str(exc)) from None
     except CommandFailed:
         raise
     if "time_control" not in server_keys:
-        server_keys["time_control"] = {"days_per_move": ctx.config.deadlines.default_days,
-                                       "policy": ctx.config.deadlines.policy}
+        server_keys["time_control"] = default_control(ctx.config.deadlines)
     ident = ctx.tx.tournaments.next_id()
     doc = {"game": game.name, "options": options, "time_control": server_keys["time_control"],
            "settings": settings.as_json(), "organizer": organizer, "created_at": iso(ctx.now),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pbem.clocks.control import kind_text, normalize
 from pbem.i18n import _, ngettext
 from pbem.outbox.compose import Section
 from pbem.processing.context import MailContext
@@ -167,9 +168,7 @@ def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
             n=settings.division, promote=settings.promote, seasons=settings.seasons))
     if trow.format == "ladder":
         parts.append(_("rematches after {n} days").format(n=f"{settings.rematch_days:g}"))
-    control = doc.get("time_control") or {}
-    if control.get("days_per_move"):
-        parts.append(_("{days} days per move").format(days=f"{float(control['days_per_move']):g}"))
+    parts.append(kind_text(normalize(doc.get("time_control"))))
     parts.append(_("{days} days a round").format(days=f"{settings.round_days:g}"))
     lines.append("; ".join(parts) + ".")
     if trow.status == "open" and trow.starts_at:

@@ -109,8 +109,10 @@ def test_cli_standings(tmp_path: Path, store: Store) -> None:
     first = data["games"]["alien-city"][0]
     assert first == {"player": "a", "game": "alien-city", "games": 2, "wins": 1, "losses": 0, "draws": 1,
                      "rating": 1514.5}
+    assert data["reliability"]["a"]["finished"] == 2 and data["reliability"]["a"]["lost_on_time"] == 0
     code, out, _ = cli("standings", "--game", "alien-city")
-    assert code == 0 and "Alien City" in out and " 1514\n" in out and "Elo" in out
+    assert code == 0 and "Alien City" in out and " 1514   100 %\n" in out and "Elo" in out
+    assert "RATING ON TIME" in out and "the share not lost on time" in out
     code, out, _ = cli("standings", "--game", "space-truckin")
     assert code == 0 and "No finished games of Space Truckin' yet." in out
     code, _, err = cli("standings", "--game", "go")

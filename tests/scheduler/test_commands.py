@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 
 from pbem.cli.mailbox import reply_to
 from pbem.commands.parsing import Command, parse_line
 from pbem.community.deadline_commands import take_time_option
+from pbem.config import config_from_dict
 from pbem.processing.games import CommandFailed
 from pbem.record import replay_record
 from tests.scheduler.conftest import ALICE, BOB, WEEK, Clocked
@@ -154,7 +156,7 @@ def test_timecontrol_in_the_mail_that_proposes_the_game(server: Clocked) -> None
     assert "Time control of ac-1: 3 days per move" in flat(to(out, ALICE)[0])
     out = server.submit(reply_to(invitation, BOB, "accept"))
     row = server.game("ac-1")
-    assert row.record["time_control"] == {"days_per_move": 3, "policy": "forfeit"}
+    assert row.record["time_control"] == {"kind": "move", "days_per_move": 3, "policy": "forfeit"}
     assert row.deadline_at == server.clock.now() + timedelta(days=3)
 
 
@@ -166,7 +168,8 @@ def test_timecontrol_later_by_the_challenger_only_before_anyone_accepts(server: 
     out = server.submit(reply_to(created, ALICE, "timecontrol 2 notify"))
     assert headline(to(out, BOB)[0]) == f"{ALICE} changed the time control of ac-1"
     assert "Time control: 2 days per move" in flat(to(out, BOB)[0])
-    assert server.game("ac-1").record["time_control"] == {"days_per_move": 2, "policy": "notify"}
+    assert server.game("ac-1").record["time_control"] == {
+        "kind": "move", "days_per_move": 2, "policy": "notify"}
     # without the token: no effect and no reply, only the seat's notice (as for any game command)
     out = server.submit(server.mail(ALICE, "timecontrol ac-1 5"))
     notice = f"A mail about ac-1 from {ALICE} was not accepted"
@@ -181,34 +184,55 @@ def test_timecontrol_later_by_the_challenger_only_before_anyone_accepts(server: 
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    ("timecontrol 3", {"days": 3.0, "policy": None}),
-    ("timecontrol ac-2 1.5 days notify", {"days": 1.5, "policy": "notify"}),
-    ("timecontrol 4d forfeit", {"days": 4.0, "policy": "forfeit"}),
-    ("timecontrol ac-2", {"days": None, "policy": None}),
+    ("timecontrol 3", {"said": {"kind": "move", "days_per_move": 3}}),
+    ("timecontrol ac-2 1.5 days notify", {"said": {
+        "kind": "move", "days_per_move": 1.5, "policy": "notify"}}),
+    ("timecontrol 4d forfeit", {"said": {"kind": "move", "days_per_move": 4, "policy": "forfeit"}}),
+    ("timecontrol ac-2", {"said": None}),
+    ("timecontrol ac-2 fischer 3d+36h cap 5 weekends off", {"said": {
+        "kind": "fischer", "initial_days": 3, "increment_days": 1.5, "cap_days": 5, "weekends_off": True}}),
+    ("timecontrol total 20 nights off notify", {"said": {
+        "kind": "total", "total_days": 20, "nights_off": True, "policy": "notify"}}),
+    ("timecontrol weekends on", {"said": {"weekends_off": False}}),
 ])
 def test_timecontrol_parsing(line: str, expected: dict) -> None:
     command = parse_line(line, in_game_reply=False)
     assert isinstance(command, Command) and command.args == expected
 
 
-@pytest.mark.parametrize("line", ["timecontrol soon", "timecontrol 3 days maybe",
+@pytest.mark.parametrize("line", ["timecontrol soon", "timecontrol 3 days maybe", "timecontrol fischer 10",
+                                  "timecontrol fischer 10+1 cap 5", "timecontrol total",
+                                  "timecontrol 3 nights",
                                   "vacation next week", "vacation 2026-02-30", "timezone Europe Paris"])
 def test_bad_time_commands(line: str) -> None:
     assert not isinstance(parse_line(line, in_game_reply=False), Command)
 
 
 def test_take_time_option_for_new() -> None:
+    ctx = SimpleNamespace(config=config_from_dict({"deadlines": {"default_days": 5}}))
     command = parse_line("new alien-city edition 1.2 time 3 days notify with bob@x.org",
                          in_game_reply=False)
     assert isinstance(command, Command)
-    assert take_time_option(command) == {"time_control": {"days_per_move": 3, "policy": "notify"}}
+    assert take_time_option(ctx, command) == {
+        "time_control": {"kind": "move", "days_per_move": 3, "policy": "notify"}}
     assert command.option_words == ["edition", "1.2"]
     command = Command("new", "(JSON)", game="alien-city", options={"time": 2, "edition": "2.2"})
-    assert take_time_option(command) == {"time_control": {"days_per_move": 2, "policy": "forfeit"}}
+    assert take_time_option(ctx, command) == {
+        "time_control": {"kind": "move", "days_per_move": 2, "policy": "forfeit"}}
     assert command.options == {"edition": "2.2"}
-    assert take_time_option(Command("new", "x", option_words=["symmetric"])) == {}
+    assert take_time_option(ctx, Command("new", "x", option_words=["symmetric"])) == {}
+    # what the words do not say is the server's default: here 5 days per move
+    command = Command("new", "x", option_words=["symmetric", "weekends", "off"])
+    assert take_time_option(ctx, command) == {"time_control": {
+        "kind": "move", "days_per_move": 5, "policy": "forfeit", "weekends_off": True}}
+    assert command.option_words == ["symmetric"]
+    command = Command("new", "(JSON)", game="alien-city",
+                      options={"time": "fischer 10+36h cap 12 nights off"})
+    assert take_time_option(ctx, command) == {"time_control": {
+        "kind": "fischer", "initial_days": 10, "increment_days": 1.5, "cap_days": 12, "policy": "forfeit",
+        "nights_off": True}}
     with pytest.raises(CommandFailed):
-        take_time_option(Command("new", "x", option_words=["time", "never"]))
+        take_time_option(ctx, Command("new", "x", option_words=["time", "never"]))
 
 
 def test_time_control_chosen_on_new(tmp_path) -> None:

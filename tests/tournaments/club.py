@@ -27,10 +27,11 @@ _RESIGN = re.compile(r"resign ([a-z]+-\d+) confirm ([A-Z]{4})\b")
 
 
 class Club:
-    def __init__(self, tmp_path: Path, target: str | None = None, **tournaments: object):
+    def __init__(self, tmp_path: Path, target: str | None = None, deadlines: dict | None = None,
+                 **tournaments: object):
         self.config = config_from_dict({"server": {"data_dir": str(tmp_path / "data")},
                                         "moderators": {"addresses": [MODERATOR]},
-                                        "tournaments": tournaments})
+                                        "deadlines": deadlines or {}, "tournaments": tournaments})
         self.store = open_store(target or tmp_path / "pbem.sqlite3")
         self.clock = ManualClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
         secret = server_secret(self.store)  # the store's own, as ``pbem process`` reads it

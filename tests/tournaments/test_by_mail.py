@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 
 from pbem.tournaments import document as d
 from pbem.tournaments.running import ranking
 from tests.server.players import headline, text_of
+from tests.store.conftest import Backend
 from tests.tournaments.club import Club
 
 PLAYERS = [f"p{i}@example.org" for i in range(10)]
@@ -285,7 +287,17 @@ def test_round_deadline_ends_games_by_the_score_and_pairs_the_next(club: Club) -
     assert len(told) == 1
 
 
-def test_games_the_clock_ends_count_and_the_moderators_are_asked_at_the_deadline(club: Club) -> None:
+def test_games_the_clock_ends_count_and_the_moderators_are_asked_at_the_deadline(
+        backend: Backend, tmp_path: Path) -> None:
+    # no yearly allowance to spend for the late players first: their time runs out at once
+    club = Club(tmp_path, backend.target, deadlines={"vacation_days_per_year": 0})
+    try:
+        _clock_ends_games(club)
+    finally:
+        club.close()
+
+
+def _clock_ends_games(club: Club) -> None:
     players = PLAYERS[:4]
     announce(club, "swiss rounds 2 round 30 time 1 forfeit", players)
     club.tick(days=21)
@@ -342,3 +354,14 @@ def test_help_on_tournaments_in_every_language(club: Club) -> None:
         answer = club.send(reader, "help tournaments")  # every mail's lines are checked: 78 columns
         assert word in text_of(answer) and "double-elimination" in text_of(answer), text_of(answer)
     assert "tournament new GAME FORMAT" in text_of(club.send(PLAYERS[0], "help"))
+
+
+def test_the_clock_kinds_of_new_work_for_tournament_games(club: Club) -> None:
+    players = PLAYERS[:4]
+    announce(club, "swiss rounds 2 time fischer 10+1.5 cap 10 weekends off", players)
+    assert "Fischer clock" in text_of(club.send(players[0], "tournament t-1"))
+    club.tick(days=21)
+    row = club.store.tournament_views().get("t-1")
+    for game in (club.store.get_game(g["id"]) for g in row.doc["rounds"][0]["games"]):
+        control = game.record["time_control"]
+        assert (control["kind"], control.get("weekends_off")) == ("fischer", True), control

@@ -1,4 +1,4 @@
-"""Schema version 10 (numbered 9 until the clocks' migration 9 is merged before it): tournaments.
+"""Schema version 10: tournaments.
 
 A tournament is kept like a game: one JSON document (``doc``: the organizer's settings, the
 entrants, the rounds with their games and results, the bracket or ladder or divisions, the
