@@ -55,8 +55,8 @@ and the next round is paired when the last game of a round ends (or at the round
 
 Formats: round-robin (double: twice; together: every game at once), swiss (rounds N),
 elimination, double-elimination, ladder, league (division N, promote N, seasons N).
-Options: starts YYYY-MM-DD, max N, min N, round DAYS (a round's deadline), time DAYS
-[forfeit|notify], tables N (3 to 5 at a table, round robin and swiss), tiebreaks
+Options: starts YYYY-MM-DD, max N, min N, round DAYS (a round's deadline), time ... (as
+for new: help new), tables N (3 to 5 at a table, round robin and swiss), tiebreaks
 sonneborn-berger buchholz median-buchholz head-to-head wins rating, adjudicate
 moderator|score, withdrawals forfeit|remove, rematch DAYS (ladder), and the game's own.
 Example: tournament new alien-city swiss rounds 5 time 5 forfeit starts 2026-12-10
