@@ -150,6 +150,9 @@ class Config:
     # mail too.
     poll_seconds: float | None = None
     smtp_enabled: bool = True
+    # The MTA's pipe runs ``pbem deliver`` for each message (deploy/pipe/): a door of its own, so
+    # ``pbem serve`` need open none and only processes and sends what ``deliver`` stored.
+    pipe_enabled: bool = False
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 2525
     imap: ImapConfig = field(default_factory=ImapConfig)
@@ -215,6 +218,7 @@ def _config_of(data: dict[str, Any], base: Path | None, source: Path | None) -> 
     smtp = data.get("smtp", {})
     imap = data.get("imap", {})
     relay = data.get("relay", {})
+    pipe_enabled = data.get("pipe", {}).get("enabled", False)
     data_dir = Path(server.get("data_dir", "./pbem-data")).expanduser()
     if not data_dir.is_absolute():
         data_dir = base / data_dir
@@ -242,7 +246,8 @@ def _config_of(data: dict[str, Any], base: Path | None, source: Path | None) -> 
         log_level=server.get("log_level", "INFO"),
         auth_notice_interval_seconds=server.get("auth_notice_interval_seconds", 3600),
         poll_seconds=server.get("poll_seconds"),
-        smtp_enabled=smtp.get("enabled", imap_cfg.host is None),
+        smtp_enabled=smtp.get("enabled", imap_cfg.host is None and not pipe_enabled),
+        pipe_enabled=pipe_enabled,
         smtp_host=smtp.get("host", "127.0.0.1"),
         smtp_port=smtp.get("port", 2525),
         imap=imap_cfg,
@@ -335,13 +340,20 @@ auth_notice_interval_seconds = 3600
 # and `pbem admin` wake the server at once, so this is a safety net (default 5, 1 on PostgreSQL).
 # poll_seconds = 5
 
-# The embedded SMTP listener: on by default when no IMAP host is set.
+# The embedded SMTP listener: on by default when neither an IMAP host nor the pipe is set.
 [smtp]
 # enabled = true
 host = "127.0.0.1"
 port = 2525
 
-# A real mailbox, watched with IMAP IDLE (or polled). Uncomment to use.
+# Mail handed over by the MTA on this machine: Postfix's pipe service runs
+# `pbem deliver -c THIS-FILE -f ${sender}` for each message (deploy/pipe/ holds the Postfix files).
+# Then `pbem serve` opens no door of its own; it processes what deliver stored and sends replies.
+[pipe]
+enabled = false
+
+# A real mailbox, watched with IMAP IDLE (or polled), e.g. Dovecot fed by Postfix over LMTP
+# (deploy/dovecot/). Uncomment to use.
 [imap]
 # host = "imap.example.org"
 # port = 993

@@ -13,7 +13,7 @@ from pbem.cli.deliver import HELP as DELIVER_HELP
 from pbem.cli.deliver import add_arguments as add_deliver_arguments
 from pbem.cli.deliver import cmd_deliver
 from pbem.cli.preflight import LISTEN_ERRNOS, listen_error, startup_problems
-from pbem.config import EXAMPLE
+from pbem.config import EXAMPLE, Config
 from pbem.store import database_name, is_postgresql
 
 MOVABLE_WARNING = ('[server] clock = "movable": `pbem admin clock +2d` moves this server\'s time '
@@ -120,11 +120,23 @@ def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
               f"mailbox {config.imap.mailbox} -> {config.imap.processed_folder}")
     if config.smtp_enabled:
         print(f"  SMTP listener {config.smtp_host}:{config.smtp_port}")
+    if config.pipe_enabled:
+        print(f"  pipe: the MTA runs `{deliver_command(config)}` for each message "
+              "(deploy/pipe/master.cf); serve processes what it stores")
     print("  mail out: " + (f"relay {config.relay.host}:{config.relay.effective_port}"
                             if config.relay.host else f"Maildir {config.outbox_maildir}"))
     if config.clock != "system":
         print(f"  warning: {MOVABLE_WARNING}")
     return 0
+
+
+def deliver_command(config: Config) -> str:
+    """The command line an MTA pipe runs for this configuration, as Postfix's master.cf writes it:
+    this very program (by its full path when run as the installed ``pbem`` script) and this file."""
+    program = Path(sys.argv[0])
+    pbem = str(program.absolute()) if program.name == "pbem" else "pbem"
+    source = str(config.source.absolute()) if config.source is not None else "pbem.toml"
+    return f"{pbem} deliver -c {source} -f ${{sender}}"
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:

@@ -24,13 +24,15 @@ ALICE, BOB, SERVER = "alice@example.org", "bob@example.org", "pbem@localhost"
 
 
 def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 300,
-               check: MailCheck | None = None) -> dict[str, EmailMessage]:
+               check: MailCheck | None = None, *, alice: str = ALICE, bob: str = BOB,
+               server: str = SERVER) -> dict[str, EmailMessage]:
     """Alice challenges Bob; both answer every mail they get until both have the result. Every mail
-    is read as its recipient would (``MailCheck``)."""
+    is read as its recipient would (``MailCheck``). ``sink``: what the players receive, in arrival
+    order (``wait_for(count, timeout)``, as the SMTP sink and the Postfix harness's Maildirs have)."""
     check = check or MailCheck()
-    players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
-    challenge = new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black")
-    check.sent(ALICE, challenge)
+    players = {alice: Player(alice, 1), bob: Player(bob, 2)}
+    challenge = new_mail(alice, server, f"new alien-city with {bob} as black")
+    check.sent(alice, challenge)
     submit(challenge)
     seen, finished = 0, {}
     deadline = time.monotonic() + timeout
@@ -46,8 +48,8 @@ def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 30
                 continue
             if headline(message).startswith("Game ac-1 created"):
                 # alice plays from her phone: one-tap moves; bob keeps the defaults
-                reply = reply_to(message, ALICE, "set mail tap")
-                check.sent(ALICE, reply)
+                reply = reply_to(message, alice, "set mail tap")
+                check.sent(alice, reply)
                 submit(reply)
                 continue
             reply = players[rcpt].respond(message)
@@ -56,8 +58,8 @@ def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 30
                 submit(reply)
         seen = len(received)
     # bob, on the defaults: about twenty mails, not forty, and no more than 300 KB in all
-    assert check.count[BOB] <= 25 and check.bytes[BOB] <= 300_000, (dict(check.count), dict(check.bytes))
-    assert check.count[ALICE] <= 26  # her "set" was answered once
+    assert check.count[bob] <= 25 and check.bytes[bob] <= 300_000, (dict(check.count), dict(check.bytes))
+    assert check.count[alice] <= 26  # her "set" was answered once
     return finished
 
 
