@@ -111,6 +111,15 @@ class ChallengeConfig:
 
 
 @dataclass
+class TournamentConfig:
+    """Tournaments (``tournament new ...``): who may announce one, and how long a round lasts unless
+    the organizer says (``round DAYS``)."""
+
+    organizers: str = "moderators"  # moderators | players (any player with a proven address)
+    round_days: float = 21
+
+
+@dataclass
 class ComputerConfig:
     """Computer players (``new GAME with computer:N``): the time a move of each searching level may
     take (levels 1 and 2 do not search), and the worker processes that think, apart from the mail."""
@@ -152,6 +161,7 @@ class Config:
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     challenges: ChallengeConfig = field(default_factory=ChallengeConfig)
+    tournaments: TournamentConfig = field(default_factory=TournamentConfig)
     computer: ComputerConfig = field(default_factory=ComputerConfig)
     source: Path | None = None  # the file it was read from
 
@@ -246,6 +256,7 @@ def _config_of(data: dict[str, Any], base: Path | None, source: Path | None) -> 
         deadlines=DeadlineConfig(**data.get("deadlines", {})),
         limits=LimitsConfig(**data.get("limits", {})),
         challenges=ChallengeConfig(**data.get("challenges", {})),
+        tournaments=TournamentConfig(**data.get("tournaments", {})),
         computer=ComputerConfig(**data.get("computer", {})),
         source=source,
     )
@@ -404,6 +415,12 @@ sender_messages_per_minute = 120
 # Open challenges ('new alien-city open'): anyone may join one until it expires.
 [challenges]
 open_days = 14
+
+# Tournaments ('tournament new alien-city swiss rounds 5'): who may announce one (moderators, or
+# any player), and the days a round lasts unless the organizer says ('round 14').
+[tournaments]
+organizers = "moderators"
+round_days = 21
 
 [computer]
 # Computer players (new GAME with computer:N): seconds a move may take at levels 3 and 4 (levels

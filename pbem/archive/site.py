@@ -8,7 +8,7 @@ slider. Without JavaScript the previous/next links still work, through ``:target
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
@@ -23,6 +23,7 @@ from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
 from pbem.clocks import reliability
 from pbem.clocks.control import kind_text, normalize
+from pbem.config import DeadlineConfig
 from pbem.i18n import N_, _, language, ngettext, speaking, status_word
 from pbem.record import describe_action, iso, player_view, positions_with_actions
 from pbem.store.base import RESULT_FILTERS, GameRow, Store
@@ -231,7 +232,8 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
 def index_page(rows: list[GameRow], filters: Filters, now: datetime,
                names: Mapping[str, Mapping[str, str]] | None = None,
                challenges: list[GameRow] | None = None,
-               reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None) -> str:
+               reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None,
+               default_days: float = 7, extra: str = "") -> str:
     """The list of games; ``names`` maps a game id to its seats' public names."""
     body = []
     heads = [escape(_(h)) for h in (N_("Game"), N_("Kind"), N_("Players"), N_("Result"), N_("Date"),
@@ -258,8 +260,9 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime,
             n=len(rows), which=filters.describe(), when=iso(now))) + "</p>",
         search_form() if body else "",
         table,
-        challenges_section(challenges or [], names or {}, reliable or {}),
+        challenges_section(challenges or [], names or {}, reliable or {}, default_days),
         reliability_section(reliable or {}),
+        extra,
         f"<script>{_SEARCH_SCRIPT}</script>" if body else "",
         "\n</body></html>\n",
     ])
@@ -340,27 +343,42 @@ def search_form() -> str:
 
 
 def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]],
-                       reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None) -> str:
-    """Open challenges anyone may join by mail (``join GAME``); the author by public name only, with
-    their reliability."""
+                       reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None,
+                       default_days: float = 7) -> str:
+    """Open challenges anyone may join by mail (``join GAME``); the author by public name only,
+    with their reliability, in one sentence, with the time control the challenge has (the
+    server's default when it set none)."""
     if not rows:
         return ""
     items = []
     for row in rows:
         info = row.record.get("open") or {}
         rating = info.get("rating")
-        author = (reliable or {}).get(str(info.get("by", "")))
-        items.append(
-            f'<li class="challenge" data-id="{escape(row.id)}">{escape(row.id)}: '
-            f"{escape(get_game(row.game).title)} for {int(info.get('players', 2))} players, by "
-            f"{_players_html(row, names.get(row.id, {}))}"
-            + (f" ({escape(reliability.short_text(author[1]))})" if author and author[1].finished else "")
-            + f"; {escape(kind_text(normalize(row.record.get('time_control'))))}"
-            + (f"; ratings {int(rating[0])} to {int(rating[1])}" if rating else "")
-            + (f"; reliable {int(info['reliable'])} %" if info.get("reliable") else "")
-            + f"; expires {escape(str(info.get('expires_at', ''))[:10])}. "
-            f"To play, mail <code>join {escape(row.id)}</code>.</li>")
-    return f'<h2>Open challenges</h2><ul class="challenges">{"".join(items)}</ul>'
+        count = int(info.get("players", 2))
+        seats = names.get(row.id, {})
+        author = next((seat_label(s, seats.get(s) or public_name(s, None)) for s, e in players_of(row).items()
+                       if e == info.get("by")), "")
+        known = (reliable or {}).get(str(info.get("by", "")))
+        if known and known[1].finished:
+            author += f" ({reliability.short_text(known[1])})"
+        control = kind_text(normalize(row.record.get("time_control"),
+                                      DeadlineConfig(default_days=default_days)))
+        text = _("{id}: {game} for {n} players, by {author}; {control}").format(
+            id=row.id, game=get_game(row.game).title, n=count, author=author, control=control)
+        if rating:
+            text += "; " + _("ratings {low} to {high}").format(low=int(rating[0]), high=int(rating[1]))
+        if info.get("reliable"):
+            text += "; " + _("reliable {n} %").format(n=int(info["reliable"]))
+        text += "; " + _("expires {date}.").format(date=str(info.get("expires_at", ""))[:10])
+        items.append(f'<li class="challenge" data-id="{escape(row.id)}">{escape(text)} '
+                     + escape(_("To play, mail {command}.")).replace(
+                         "{command}", f"<code>join {escape(row.id)}</code>") + "</li>")
+    return (f'<h2>{escape(_("Open challenges"))}</h2><ul class="challenges">{"".join(items)}</ul>')
+
+
+#: Pages written beside the games' (e.g. one per tournament): hook(store, directory, names, now)
+#: writes them and returns the HTML of their section of the index.
+SITE_PAGES: list[Callable[[Store, Path, PublicNames, datetime], str]] = []
 
 
 def reliability_section(reliable: Mapping[str, tuple[str, reliability.Reliability]]) -> str:
@@ -387,14 +405,15 @@ def reliability_section(reliable: Mapping[str, tuple[str, reliability.Reliabilit
 
 
 def write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None = None,
-               now: datetime | None = None, language: str = "en") -> SiteReport:
-    """The site in one ``language`` (en, de, sk): the pages' words and the engine's alike."""
+               now: datetime | None = None, language: str = "en", default_days: float = 7) -> SiteReport:
+    """The site in one ``language`` (en, de, sk): the pages' words and the engine's alike.
+    ``default_days``: the server's time control, for challenges that set none."""
     with speaking(language):
-        return _write_site(store, directory, filters, progress=progress, now=now)
+        return _write_site(store, directory, filters, progress=progress, now=now, default_days=default_days)
 
 
 def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None,
-                now: datetime | None) -> SiteReport:
+                now: datetime | None, default_days: float) -> SiteReport:
     now = now or datetime.now(UTC)
     games_dir = directory / "games"
     games_dir.mkdir(parents=True, exist_ok=True)
@@ -408,7 +427,7 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
     for row in iter_games(store, filters):
         names = shown[row.id] = public_names.of(row)
         nicknames.update({email.lower(): names[seat] for seat, email in players_of(row).items()
-                       if email and names.get(seat, seat.capitalize()) != seat.capitalize()})
+                          if email and public_names.has_nickname(email)})
         reliability.add(reliable, row)
         if row.status == "open":  # not a game yet: listed apart, with how to join it
             challenges.append(row)
@@ -431,10 +450,13 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
                               seats=row.seats, created_at=row.created_at, finished_at=row.finished_at))
         if progress is not None:
             progress.update()
+    extra = "".join(pages(store, directory, public_names, now) for pages in SITE_PAGES)
     index = directory / "index.html"
     by_name = {email: (nicknames[email], line) for email, line in reliable.items() if email in nicknames}
-    _write(index, index_page(listed, filters, now, shown, challenges, by_name))
+    _write(index, index_page(listed, filters, now, shown, challenges, by_name, default_days, extra))
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 
-__all__ = ["SiteReport", "game_page", "index_page", "write_site"]
+__all__ = ["SITE_PAGES", "SiteReport", "game_page", "head", "index_page", "write", "write_site"]
+head = _head  # for pages of other features (tournaments): the same head and style
+write = _write

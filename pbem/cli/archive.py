@@ -67,6 +67,7 @@ def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
 
 def cmd_export(args: argparse.Namespace) -> int:
     from pbem.archive.export import export_games
+    from pbem.tournaments.export import export_tournaments
 
     filters = _filters(args)
     out = Path(args.output)
@@ -76,9 +77,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         with progress_bar("exporting") as bar:
             report = export_games(store, out, filters, public=args.public, progress=bar)
+        tournaments = export_tournaments(store, out, public=args.public)
     finally:
         store.close()
-    print(f"exported {report.written} game(s) ({filters.describe()}) to {out}; index {report.index}")
+    print(f"exported {report.written} game(s) ({filters.describe()}) to {out}; index {report.index}"
+          + (f"; {tournaments} finished tournament(s) in {out / 'tournaments'}" if tournaments else ""))
     return 0
 
 
@@ -126,6 +129,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_html(args: argparse.Namespace) -> int:
     from pbem.archive.site import write_site
+    from pbem.tournaments import site as tournament_pages  # registers the tournaments' pages
+
+    assert tournament_pages
 
     filters = _filters(args)
     out = Path(args.directory)
@@ -134,8 +140,9 @@ def cmd_html(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         with progress_bar("writing pages") as bar:
-            report = write_site(store, out, filters, progress=bar,
-                                language=args.language or config_of(args).language)
+            config = config_of(args)
+            report = write_site(store, out, filters, progress=bar, language=args.language or config.language,
+                                default_days=config.deadlines.default_days)
     finally:
         store.close()
     for game_id, reason in report.failed:

@@ -104,6 +104,9 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "note": ("game", "secret", "text"), "notes": ("game", "clear"), "block": ("address",),
     "unblock": ("address",), "blocked": (),
     "admin": ("op", "filters", "game", "seat", "address", "when", "n", "result", "why"),
+    # tournaments (pbem/tournaments/commands.py)
+    "tournament": ("id", "action", "game", "format", "settings", "target", "why"),
+    "tournaments": ("name",), "enter": ("tournament",),
 }
 
 # Extra command words registered by feature modules (observe, vacation, admin, history, ...):

@@ -46,6 +46,7 @@ heartbeat), instead of everyone forfeiting in the first minute after the restart
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -61,8 +62,9 @@ from pbem.config import Config
 from pbem.faults import is_fault, retry_once
 from pbem.i18n import _, ngettext, speaking_to
 from pbem.outbox.compose import Action, ActionGroup, Section
+from pbem.processing import hooks
 from pbem.processing.computer_seats import is_computer
-from pbem.processing.context import EVENT, NOTICE, TURN, PlannedMail
+from pbem.processing.context import EVENT, NOTICE, TURN, MailContext, PlannedMail, StateCache
 from pbem.processing.gamemail import (
     board_section,
     game_names,
@@ -73,6 +75,7 @@ from pbem.processing.gamemail import (
     who,
 )
 from pbem.processing.outgoing import Outgoing
+from pbem.reading.incoming import IncomingMail
 from pbem.record import iso, replay_record
 from pbem.store.base import GameRow, Store, Tx
 from pbem.store.secret import server_secret
@@ -148,6 +151,12 @@ class Scheduler:
             unfilled = challenges.expired(tx, now)
         for game_id in unfilled:
             self._guarded(report, f"expiry of {game_id}", self._expire, game_id, now, report)
+        for extra in hooks.SCHEDULED:  # e.g. tournaments (pbem.tournaments.steps)
+            try:
+                extra(self, now, report)
+            except Exception:
+                log.exception("scheduler: %s failed", getattr(extra, "__module__", extra))
+                report.errors += 1
         hours = [h for h in self.config.deadlines.reminders_hours if h > 0]
         if hours:
             with self.store.transaction() as tx:
@@ -185,6 +194,21 @@ class Scheduler:
                 raise
             log.exception("scheduler: %s failed", what)
             report.errors += 1
+
+    def in_context(self, report: RunReport, what: str, action: Callable[[MailContext], None],
+                   now: datetime) -> None:
+        """``action(ctx)`` in a transaction of its own with a mail context like a moderator's
+        command line has (the server's address as sender); the mails it plans are queued with it."""
+        def run(tx: Tx) -> None:
+            ctx = MailContext(config=self.config, tx=tx, now=now,
+                              mail=IncomingMail(from_addr=self.config.address),
+                              secret=self.outgoing.secret, cache=StateCache(),
+                              token_for=self.outgoing.token_for)
+            action(ctx)
+            for planned in ctx.planned:
+                row, state = ctx.touched.get(planned.game_id or "", (None, None))
+                self._send(tx, planned, row, state, now)
+        self._guarded(report, what, run)
 
     # --- outages ---------------------------------------------------------------------------------------
 

@@ -27,6 +27,9 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.players.notes",
     "pbem.players.automove",  # after queued_moves: its MOVE_APPLIED hook plays after a queued reply
     "pbem.players.blocking",
+    "pbem.tournaments.commands",
+    "pbem.tournaments.moderating",
+    "pbem.tournaments.steps",
 )
 
 for _name in FEATURE_MODULES:

@@ -118,3 +118,13 @@ def shut_out(tx: Tx, player: str | None, other: str | None) -> bool:
     if not player or not other or player == other:
         return False
     return player in shut_out_by(tx, other)
+
+# A player moved to another address (``confirm address``, a moderator's ``admin address``); their
+# games have moved. Called as hook(ctx, old, new), e.g. tournaments enter the new address.
+ADDRESS_MOVED: list[Callable[[MailContext, str, str], None]] = []
+
+# Work for the scheduler's every run, after deadlines and expiries (e.g. tournaments: start dates,
+# round deadlines, games the clock ended). Called as hook(scheduler, now, report); the scheduler's
+# ``in_context(report, what, action, now)`` runs ``action(ctx)`` in a transaction of its own with
+# a mail context, and queues what it planned.
+SCHEDULED: list[Callable[[Any, Any, Any], None]] = []

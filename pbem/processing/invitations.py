@@ -215,15 +215,21 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     start_game(ctx, row, state, seat)
 
 
+def activate(ctx: MailContext, row: GameRow, state: State) -> list[str]:
+    """The game is on: its status, its start, the first draw of a game that draws (and the move
+    clock, through the save's hooks); the engine's notes of the draw are returned for the mails."""
+    row.status = "active"
+    row.record["started_at"] = iso(ctx.now)
+    notes = draw_chances(get_game(row.game), state, row.record, ctx.now)
+    save_game(ctx, row, state)
+    return notes
+
+
 def start_game(ctx: MailContext, row: GameRow, state: State, seat: Seat) -> None:
     """Every seat has accepted (the last one is ``seat``, who gets the reply): the game starts and
     every player hears of it."""
-    game = get_game(row.game)
     names = game_names(ctx.tx, row)
-    row.status = "active"
-    row.record["started_at"] = iso(ctx.now)
-    notes = draw_chances(game, state, row.record, ctx.now)
-    save_game(ctx, row, state)
+    notes = activate(ctx, row, state)
     ctx.outcomes.append("started")
     lines = [*notes, players_line(row, seat.seat, names), scores_line(state, seat.seat, names)]
     if state.to_move == seat.seat:

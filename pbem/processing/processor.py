@@ -19,12 +19,15 @@ one whose only command words are for a game it would play, which it does not: mo
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
 import re
 import time
 from datetime import datetime
 
+from engine import get_game
+from engine.registry import available_games
 from pbem import failpoints
 from pbem.clock import Clock, SystemClock
 from pbem.commands.parsing import VERBS, Command, CommandError, parse_json, parse_text, read_commands
@@ -58,6 +61,11 @@ FAIR_CHUNK = 10
 #: promoted them to the old generations, whose scans of the whole state cache cost about 0.3 ms per
 #: move (``bench/processor_cpu.py``). The process that runs a processor runs it alone, so it decides.
 GC_YOUNG = 10_000
+
+
+@functools.cache
+def _game_prefixes() -> frozenset[str]:
+    return frozenset(get_game(name).id_prefix for name in available_games())
 
 
 class _AuthAbort(Exception):
@@ -389,7 +397,11 @@ class Processor:
                     ctx.expected_ply[found[0]] = move - 1
                 break
         if ctx.context_game is None and mail.subject_tag and re.match(r"^[a-z]+-\d+$", mail.subject_tag):
-            ctx.context_game = mail.subject_tag.lower()
+            tag = mail.subject_tag.lower()
+            if tag.split("-")[0] in _game_prefixes():
+                ctx.context_game = tag
+            else:  # another thing with an id (a tournament): its lines are commands, never moves
+                ctx.context_tag = tag
         for ref in [mail.in_reply_to, *reversed(mail.references)]:
             match = _OUR_ID.match(ref or "")
             if match:

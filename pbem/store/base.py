@@ -138,6 +138,9 @@ class AcceptResult:
 class Tx(Protocol):
     """Operations inside one transaction; all commit together or not at all."""
 
+    @property
+    def tournaments(self) -> Any: ...  # a pbem.store.tournaments.TournamentTx: tournaments' statements
+
     # intake
     def claim_inbound(self, inbound_id: int) -> Inbound | None:
         """Take a pending message for processing in this transaction, and read it: None unless it is
@@ -320,6 +323,7 @@ class Store(Protocol):
     def set_imap_state(self, mailbox: str, uidvalidity: int, last_uid: int) -> None: ...
 
     # read-only views used by CLI tools
+    def tournament_views(self) -> Any: ...  # a pbem.store.tournaments.TournamentViews
     def get_game(self, game_id: str) -> GameRow | None: ...
     def list_games(self, status: str | None = None) -> list[GameRow]: ...
     def active_games_to_move(self, address_like: str) -> list[str]: ...  # ids, oldest first

@@ -40,6 +40,8 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("digest_items", ("id",)),
     ("inbound", ("id",)),
     ("outbound", ("id",)),
+    ("tournaments", ("id",)),
+    ("tournament_entrants", ("tournament_id", "email")),
 )
 
 #: Tables whose integer ids come from a counter of the database.

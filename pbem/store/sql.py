@@ -48,11 +48,13 @@ from pbem.store.common import (
     intake_keys,
     json_dumps,
     json_loads,
+    next_counted_id,
     now_utc,
     result_columns,
     sha256_hex,
 )
 from pbem.store.player_blocks import PlayerBlocksTx
+from pbem.store.tournaments import TournamentTx, TournamentViews
 
 INBOUND_COLS = ("id, raw, source, received_at, message_id, sha256, status, outcome, envelope_from,"
                 " original_size, sender")
@@ -341,6 +343,11 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
     def _end(self) -> None:
         self._db = None
 
+    @property
+    def tournaments(self) -> TournamentTx:
+        """The tournaments' statements (``pbem.store.tournaments``) in this transaction."""
+        return TournamentTx(lambda: self._c)
+
     # intake
 
     def claim_inbound(self, inbound_id: int) -> Inbound | None:
@@ -365,15 +372,7 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
     def next_game_id(self, prefix: str) -> str:
         if not prefix:
             raise ValueError("empty game id prefix")
-        db = self._c
-        while True:
-            # One atomic step: a second worker waits for this row and then counts on from it.
-            number = int(db.value("INSERT INTO game_counters (prefix, next) VALUES (?, 2)"
-                                  " ON CONFLICT (prefix) DO UPDATE SET next = game_counters.next + 1"
-                                  " RETURNING next", (prefix,))) - 1
-            # Skip ids taken by games inserted with explicit ids (imports, tests).
-            if db.one("SELECT 1 FROM games WHERE id = ?", (f"{prefix}-{number}",)) is None:
-                return f"{prefix}-{number}"
+        return next_counted_id(self._c, prefix, "games")
 
     def insert_game(self, game: GameRow) -> None:
         check_status(game.status, GAME_STATUSES, "game")
@@ -1033,6 +1032,10 @@ class SqlStore:
                 "games_active": int(active)}
 
     # read-only views
+
+    def tournament_views(self) -> TournamentViews:
+        """Tournaments read outside a transaction (``pbem.store.tournaments``)."""
+        return TournamentViews(self._read)
 
     def get_game(self, game_id: str) -> GameRow | None:
         with self._read() as db:

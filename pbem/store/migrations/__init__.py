@@ -31,6 +31,7 @@ from pbem.store.migrations import (
     m0007_workers,
     m0008_player_blocks,
     m0009_allowance,
+    m0010_tournaments,
 )
 
 
@@ -52,6 +53,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "workers", m0007_workers.SQLITE, m0007_workers.POSTGRESQL),
     Migration(8, "player blocks", m0008_player_blocks.SQLITE, m0008_player_blocks.POSTGRESQL),
     Migration(9, "vacation allowance", m0009_allowance.SQLITE, m0009_allowance.POSTGRESQL),
+    Migration(10, "tournaments", m0010_tournaments.SQLITE, m0010_tournaments.POSTGRESQL),
 )
 
 
