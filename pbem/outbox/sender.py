@@ -32,6 +32,10 @@ MTA does), so the recipient's mail system or client can drop the copy; nothing i
 remembers the last ``RECENTLY_SENT`` mails it sent: one that is due again because its mark could
 not be written, or was lost (the database went away, crashed, or its disk filled), is only marked,
 not sent again. (Another worker, or this one after a restart, sends it again.)
+
+A mail's next attempt is stored as a wall-clock time. When the wall clock steps back (an NTP
+correction), every waiting mail is made due at once (``pbem.clock.StepWatch``), or it would wait
+out the step on top of its back-off; the sender's own timers run on the monotonic clock.
 """
 
 from __future__ import annotations
