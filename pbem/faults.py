@@ -15,6 +15,15 @@ no failure was reported for ``settle_seconds``: right after a restart every thre
 process's old connection fails once more, and those late echoes must not end and restart the
 fault (its heartbeat, every two seconds, ends it then). Failures that are not of the surroundings (a bug) are
 not faults: callers still log them with their traceback.
+
+A failure that is mended at once is no fault to tell an administrator of: a relay connection that
+drops and works again on the next try, PostgreSQL restarting in under a second. The running
+server's tracker (``confirm_seconds``, ``CONFIRM_SECONDS`` in ``pbem serve``) therefore writes the
+start line only once a fault has lasted that long; one that ends sooner leaves a DEBUG line.
+(``pbem status`` shows a fault from its first failure: it says what fails at that moment.) A
+fault that lasts is logged all the same, with the time of its first failure, whether or not
+anything tries again meanwhile (a timer confirms it). How long a fault lasted is measured with the
+monotonic clock, so a wall clock stepping back or forward meanwhile does not change it.
 """
 
 from __future__ import annotations
@@ -36,6 +45,11 @@ from pbem.store.sqlite import is_unavailable as sqlite_unavailable
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: How long a fault must last in a running server before it is logged (one heartbeat of
+#: pbem.daemon.roles): a restart of the database or a dropped connection mended by the next try
+#: leaves no fault in the log. 0 (the default of a tracker made by a one-shot command): at once.
+CONFIRM_SECONDS = 2.0
 
 #: kind -> (what fails, what pbem does meanwhile), for the log line that starts a fault
 KINDS: dict[str, tuple[str, str]] = {
@@ -110,6 +124,10 @@ class Fault:
     failures: int = 1
     sources: set[str] = field(default_factory=set)
     last_failure: float = field(default_factory=time.monotonic)
+    began: float = field(default_factory=time.monotonic)  # its length, whatever the wall clock does
+    first_source: str = ""
+    confirmed: bool = False  # its start line was written (it lasted ``confirm_seconds``)
+    timer: threading.Timer | None = None
 
 
 class Faults:
@@ -121,17 +139,20 @@ class Faults:
     """
 
     def __init__(self, clock: Clock | None = None, *, settle_seconds: float = 1.0,
+                 confirm_seconds: float = 0.0,
                  on_end: Callable[[str], None] | None = None) -> None:
         self.clock = clock or SystemClock()
         self.settle_seconds = settle_seconds
+        self.confirm_seconds = confirm_seconds
         self.on_end = on_end
         self._faults: dict[str, Fault] = {}
         self._lock = threading.Lock()
 
     def failed(self, kind: str, source: str, exc: BaseException | str) -> bool:
-        """``source`` (a door, the processor, ...) met ``kind`` failing; True when this starts the
-        fault (and so wrote its one log line)."""
+        """``source`` (a door, the processor, ...) met ``kind`` failing; True when this started
+        the fault's log line (it has lasted ``confirm_seconds``)."""
         reason = reason_of(exc)
+        confirm = arm = False
         with self._lock:
             fault = self._faults.get(kind)
             if fault is not None:
@@ -139,16 +160,38 @@ class Faults:
                 fault.sources.add(source)
                 fault.last_failure = time.monotonic()
                 fault.reason = reason
-                started = False
             else:
-                self._faults[kind] = Fault(kind, self.clock.now(), reason, sources={source})
-                started = True
-        what, meanwhile = KINDS.get(kind, (f"{kind} fails", "pbem retries by itself"))
-        if started:
-            log.error("fault: %s: %s (seen by %s); %s", what, reason, source, meanwhile)
+                fault = Fault(kind, self.clock.now(), reason, sources={source}, first_source=source)
+                self._faults[kind] = fault
+                arm = self.confirm_seconds > 0
+            if not fault.confirmed and time.monotonic() - fault.began >= self.confirm_seconds:
+                fault.confirmed = confirm = True
+                arm = False
+            if arm:
+                fault.timer = threading.Timer(self.confirm_seconds, self._confirm, (fault,))
+                fault.timer.daemon = True
+                fault.timer.name = f"pbem-fault-{kind}"
+                fault.timer.start()
+        if confirm:
+            self._started(fault)
         else:
-            log.debug("fault: %s, again (%s): %s", what, source, reason)
-        return started
+            log.debug("fault: %s, %s (%s): %s", _what(kind),
+                      "again" if fault.confirmed else "not (yet) lasting", source, reason)
+        return confirm
+
+    def _confirm(self, fault: Fault) -> None:
+        """The timer: the fault has lasted ``confirm_seconds`` without being mended."""
+        with self._lock:
+            if self._faults.get(fault.kind) is not fault or fault.confirmed:
+                return
+            fault.confirmed = True
+        self._started(fault)
+
+    @staticmethod
+    def _started(fault: Fault) -> None:
+        meanwhile = KINDS.get(fault.kind, ("", "pbem retries by itself"))[1]
+        log.error("fault: %s: %s (seen by %s); %s", _what(fault.kind), fault.reason,
+                  fault.first_source, meanwhile)
 
     def ok(self, kind: str) -> bool:
         """An operation that needs ``kind`` succeeded; True when this ended the fault."""
@@ -158,14 +201,21 @@ class Faults:
             fault = self._faults.get(kind)
             if fault is None:
                 return False
-            if kind == "database" and time.monotonic() - fault.last_failure < self.settle_seconds:
+            if (fault.confirmed and kind == "database"
+                    and time.monotonic() - fault.last_failure < self.settle_seconds):
                 return False
             del self._faults[kind]
-        lasted = (self.clock.now() - fault.since).total_seconds()
-        what = KINDS.get(kind, (kind,))[0].replace(" cannot be used", "").replace(
+            if fault.timer is not None:
+                fault.timer.cancel()
+        lasted = time.monotonic() - fault.began
+        what = _what(kind).replace(" cannot be used", "").replace(
             " cannot be written", "").replace(" does not take mail", "")
-        log.warning("fault over: %s works again after %.1f s (%d failed attempt(s) meanwhile)",
-                    what, lasted, fault.failures)
+        if fault.confirmed:
+            log.warning("fault over: %s works again after %.1f s (%d failed attempt(s) meanwhile)",
+                        what, lasted, fault.failures)
+        else:
+            log.debug("fault: %s works again after %.1f s, mended before it counted as a fault "
+                      "(%d failed attempt(s))", what, lasted, fault.failures)
         if self.on_end is not None:
             try:
                 self.on_end(kind)
@@ -185,4 +235,8 @@ class Faults:
                      "failures": f.failures, "sources": sorted(f.sources)} for f in faults]
 
 
-__all__ = ["KINDS", "Fault", "Faults", "is_fault", "reason_of", "retry_once"]
+def _what(kind: str) -> str:
+    return KINDS.get(kind, (f"{kind} fails",))[0]
+
+
+__all__ = ["CONFIRM_SECONDS", "KINDS", "Fault", "Faults", "is_fault", "reason_of", "retry_once"]

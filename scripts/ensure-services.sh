@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the real servers the test suite starts for itself: Dovecot with its IMAP and LMTP servers
 # (dovecot-imapd, dovecot-lmtpd), Postfix, PostgreSQL 15, Chromium (headless, for the archive site)
-# and systemd's systemd-analyze (the deploy tests verify the units in deploy/). Nothing is started
-# here: the harness in tests/services/ runs private throw-away instances on free loopback ports, as
-# the unprivileged user pbemtest (Postfix: its own config, queue and data directories).
+# and systemd's systemd-analyze (the deploy tests verify the units in deploy/), and libfaketime
+# (faketime: tests/faults/test_clock_step.py steps the wall clock of a real pbem serve back).
+# Nothing is started here: the harness in tests/services/ runs private throw-away instances on
+# free loopback ports, as the unprivileged user pbemtest (Postfix: its own config, queue and data
+# directories).
 #
 # Called by `make test` (as root on CI machines). Idempotent; when everything is present it does
 # no apt work at all. Without root it only reports what is missing: the tests that need a
@@ -43,6 +45,8 @@ missing() {
   have_postgres || need+=("postgresql-${PG_MAJOR}")
   # Headless Chromium opens the static archive site in tests/archive.
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  # libfaketime steps the wall clock of a real pbem serve in tests/faults/test_clock_step.py.
+  [ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 ] || need+=(faketime)
 }
 
 is_root() { [ "$(id -u)" -eq 0 ]; }

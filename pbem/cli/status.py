@@ -12,6 +12,7 @@ cannot be read.
 from __future__ import annotations
 
 import argparse
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,6 +28,10 @@ from pbem.cli.common import (
 #: A worker writes its heartbeat every few seconds; one silent this long is taken for dead.
 ALIVE_SECONDS = 30
 ROLES = ("imap", "scheduler")
+#: A heartbeat further ahead of this clock than that was written before the clock stepped back.
+AHEAD = timedelta(seconds=1)
+#: How long to wait for such a worker's next heartbeat (pbem.daemon.roles.CHECK_SECONDS and more).
+LOOK_AGAIN_SECONDS = 3.0
 
 
 def ago(now: datetime, then: datetime | None) -> str:
@@ -42,7 +47,27 @@ def ago(now: datetime, then: datetime | None) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
-def status_lines(store: Any, now: datetime, imap: bool) -> list[str]:
+def beating(store: Any, workers: list[Any], now: datetime,
+            look_again_seconds: float = LOOK_AGAIN_SECONDS) -> tuple[set[str], list[Any]]:
+    """The ids of the workers whose heartbeat says they are alive, and the workers as last read.
+    A heartbeat from the last ``ALIVE_SECONDS`` does; one from the future was written before the
+    wall clock stepped back
+    (every worker of a SQLite database runs on this machine, on this clock), and tells nothing by
+    itself: a live worker writes its next one within seconds, a dead one never does. So such
+    workers are looked at again after ``look_again_seconds``: alive when it changed. (Otherwise a
+    worker that died just before an NTP correction of an hour would be shown alive for that hour.)"""
+    alive_since = now - timedelta(seconds=ALIVE_SECONDS)
+    alive = {w.id for w in workers if alive_since <= w.seen_at <= now + AHEAD}
+    ahead = {w.id: w.seen_at for w in workers if w.seen_at > now + AHEAD}
+    if ahead and look_again_seconds > 0:
+        time.sleep(look_again_seconds)
+        workers = store.workers()
+        alive |= {w.id for w in workers if w.id in ahead and w.seen_at != ahead[w.id]}
+    return alive, workers
+
+
+def status_lines(store: Any, now: datetime, imap: bool,
+                 look_again_seconds: float = LOOK_AGAIN_SECONDS) -> list[str]:
     """The report, one fact a line; ``imap``: whether the configuration watches a mailbox."""
     lines = []
     alive_since = now - timedelta(seconds=ALIVE_SECONDS)
@@ -51,7 +76,8 @@ def status_lines(store: Any, now: datetime, imap: bool) -> list[str]:
     # worker killed a moment ago is shown gone at once, not alive until its heartbeat ages.
     sessions = store.role_sessions(ROLES)
     if sessions is None:
-        alive = [w for w in workers if w.seen_at >= alive_since]
+        ids, workers = beating(store, workers, now, look_again_seconds)
+        alive = [w for w in workers if w.id in ids]
         held = {w.id: w.roles for w in alive}
     else:
         alive = [w for w in workers if f"{w.host}:{w.pid}" in sessions]
@@ -66,8 +92,10 @@ def status_lines(store: Any, now: datetime, imap: bool) -> list[str]:
         else:
             state = "silent (stopped without saying so?)"
         roles = f", holds {' and '.join(held[w.id])}" if held.get(w.id) else ""
-        lines.append(f"  {w.host} pid {w.pid}: {state}, up {ago(now, w.started_at)}, "
-                     f"last heartbeat {ago(now, w.seen_at)} ago{roles}")
+        last = (f"last heartbeat {ago(now, w.seen_at)} ago" if w.seen_at <= now + AHEAD else
+                f"last heartbeat {ago(w.seen_at, now)} ahead of this clock (written before it "
+                "went back)")
+        lines.append(f"  {w.host} pid {w.pid}: {state}, up {ago(now, w.started_at)}, {last}{roles}")
     for role in ROLES:
         if role == "imap" and not imap:
             continue

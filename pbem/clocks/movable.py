@@ -8,8 +8,14 @@ warns). The offset from the system clock lives in one small file in the data dir
 the SMTP listener (when a mail arrived), the processor process (moves), the scheduler (deadlines).
 Each reads the file again when it changed (one ``stat`` per reading of the time), so ``pbem admin
 clock +2d`` takes effect everywhere at once; it then wakes the server through its wake socket so that
-the scheduler runs at the new time. Time only moves forward: what the server did at a time cannot be
-undone by going back before it.
+the scheduler runs at the new time. The offset only moves forward: what the server did at a time
+cannot be undone by going back before it (a smaller offset written into the file by hand is
+ignored). The system clock under it is followed as it is, also when it steps back (an NTP
+correction): standing still until the system clock caught up again, as this clock once did, stopped
+every deadline, reminder and digest for as long as the step, stamped all mail of that while with
+one instant (so the per-minute limit of a sender's mail never ended), and left the commands started
+meanwhile (``pbem deliver``) an hour apart from the server. The server copes with its clock going
+back (README, "When things around pbem fail").
 """
 
 from __future__ import annotations
@@ -86,34 +92,30 @@ def move(data_dir: Path, by: timedelta) -> timedelta:
 
 class MovableClock:
     """The system clock plus the offset in ``DATA_DIR/clock-offset``, read again whenever the file
-    changes. Never behind a time it has shown: a reading only goes forward."""
+    changes. The offset never shrinks; the system clock is followed as it is."""
 
     def __init__(self, data_dir: Path, base: Clock | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.base = base or SystemClock()
         self._seen: tuple[int, int] | None = None
         self._offset = timedelta(0)
-        self._last: datetime | None = None
         self._lock = threading.Lock()
 
     def offset(self) -> timedelta:
-        try:
-            info = offset_path(self.data_dir).stat()
-            seen: tuple[int, int] | None = (info.st_mtime_ns, info.st_size)
-        except FileNotFoundError:
-            seen = None
-        if seen != self._seen:
-            self._offset = read_offset(self.data_dir) if seen else timedelta(0)
-            self._seen = seen
-        return self._offset
+        with self._lock:
+            try:
+                info = offset_path(self.data_dir).stat()
+                seen: tuple[int, int] | None = (info.st_mtime_ns, info.st_size)
+            except FileNotFoundError:
+                seen = None
+            if seen != self._seen:
+                if seen:
+                    self._offset = max(self._offset, read_offset(self.data_dir))
+                self._seen = seen
+            return self._offset
 
     def now(self) -> datetime:
-        with self._lock:
-            now = self.base.now() + self.offset()
-            if self._last is not None and now < self._last:
-                now = self._last
-            self._last = now
-            return now
+        return self.base.now() + self.offset()
 
     def __repr__(self) -> str:
         return f"MovableClock({self.data_dir})"

@@ -26,6 +26,17 @@ Forfeits: in a game that can go on without the late player (Space Truckin' with 
 still in it) the player is dropped - a ``drop`` entry in the record, so replaying gives the same position -
 and the clock starts for the next seat to move; otherwise the game ends and the others win.
 
+Faults of the surroundings (the database away, its disk full): an action that meets one is tried
+once more at once (a connection the database dropped fails its first use only); if it fails again
+the run stops there and raises it, so the daemon's fault tracker (``pbem.faults``) says it in one
+line instead of a traceback for every game left, and the run after the fault's end does the rest
+(everything is once-keyed). Anything else is a bug of one game's or one player's: logged with its
+traceback, and the others go on.
+
+The wall clock stepping back (an NTP correction) repeats nothing: a deadline, a reminder and a
+digest passed again are found claimed by their once-keys, and the heartbeat below is not moved
+back, so the time until the clock has caught up is no outage either.
+
 Outages: the scheduler writes a heartbeat to ``meta`` on every run. When the last one is older than the
 threshold, the server was down (or the scheduler stuck), and players could not have known their moves
 were not being read: every running deadline is extended by the outage, once (the key names the stale
@@ -48,6 +59,7 @@ from pbem.clocks import allowance
 from pbem.community import challenges
 from pbem.community import deadlines as dl
 from pbem.config import Config
+from pbem.faults import is_fault, retry_once
 from pbem.i18n import _, ngettext, speaking_to
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
@@ -125,8 +137,10 @@ class Scheduler:
         report = RunReport()
         queued_before = self._queued
         try:
-            self._check_outage(now, report)
-        except Exception:
+            retry_once(lambda: self._check_outage(now, report))
+        except Exception as exc:
+            if is_fault(exc):
+                raise  # the database is away: the daemon's fault tracker says it once
             log.exception("scheduler: outage check failed")
             report.errors += 1
         with self.store.transaction() as tx:
@@ -155,18 +169,29 @@ class Scheduler:
         for email in waiting:
             self._guarded(report, f"daily digest for {email}", self._daily, email, now, report)
         report.mails = self._queued - queued_before
+        at = now.isoformat(timespec="seconds")
         if report:
-            log.info("scheduler: %s", report)
+            log.info("scheduler: ran at %s: %s", at, report)
+        else:
+            log.debug("scheduler: ran at %s: nothing due", at)
         return report
 
     def _guarded(self, report: RunReport, what: str, action: Any, *args: Any) -> None:
-        """One game's or one player's trouble must not stop the others' deadlines."""
+        """One game's or one player's trouble must not stop the others' deadlines; a fault of the
+        surroundings, tried once more, stops the run (see the module docstring)."""
         queued = self._queued
-        try:
+
+        def attempt() -> None:
+            self._queued = queued  # what a failed attempt queued was rolled back with it
             with self.store.transaction() as tx:
                 action(tx, *args)
-        except Exception:
-            self._queued = queued  # rolled back with the transaction
+
+        try:
+            retry_once(attempt)
+        except Exception as exc:
+            self._queued = queued
+            if is_fault(exc):
+                raise
             log.exception("scheduler: %s failed", what)
             report.errors += 1
 

@@ -52,7 +52,7 @@ from pbem.daemon.roles import Role, RoleKeeper
 from pbem.daemon.thinker import Thinker, die_with_parent
 from pbem.doors.imap_watcher import ImapWatcher
 from pbem.doors.smtp_listener import SmtpListener
-from pbem.faults import Faults, is_fault, reason_of, retry_once
+from pbem.faults import CONFIRM_SECONDS, Faults, is_fault, reason_of, retry_once
 from pbem.outbox.sender import OutboxSender
 from pbem.outbox.wake import WakeListener
 from pbem.processing.processor import FAIR_CHUNK
@@ -96,7 +96,7 @@ class Daemon:
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
         self._started = False
-        self.faults = Faults(self.clock, on_end=self._fault_ended)
+        self.faults = Faults(self.clock, confirm_seconds=CONFIRM_SECONDS, on_end=self._fault_ended)
 
         self.sender = OutboxSender(store, config, self.clock, self._stop, faults=self.faults,
                                    **(sender_options or {}))  # type: ignore[arg-type]

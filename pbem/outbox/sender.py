@@ -32,6 +32,10 @@ MTA does), so the recipient's mail system or client can drop the copy; nothing i
 remembers the last ``RECENTLY_SENT`` mails it sent: one that is due again because its mark could
 not be written, or was lost (the database went away, crashed, or its disk filled), is only marked,
 not sent again. (Another worker, or this one after a restart, sends it again.)
+
+A mail's next attempt is stored as a wall-clock time. When the wall clock steps back (an NTP
+correction), every waiting mail is made due at once (``pbem.clock.StepWatch``), or it would wait
+out the step on top of its back-off; the sender's own timers run on the monotonic clock.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ import time
 from collections import OrderedDict
 from datetime import datetime, timedelta
 
-from pbem.clock import Clock, SystemClock, wait_either
+from pbem.clock import Clock, StepWatch, SystemClock, wait_either
 from pbem.config import Config, tls_problem
 from pbem.faults import Faults, is_fault, retry_once
 from pbem.outbox.maildir import Maildir
@@ -91,7 +95,8 @@ class OutboxSender:
         self._smtp_used = 0.0  # time.monotonic() of the last use of _smtp
         self._ssl_context: ssl.SSLContext | None = None
         self._wake = threading.Event()
-        self._retry_at: dict[int, datetime] = {}  # row id -> next attempt, for rows failed here
+        self._retry_at: dict[int, float] = {}  # row id -> next attempt (monotonic), rows failed here
+        self._steps = StepWatch()  # the wall clock stepping back
         self._maildir: Maildir | None = None
         self._thread: threading.Thread | None = None
         self._batch: OutboxBatch | None = None  # the claim being sent
@@ -174,7 +179,7 @@ class OutboxSender:
     def _seconds_to_next_due(self) -> float:
         timeout = self.idle_poll_seconds
         if self._retry_at:
-            until = (min(self._retry_at.values()) - self.clock.now()).total_seconds()
+            until = min(self._retry_at.values()) - time.monotonic()
             timeout = min(timeout, max(until, 0.0))
         if self._relay_failing:
             probe = self._last_probe + self.config.relay.probe_seconds - time.monotonic()
@@ -193,12 +198,25 @@ class OutboxSender:
     def _send_batch(self) -> tuple[int, int]:
         """(sent, rows looked at)."""
         now = self.clock.now()
-        for row_id in [i for i, when in self._retry_at.items() if when <= now]:
+        back = self._steps.back(now)
+        if back is not None:
+            self._clock_went_back(back, now)
+        mono = time.monotonic()
+        for row_id in [i for i, when in self._retry_at.items() if when <= mono]:
             del self._retry_at[row_id]
         sent, total = self._send_due(now)
         if not total and self._probe_due():
             sent, total = self._send_due(self.clock.now())
         return sent, total
+
+    def _clock_went_back(self, back: timedelta, now: datetime) -> None:
+        """The wall clock stepped back: a mail's next attempt is a wall-clock time, and would wait
+        out the step on top of its back-off (an hour, for an NTP correction of an hour). Every
+        waiting mail is due now instead, as when the relay comes back."""
+        self._retry_at.clear()
+        count = self.store.reset_backoff(now)
+        log.warning("sender: the clock went back by %s; %d waiting mail(s) are due now instead of "
+                    "after it", _span(back), count)
 
     def _send_due(self, now: datetime) -> tuple[int, int]:
         with self.store.claim_outbound(now, limit=self.batch_size) as batch:
@@ -231,10 +249,11 @@ class OutboxSender:
 
     def _failed(self, row: Outbound, error: str, quiet: bool = False,
                 backoff: timedelta | None = None) -> None:
-        when = self.clock.now() + (backoff if backoff is not None else self._backoff(row))
+        delay = backoff if backoff is not None else self._backoff(row)
+        when = self.clock.now() + delay
         assert self._batch is not None
         self._batch.failed(row.id, error[:1000], when)
-        self._retry_at[row.id] = when
+        self._retry_at[row.id] = time.monotonic() + delay.total_seconds()
         (log.debug if quiet else log.warning)(
             "sender: outbound %d (%s) not sent, attempt %d, next at %s: %s", row.id,
             row.message_id, row.attempts + 1, when.isoformat(timespec="seconds"), error)
@@ -517,6 +536,11 @@ def _describe(exc: BaseException) -> str:
             parts.append(f"<{rcpt}>: {code} {text}")
         return "; ".join(parts)
     return f"{type(exc).__name__}: {exc}"
+
+
+def _span(delta: timedelta) -> str:
+    """``1:00:00`` for a step of an hour, to the second."""
+    return str(timedelta(seconds=round(delta.total_seconds())))
 
 
 def _text(message: bytes | str) -> str:

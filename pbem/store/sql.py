@@ -858,16 +858,19 @@ class SqlStore:
         # The head of each sender's queue (one scan of the pending rows' index), leaving out senders
         # who had their cap processed within the minute (one index lookup per sender; NULL, no
         # sender, is one sender too). One message per sender per call: the caller's next call
-        # starts the next round.
-        since = dt_to_text(now - timedelta(minutes=1))
-        recent = ("SELECT COUNT(*) FROM inbound AS done WHERE done.sender {} AND done.processed_at >= ?")
+        # starts the next round. The minute is bounded on both sides: after the wall clock stepped
+        # back, the mail processed before the step (stamped "in the future") is not the last
+        # minute's, or a busy sender would wait out the whole step.
+        since, until = dt_to_text(now - timedelta(minutes=1)), dt_to_text(now)
+        recent = ("SELECT COUNT(*) FROM inbound AS done WHERE done.sender {}"
+                  " AND done.processed_at >= ? AND done.processed_at <= ?")
         rows = self._db().all(
             "SELECT head FROM (SELECT MIN(id) AS head, sender FROM inbound WHERE status = 'pending'"
             "  GROUP BY sender) AS heads"
             f" WHERE ? = 0 OR CASE WHEN heads.sender IS NULL THEN ({recent.format('IS NULL')})"
             f"  ELSE ({recent.format('= heads.sender')}) END < ?"
             " ORDER BY head LIMIT ?",
-            (per_sender_per_minute, since, since, per_sender_per_minute, limit))
+            (per_sender_per_minute, since, until, since, until, per_sender_per_minute, limit))
         return [int(r[0]) for r in rows]
 
     def get_inbound(self, inbound_id: int) -> Inbound | None:

@@ -4,6 +4,7 @@ inspects a server) reads, refusing to create an empty one."""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 
 from pbem.cli import main
 from pbem.cli.status import status_lines
+from pbem.clock import ManualClock
+from pbem.daemon.roles import RoleKeeper
 from pbem.store import open_store
 from pbem.store.base import Worker
 
@@ -41,6 +44,31 @@ def test_status_lines(tmp_path: Path) -> None:
             "outbox: 1 waiting, the oldest due 7 min ago",
             "games: 0 active"]
         assert "imap role" not in " ".join(status_lines(store, NOW, imap=False))
+
+
+def test_after_the_clock_stepped_back_a_dead_worker_is_not_taken_for_alive(tmp_path: Path) -> None:
+    # An NTP correction of an hour: every heartbeat written before it is "in the future". The
+    # worker that died just before it stays silent (it was alive for an hour after its death
+    # before); the live one writes again within seconds, on the corrected clock, and is alive.
+    clock = ManualClock(NOW + timedelta(hours=1))
+    stop = threading.Event()
+    with open_store(tmp_path / "pbem.sqlite3") as store:
+        store.heartbeat(Worker("dead:1:x", "dead", 1, NOW - timedelta(hours=2),
+                               NOW + timedelta(minutes=59), ["scheduler"]))
+        keeper = RoleKeeper(store, clock, [], stop, check_seconds=0.1)
+        keeper.start()  # its heartbeat: NOW + 1 h
+        try:
+            clock.set(NOW)
+            lines = status_lines(store, NOW, imap=False, look_again_seconds=1.0)
+        finally:
+            stop.set()
+            keeper.stop()
+    live = f"{keeper.worker.host} pid {keeper.worker.pid}"
+    assert lines[:3] == ["workers: 1 alive, 1 silent", lines[1], lines[2]]
+    assert f"  {live}: alive, up " in "\n".join(lines)
+    assert ("  dead pid 1: silent (stopped without saying so?), up 2 h, last heartbeat 59 min ahead "
+            "of this clock (written before it went back)") in lines
+    assert "scheduler role: nobody" in lines
 
 
 # --- which server a command looks at (issue 22) ----------------------------------------------------------

@@ -269,3 +269,19 @@ def test_the_movable_clock_reads_the_offset_every_process_shares(tmp_path: Path)
             parse_shift(bad)
     with pytest.raises(ClockMoveError, match="only moves forward"):
         move(tmp_path, -H)
+
+
+def test_the_movable_clock_follows_the_system_clock_back_and_never_its_offset(tmp_path: Path) -> None:
+    base = ManualClock(FRI)
+    move(tmp_path, 2 * D)
+    clock = MovableClock(tmp_path, base)
+    assert clock.now() == FRI + 2 * D
+    # an NTP correction of an hour: followed, like the system clock (standing still instead until
+    # the system clock caught up stopped the server's time for an hour, in every process)
+    base.advance(-3600)
+    assert clock.now() == FRI + 2 * D - H
+    base.advance(60)
+    assert clock.now() == FRI + 2 * D - H + timedelta(seconds=60)  # and runs on from there
+    # a smaller offset written by hand is not taken: what the server did cannot be undone
+    (tmp_path / "clock-offset").write_text("3600\n")
+    assert clock.now() == FRI + 2 * D - H + timedelta(seconds=60)

@@ -26,14 +26,15 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
 class Served:
-    """``pbem serve -c config`` with its log in ``log``."""
+    """``pbem serve -c config`` with its log in ``log``; ``env``: more environment variables."""
 
-    def __init__(self, config: Path, log: Path, port: int | None = None) -> None:
+    def __init__(self, config: Path, log: Path, port: int | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.config, self.log_path, self.port = config, log, port
         with log.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "pbem.cli", "serve", "-c", str(config)], env=ENV,
-                stdout=out, stderr=out)
+                [sys.executable, "-m", "pbem.cli", "serve", "-c", str(config)],
+                env={**ENV, **(env or {})}, stdout=out, stderr=out)
         if port is not None:
             assert wait_for_port("127.0.0.1", port, timeout=60, alive=self.alive), self.log()
         else:  # no listener: wait for its socket

@@ -1,7 +1,8 @@
 """The relay answering 421 for a while, and dropping the connection in the middle of a batch, also
 after the message data went out and before its answer: every reply arrives once the relay takes
 mail again; the copy the relay may have kept is sent again with the same Message-ID (and the same
-bytes), as MTAs do, so the recipient's mail system can drop it; the log says it once."""
+bytes), as MTAs do, so the recipient's mail system can drop it; the log says a fault that lasts
+once, and a drop mended by the next try not at all."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def test_the_relay_drops_the_connection_mid_batch(tmp_path: Path, smtp_sink) -> 
         for message in mails:
             assert smtp_send(port, message)[0] == 250
         wait_answered(smtp_sink, mails, 30)
-        wait_until(lambda: len(server.fault_lines()) == 2, 30, "the end of the fault")
+        wait_until(lambda: len(server.fault_lines()) % 2 == 0, 30, "the end of any fault")
     finally:
         server.stop()
     assert smtp_sink.script == []
@@ -69,7 +70,13 @@ def test_the_relay_drops_the_connection_mid_batch(tmp_path: Path, smtp_sink) -> 
     first, again = replied_to(smtp_sink.messages, twice)
     assert first.data == again.data  # the same mail, the same Message-ID: a copy to drop
     assert first.message["Message-ID"] == again.message["Message-ID"]
-    started, ended = server.fault_lines()
-    assert started.startswith("fault: the relay does not take mail: relay: ")
-    assert ended.startswith("fault over: the relay works again after ")
+    # each drop was mended by the next try on a new connection: no fault for the log, unless
+    # (on a loaded machine) the relay's trouble lasted the 2 s of pbem.faults.CONFIRM_SECONDS
+    lines = server.fault_lines()
+    assert len(lines) in (0, 2), lines
+    if lines:
+        started, ended = lines
+        assert started.startswith("fault: the relay does not take mail: relay")
+        assert ended.startswith("fault over: the relay works again after ")
+        assert float(ended.split(" after ")[1].split(" s ")[0]) >= 2.0
     assert "Traceback" not in server.log()

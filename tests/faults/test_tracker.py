@@ -1,6 +1,9 @@
 """The fault tracker itself: one line when a fault starts, one when it ends, the database's end
-only once its echoes have settled; what is a fault and what is a bug; and the status question
-that ``pbem status`` asks a running server through its wake socket."""
+only once its echoes have settled; a failure mended at once (a dropped connection that works on
+the next try, a restart of a second) is no fault in the log, one that lasts is, also when nothing
+tries again; how long it lasted does not follow a wall clock that steps; what is a fault and what
+is a bug; and the status question that ``pbem status`` asks a running server through its wake
+socket."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pbem.clock import ManualClock
 from pbem.faults import Faults, is_fault, reason_of, retry_once
 from pbem.outbox.wake import WakeListener, ask_status
 from pbem.store.common import StoreUnavailableError
@@ -101,3 +105,60 @@ def test_the_status_question_through_the_wake_socket(tmp_path: Path) -> None:
         assert woken == []  # a question is no wake-up
     finally:
         listener.stop()
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "pbem.faults" and r.levelno >= logging.INFO]
+
+
+def test_a_failure_mended_within_the_confirmation_time_is_no_fault(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # the relay dropped the connection and the next mail went through on a new one; PostgreSQL
+    # restarted in a fraction of a second: nothing for an administrator to read
+    caplog.set_level(logging.DEBUG, logger="pbem.faults")
+    ended: list[str] = []
+    faults = Faults(confirm_seconds=0.5, on_end=ended.append)
+    assert faults.failed("relay", "sender", "relay: SMTPServerDisconnected: Connection unexpectedly "
+                                            "closed") is False
+    assert faults.active("relay") and len(faults.snapshot()) == 1  # pbem status: failing now
+    assert faults.ok("relay") is True and ended == ["relay"]  # what waited is woken all the same
+    faults.failed("database", "processor", StoreUnavailableError("the database system is starting up"))
+    faults.failed("database", "smtp", StoreUnavailableError("Connection refused"))
+    assert faults.ok("database") is True  # no settling for what never counted
+    time.sleep(0.7)  # the confirmation timers were cancelled
+    assert _lines(caplog) == []
+    assert any("mended before it counted as a fault" in r.getMessage() for r in caplog.records)
+
+
+def test_a_fault_that_lasts_is_logged_from_its_first_failure_without_another_try(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="pbem.faults")
+    faults = Faults(confirm_seconds=0.3)
+    assert faults.failed("relay", "sender", "relay x:25: 421 4.3.2 closing") is False
+    deadline = time.monotonic() + 10
+    while not _lines(caplog):  # nothing tries again; the timer confirms it
+        assert time.monotonic() < deadline, "the fault was never logged"
+        time.sleep(0.02)
+    (started,) = _lines(caplog)
+    assert started == ("fault: the relay does not take mail: relay x:25: 421 4.3.2 closing (seen by "
+                       "sender); replies wait in the outbox and leave when the relay takes them again")
+    (shown,) = faults.snapshot()
+    assert shown["failures"] == 1
+    assert faults.failed("relay", "sender", "relay x:25: 421 4.3.2 closing") is False  # no 2nd line
+    assert faults.ok("relay")
+    started, ended = _lines(caplog)
+    lasted = float(ended.split(" after ")[1].split(" s ")[0])
+    assert lasted >= 0.3 and ended.endswith("(2 failed attempt(s) meanwhile)")
+
+
+def test_how_long_a_fault_lasted_is_not_moved_by_the_wall_clock(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="pbem.faults")
+    clock = ManualClock()
+    faults = Faults(clock)
+    faults.failed("outbox", "sender", OSError(errno.ENOSPC, "No space left on device"))
+    clock.advance(-3600)  # an NTP correction of an hour while the disk was full
+    assert faults.ok("outbox")
+    ended = _lines(caplog)[1]
+    assert ended.startswith("fault over: the outbox folder works again after 0.")  # not -3600.0 s
