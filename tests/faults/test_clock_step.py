@@ -34,7 +34,9 @@ from tests.transport import make_config
 ALICE, BOB = "alice@example.org", "bob@example.org"
 T0 = datetime(2027, 3, 1, 10, 0, tzinfo=UTC)  # a Monday
 HOUR = timedelta(hours=1)
-LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1")
+# Debian puts it under the machine's multiarch folder (x86_64-linux-gnu, aarch64-linux-gnu, ...).
+LIBFAKETIME = next(iter(sorted(Path("/usr/lib").glob("*/faketime/libfaketimeMT.so.1"))),
+                   Path("/usr/lib/faketime/libfaketimeMT.so.1"))
 _RAN = re.compile(r"scheduler: ran at (\S+?):? ")
 
 
