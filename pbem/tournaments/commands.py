@@ -15,6 +15,7 @@ from typing import Any
 from engine import EngineError, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
+from pbem.clocks import reliability
 from pbem.clocks.control import default_control
 from pbem.commands.helptext import HELP_TOPICS, WIDTH
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
@@ -58,11 +59,14 @@ elimination, double-elimination, ladder, league (division N, promote N, seasons 
 Options: starts YYYY-MM-DD, max N, min N, round DAYS (a round's deadline), time ... (as
 for new: help new), tables N (3 to 5 at a table, round robin and swiss), tiebreaks
 sonneborn-berger buchholz median-buchholz head-to-head wins rating, adjudicate
-moderator|score, withdrawals forfeit|remove, rematch DAYS (ladder), and the game's own.
+moderator|score, withdrawals forfeit|remove, rematch DAYS (ladder), reliable PERCENT
+(only players who lost at most 100 - PERCENT % of their finished games on time may
+enter), and the game's own.
 Example: tournament new alien-city swiss rounds 5 time 5 forfeit starts 2026-12-10
 
 The organizer (or a moderator): tournament T start | pause | resume | deadline DATE |
-replace OLD NEW | remove ADDRESS | repair | result GAME SEAT|draw | end [WHY].""")
+replace OLD NEW | remove ADDRESS | repair | result GAME SEAT|draw | end [WHY]. Pause stops
+new rounds and the clocks of the games in play; resume starts them again.""")
 
 
 def tournaments_help() -> str:
@@ -257,6 +261,7 @@ def do_enter(ctx: MailContext, command: Command) -> None:
     if settings.max is not None and count >= settings.max:
         raise CommandFailed(_("{id} is full: {n} of {n} players have entered.").format(id=trow.id,
                                                                                        n=settings.max))
+    _check_reliable(ctx, trow, settings, email)
     if not address_proven(ctx, command):
         line = f"enter {trow.id}"
         ctx.reply(Section(lines=[*summary_lines(ctx, trow),
@@ -291,6 +296,20 @@ def do_enter(ctx: MailContext, command: Command) -> None:
     if trow.status == "open" and settings.max is not None and count >= settings.max:
         running.start(ctx, trow)  # full: entry closes and the first round starts now
     save(ctx, trow)
+
+
+def _check_reliable(ctx: MailContext, trow: TournamentRow, settings: d.Settings, email: str) -> None:
+    """``reliable N``: the player's record as an open challenge's ``join`` reads it."""
+    if not settings.reliable:
+        return
+    record = reliability.of_player(ctx.tx.games_for_email(email), email)
+    if record.percent >= settings.reliable:
+        return
+    raise CommandFailed(_("{id} is for players who lost at most {lost} % of their finished games on time "
+                          "(reliable {required}); you lost {count} of {n} on time, so you are {percent} % "
+                          "reliable. 'tournaments' lists the others; 'standings' shows your record.").format(
+        id=trow.id, lost=100 - settings.reliable, required=settings.reliable, count=record.lost_on_time,
+        n=record.finished, percent=f"{record.percent:.0f}"))
 
 
 def _closed(trow: TournamentRow) -> str:

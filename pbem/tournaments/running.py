@@ -684,8 +684,11 @@ def leave(ctx: MailContext, trow: TournamentRow, email: str, status: str, by: st
 
 
 def tell_entrants(ctx: MailContext, trow: TournamentRow, headline: Callable[[], str], *,
-                  lines: Callable[[], list[str]] | None = None, exclude: str | None = None) -> None:
-    """Every entrant still in (and the organizer) hears of it, each in their language."""
+                  lines: Callable[[], list[str]] | None = None, own: Callable[[str], list[str]] | None = None,
+                  exclude: str | None = None) -> None:
+    """Every entrant still in (and the organizer) hears of it, each in their language; ``own``:
+    lines for the one reader (their games), after the common ``lines``."""
     for email in dict.fromkeys([*d.entrants(trow.doc, "entered"), trow.organizer]):
         if email != exclude:
-            _tell(ctx, trow, email, lambda e: headline(), lambda e: lines() if lines else [])
+            _tell(ctx, trow, email, lambda e: headline(),
+                  lambda e: [*(lines() if lines else []), *(own(e) if own else [])])

@@ -22,6 +22,7 @@ from pbem.tournaments import elimination
 from pbem.tournaments.names import format_name
 from pbem.tournaments.table import SHORT, crosstable, fraction
 from pbem.tournaments.tables import bracket_results, division_table, table_lines
+from pbem.tournaments.texts import reliable_text
 
 STATUS = {"open": N_("open for entry"), "running": N_("running"), "paused": N_("paused"), "over": N_("over"),
           "cancelled": N_("cancelled")}
@@ -88,6 +89,9 @@ def page(trow: TournamentRow, names: PublicNames) -> str:
              '<p class="status">' + escape(_("Status: {status}.").format(status=status_word_of(trow)))
              + (" " + escape(_("Started {date}.").format(date=str(doc.get("started_at", ""))[:10]))
                 if doc.get("started_at") else "") + "</p>"]
+    required = d.settings_from_json(doc["settings"]).reliable
+    if required:
+        parts.append(f'<p class="reliable">{escape(reliable_text(required))}</p>')
     result = doc.get("result") or {}
     if result.get("ranking"):
         winner = result["ranking"][0][1]

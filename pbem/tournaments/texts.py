@@ -150,6 +150,11 @@ def table_sections(ctx: MailContext, trow: TournamentRow) -> list[Section]:
     return sections
 
 
+def reliable_text(required: int) -> str:
+    return _("For players who lost at most {lost} % of their finished games on time (reliable {percent})."
+             ).format(lost=100 - required, percent=required)
+
+
 def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
     """What a tournament is, in a few lines (the listing, the announcement, the confirmation)."""
     doc = trow.doc
@@ -181,6 +186,8 @@ def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
                               entered).format(n=len(doc.get("rounds", [])), count=entered))
     if settings.tiebreaks:
         lines.append(_("Tie-breaks: {names}.").format(names=", ".join(settings.tiebreaks)))
+    if settings.reliable:
+        lines.append(reliable_text(settings.reliable))
     lines.append(_("Organizer: {player}.").format(player=name_of(ctx, doc, trow.organizer)))
     return lines
 
