@@ -138,7 +138,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_html(args: argparse.Namespace) -> int:
     from pbem.archive.site import write_site
-    from pbem.tournaments import site as tournament_pages  # registers the tournaments' pages
+    from pbem.tournaments import site as tournament_pages  # registers the tournaments' (and standings) pages
 
     assert tournament_pages
 

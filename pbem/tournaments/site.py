@@ -14,6 +14,7 @@ from engine import get_game
 from pbem.archive import site
 from pbem.archive.export import file_stem
 from pbem.archive.names import PublicNames
+from pbem.community import standings_page  # registers the standings page, which tournament pages link
 from pbem.i18n import N_, _, status_word
 from pbem.store.base import Store
 from pbem.store.tournaments import TournamentRow
@@ -84,7 +85,9 @@ def page(trow: TournamentRow, names: PublicNames) -> str:
     fmt = trow.format
     title = _("{id}: {game}, {format}").format(id=trow.id, game=get_game(trow.game).title,
                                              format=format_name(fmt))
-    parts = [site.head(title), '<p><a href="../index.html">&larr; ' + escape(_("all games")) + "</a></p>",
+    parts = [site.head(title), '<p><a href="../index.html">&larr; ' + escape(_("all games")) + "</a> · "
+             f'<a class="standings-link" href="../{standings_page.PAGE}">' + escape(_("Standings"))
+             + "</a></p>",
              f"<h1>{escape(title)}</h1>",
              '<p class="status">' + escape(_("Status: {status}.").format(status=status_word_of(trow)))
              + (" " + escape(_("Started {date}.").format(date=str(doc.get("started_at", ""))[:10]))
