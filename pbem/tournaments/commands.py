@@ -9,6 +9,7 @@ confirmation line the answer asks for.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
@@ -103,9 +104,9 @@ def parse_tournament(line: str, rest: list[str], in_game_reply: bool) -> Command
                                     "('tournaments' lists them)").format(id=rest[0]))
     action = rest[0].lower() if rest else "table"
     if action not in OPERATIONS:
-        return CommandError(line, _("'{word}' is not something a tournament does; write {usage}").format(
-            word=rest[0], usage=_(USAGE_TOURNAMENT)) + " " + _("Operations: {ops}.").format(
-                ops=", ".join(OPERATIONS)))
+        return CommandError(line, _("'{word}' is not something a tournament does; the operations are {ops}. "
+                                    "The table: tournament {id}. See help tournaments.").format(
+            word=rest[0], ops=", ".join(OPERATIONS), id=ident or "t-3"))
     words = rest[1:]
     takes = OPERATIONS[action]
     if len(words) < takes:
@@ -130,11 +131,15 @@ def parse_tournaments(line: str, rest: list[str], in_game_reply: bool) -> Comman
     try:
         return Command("tournaments", line, args={"game": get_game(rest[0].lower()).name})
     except UnknownGameError as exc:
-        return CommandError(line, f"{exc}. {_(USAGE_TOURNAMENTS)}")
+        return CommandError(line, f"{str(exc).rstrip('.')}. {_(USAGE_TOURNAMENTS)}")
 
 
 def parse_enter(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
     if len(rest) > 1 or (rest and not is_tournament(rest[0])):
+        close = re.fullmatch(r"t-?\s*(\d+)", rest[0].lower()) if len(rest) == 1 else None
+        if close:
+            return CommandError(line, _("a tournament is named like t-3: did you mean enter t-{n}?").format(
+                n=close.group(1)))
         return CommandError(line,
                             _("enter takes a tournament like t-3: {usage}").format(usage=_(USAGE_ENTER)))
     return Command("enter", line, game=rest[0].lower() if rest else None)
@@ -252,7 +257,8 @@ def do_enter(ctx: MailContext, command: Command) -> None:
         raise CommandFailed(_closed(trow))
     entry = d.entrant(doc, email)
     if entry is not None and entry.get("status") == "entered":
-        raise CommandFailed(_("you have already entered {id}.").format(id=trow.id))
+        raise CommandFailed(_("you have already entered {id}; nothing changed. The table: tournament {id}; "
+                              "to leave: withdraw {id}").format(id=trow.id))
     if entry is not None and entry.get("status") == "removed":
         raise CommandFailed(_("a moderator removed you from {id}; ask them.").format(id=trow.id))
     if email == ctx.config.address:
@@ -330,7 +336,11 @@ def withdraw_or_other(ctx: MailContext, command: Command) -> None:
     if trow.status in ("over", "cancelled"):
         raise CommandFailed(_("{id} is over; there is nothing to withdraw from.").format(id=trow.id))
     if entry is None or entry.get("status") != "entered":
-        raise CommandFailed(_("you are not in {id}.").format(id=trow.id))
+        if trow.status == "open" or (trow.status == "running" and trow.format in ("ladder", "league")):
+            raise CommandFailed(_("you are not in {id}, so there is nothing to withdraw from; to enter: "
+                                  "enter {id}").format(id=trow.id))
+        raise CommandFailed(_("you are not in {id}, so there is nothing to withdraw from.").format(
+            id=trow.id))
     if not address_proven(ctx, command):
         line = f"withdraw {trow.id}"
         ctx.reply(Section(lines=[_("Withdrawing from a running tournament forfeits your games in play. "

@@ -38,8 +38,9 @@ def operate(ctx: MailContext, command: Command) -> None:
         if by == trow.organizer:
             raise CommandFailed(_("this needs your token: reply to one of my mails about {id} with the same "
                                   "line.").format(id=trow.id))
-        raise CommandFailed(_("only the organizer of {id} or a moderator can {action} it.").format(
-            id=trow.id, action=action))
+        raise CommandFailed(_("only the organizer of {id} ({organizer}) or a moderator can {action} it; ask "
+                              "them. 'tournament {id}' sends you the table.").format(
+            id=trow.id, action=action, organizer=running.name_of(ctx, trow.doc, trow.organizer)))
     if trow.status in ("over", "cancelled"):
         raise CommandFailed(_("{id} is over; nothing more can be changed.").format(id=trow.id))
     target, why = command.args["target"], command.args["why"]
@@ -238,17 +239,20 @@ def _ladder_reason(key: str, values: dict, trow: TournamentRow, email: str) -> s
         "not-on-ladder": _("you are not on the ladder of {id}; enter first: enter {id}"),
         "defender-not-on-ladder": _("that player is not on the ladder of {id}"),
         "self": _("you cannot challenge yourself"),
-        "below": _("you are number {position}: challenge someone above you"),
-        "too-far": _("from place {position} you may challenge up to {reach} places above (places "
-                     "{highest} and below)"),
+        "below": _("you are number {position}: you may challenge only players above you."),
+        "too-far": _("from place {position} you may challenge at most {reach} places above."),
         "open-challenge": _("you have a challenge in play already; one at a time"),
         "defences": _("that player defends two challenges already; try again when one is over"),
         "already": _("you two have a game in play already"),
         "rematch": _("you two played recently; the next challenge is possible after {after}"),
     }
     after = values.get("after")
-    return texts[key].format(id=trow.id, **{**values,
+    said = texts[key].format(id=trow.id, **{**values,
                                             **({"after": f"{after:%Y-%m-%d %H:%M} UTC"} if after else {})})
+    board = trow.doc.get("ladder", [])
+    if key in ("below", "too-far") and email in board:
+        said += " " + running.reach_text(trow, board.index(email) + 1)
+    return said
 
 
 OPS = {"start": _start, "pause": _pause, "resume": _resume, "deadline": _deadline, "replace": _replace,

@@ -100,6 +100,9 @@ def clock_lines(ctx: MailContext, trow: TournamentRow, email: str, games: list[s
                 game=game_id, when=f"{row.deadline_at:%Y-%m-%d %H:%M}"))
         else:
             lines.append(_("{game}: the clock runs again.").format(game=game_id))
+    if lines and not resumed:
+        lines.append(_("You may go on playing meanwhile (answer each game's own mail); no time counts "
+                       "until it resumes."))
     rounds = trow.doc.get("rounds") or []
     if resumed and rounds and not rounds[-1].get("handled") and trow.status == "running":
         lines.append(_("Round {n} ends on {when} UTC.").format(

@@ -33,7 +33,7 @@ def _standings(trow: TournamentRow, lines: list[Any], names: PublicNames, cross:
     settings = d.settings_from_json(trow.doc["settings"])
     breaks = settings.tiebreaks or []
     head = "".join(f"<th>{escape(h)}</th>" for h in ["#", _("Player"), _("Pts"), _("Games"),
-                                                      *(SHORT[b] for b in breaks)])
+                                                      *(_(SHORT[b]) for b in breaks)])
     rows = []
     for line in lines:
         cells = [str(line.rank), escape(names.person(line.player)), fraction(line.points), str(line.played),

@@ -46,6 +46,8 @@ def test_pause_stops_the_clocks_and_resume_restarts_them(backend: Backend, tmp_p
             else:
                 assert "Reason: the holidays" in text
                 assert (f"{mine}: the clock is stopped." in text) == (mine != alone), text
+                assert ("You may go on playing meanwhile (answer each game's own mail); no time counts "
+                        "until it resumes.") in " ".join(text.split()) or mine == alone
         assert all(club.store.get_game(g).deadline_at is None for g in games)
         club.tick(days=20)  # three days a move and ten a round: without the pause all would be over
         assert all(club.store.get_game(g).status == "active" for g in games)
