@@ -23,6 +23,7 @@ from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import document as d
 from pbem.tournaments import ladder, pausing, running
 from pbem.tournaments.access import save, tournament_of
+from pbem.tournaments.texts import reach_text
 
 
 def operate(ctx: MailContext, command: Command) -> None:
@@ -251,7 +252,7 @@ def _ladder_reason(key: str, values: dict, trow: TournamentRow, email: str) -> s
                                             **({"after": f"{after:%Y-%m-%d %H:%M} UTC"} if after else {})})
     board = trow.doc.get("ladder", [])
     if key in ("below", "too-far") and email in board:
-        said += " " + running.reach_text(trow, board.index(email) + 1)
+        said += " " + reach_text(trow, board.index(email) + 1)
     return said
 
 

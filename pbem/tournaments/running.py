@@ -43,7 +43,7 @@ from pbem.tournaments.model import place_points, places_from_totals
 from pbem.tournaments.names import name_of, read_by, title
 from pbem.tournaments.seating import SeatingError, table_sizes
 from pbem.tournaments.tables import bracket_results, division_table, ranking
-from pbem.tournaments.texts import table_sections
+from pbem.tournaments.texts import reach_text, table_sections
 
 log = logging.getLogger("pbem.tournaments")
 
@@ -564,17 +564,6 @@ def _ladder_result(ctx: MailContext, trow: TournamentRow, item: dict[str, Any]) 
                 lambda e: [_("You are now number {n}.").format(n=doc["ladder"].index(e) + 1),
                            reach_text(trow, doc["ladder"].index(e) + 1)])
 
-
-def reach_text(trow: TournamentRow, place: int) -> str:
-    """What a player at ``place`` may challenge, with the places named."""
-    if place <= 1:
-        return _("You are at the top: the others challenge you.")
-    highest = max(1, place - ladder.reach(place))
-    if highest == place - 1:
-        return _("You may challenge the player at place {n}: tournament {id} challenge {n}").format(
-            n=highest, id=trow.id)
-    return _("You may challenge places {high} to {low}: tournament {id} challenge {low}").format(
-        high=highest, low=place - 1, id=trow.id)
 
 
 def challenges_of(doc: dict[str, Any]) -> list[ladder.Challenge]:

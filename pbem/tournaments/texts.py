@@ -106,6 +106,18 @@ def bracket_text(ctx: MailContext, trow: TournamentRow) -> str:
     return "\n".join(out)
 
 
+def reach_text(trow: TournamentRow, place: int) -> str:
+    """What a player at ``place`` may challenge, with the places named."""
+    if place <= 1:
+        return _("You are at the top: the others challenge you.")
+    highest = max(1, place - ladder.reach(place))
+    if highest == place - 1:
+        return _("You may challenge the player at place {n}: tournament {id} challenge {n}").format(
+            n=highest, id=trow.id)
+    return _("You may challenge places {high} to {low}: tournament {id} challenge {low}").format(
+        high=highest, low=place - 1, id=trow.id)
+
+
 def table_sections(ctx: MailContext, trow: TournamentRow) -> list[Section]:
     doc = trow.doc
     fmt = trow.format
@@ -125,8 +137,10 @@ def table_sections(ctx: MailContext, trow: TournamentRow) -> list[Section]:
                 _("{game}: {challenger} challenges {defender}").format(
                     game=c["id"], challenger=name_of(ctx, doc, c["challenger"]),
                     defender=name_of(ctx, doc, c["defender"])) for c in open_]))
-        sections.append(Section(lines=[_("From place N you may challenge up to ceil(sqrt(N)) places above: "
-                                         "tournament {id} challenge PLACE").format(id=trow.id)]))
+        reader = ctx.mail.from_addr
+        sections.append(Section(lines=[reach_text(trow, board.index(reader) + 1) if reader in board else _(
+            "From place N you may challenge up to ceil(sqrt(N)) places above: tournament {id} challenge "
+            "PLACE").format(id=trow.id)]))
         return sections
     if fmt.endswith("elimination"):
         sections.append(Section(title=_("Bracket"), pre=bracket_text(ctx, trow)))
@@ -177,6 +191,9 @@ def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
             n=entered, min=settings.min,
             max=_(", at most {n}").format(n=settings.max) if settings.max else "",
             when=f"{trow.starts_at:%Y-%m-%d %H:%M}"))
+    elif trow.status == "running" and trow.format == "ladder":
+        lines.append(ngettext("Running: {count} player on the ladder.", "Running: {count} players on the "
+                              "ladder.", entered).format(count=entered))
     elif trow.status == "running":
         lines.append(ngettext("Running: round {n}, {count} player.", "Running: round {n}, {count} players.",
                               entered).format(n=len(doc.get("rounds", [])), count=entered))
@@ -188,4 +205,5 @@ def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
     return lines
 
 
-__all__ = ["bracket_text", "ladder", "rounds_text", "standings_text", "summary_lines", "table_sections"]
+__all__ = ["bracket_text", "ladder", "reach_text", "rounds_text", "standings_text", "summary_lines",
+           "table_sections"]

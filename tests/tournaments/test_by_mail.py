@@ -159,6 +159,10 @@ def test_ladder_challenges(club: Club) -> None:
     assert "Not done" in headline(again)  # a new mail without the token: a challenge starts a game
     rematch = club.reply(players[5], club.last(players[5]), "tournament t-1 challenge 6")
     assert "played recently" in headline([m for r, m in rematch if r == players[5]][-1])
+    table = text_of(club.send(players[6], "tournament t-1"))
+    assert "Running: 9 players on the ladder." in table and "round 0" not in table, table
+    assert "p6@example.org (you)" in table and "You may challenge places 5 to 7: tournament t-1 challenge 7" \
+        in " ".join(table.split()), table
     ended = club.moderate("tournament t-1 end")
     assert club.store.tournament_views().get("t-1").status == "over", text_of(ended)
 
