@@ -261,7 +261,6 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime,
         search_form() if body else "",
         table,
         challenges_section(challenges or [], names or {}, reliable or {}, default_days),
-        reliability_section(reliable or {}),
         extra,
         f"<script>{_SEARCH_SCRIPT}</script>" if body else "",
         "\n</body></html>\n",
@@ -382,8 +381,8 @@ SITE_PAGES: list[Callable[[Store, Path, PublicNames, datetime], str]] = []
 
 
 def reliability_section(reliable: Mapping[str, tuple[str, reliability.Reliability]]) -> str:
-    """The reliability of each player with a public name (``set nickname``): games finished and lost
-    on time, moves in time, the time used."""
+    """The reliability of each player (``email -> (public name, line)``): games finished and lost
+    on time, moves in time, the time used. On the standings page (``pbem.community.standings_page``)."""
     lines = sorted(((name, line) for name, line in reliable.values() if line.finished or line.moves),
                    key=lambda item: item[0].lower())
     if not lines:
@@ -423,11 +422,8 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
     shown: dict[str, dict[str, str]] = {}
     challenges: list[GameRow] = []
     reliable: dict[str, reliability.Reliability] = {}
-    nicknames: dict[str, str] = {}  # address -> nickname: the reliability table names no one else
     for row in iter_games(store, filters):
         names = shown[row.id] = public_names.of(row)
-        nicknames.update({email.lower(): names[seat] for seat, email in players_of(row).items()
-                          if email and public_names.has_nickname(email)})
         reliability.add(reliable, row)
         if row.status == "open":  # not a game yet: listed apart, with how to join it
             challenges.append(row)
@@ -452,11 +448,12 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
             progress.update()
     extra = "".join(pages(store, directory, public_names, now) for pages in SITE_PAGES)
     index = directory / "index.html"
-    by_name = {email: (nicknames[email], line) for email, line in reliable.items() if email in nicknames}
+    by_name = {email: (public_names.person(email), line) for email, line in reliable.items()}
     _write(index, index_page(listed, filters, now, shown, challenges, by_name, default_days, extra))
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 
-__all__ = ["SITE_PAGES", "SiteReport", "game_page", "head", "index_page", "write", "write_site"]
+__all__ = ["SITE_PAGES", "SiteReport", "game_page", "head", "index_page", "reliability_section", "write",
+           "write_site"]
 head = _head  # for pages of other features (tournaments): the same head and style
 write = _write

@@ -87,6 +87,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from pbem.archive.importer import import_archive
+    from pbem.tournaments.export import import_tournaments
 
     directory = Path(args.directory)
     if not directory.exists():
@@ -99,12 +100,20 @@ def cmd_import(args: argparse.Namespace) -> int:
     try:
         with progress_bar("importing") as bar:
             report = import_archive(store, directory, jobs=args.jobs, progress=bar)
+        tournaments = import_tournaments(store, directory)  # after their games
     finally:
         store.close()
     for bad in report.bad:
         print(f"bad: {bad.path}: {bad.reason}", file=sys.stderr)
+    for path, reason in tournaments.bad:
+        print(f"bad: {path}: {reason}", file=sys.stderr)
+    for ident, games in tournaments.missing_games.items():
+        print(f"note: {ident} names games the archive does not hold: {', '.join(games)} (its table is "
+              "complete; their pages are missing)", file=sys.stderr)
     print(report.summary_line())
-    return 0 if report.ok else 1
+    if (directory / "tournaments").is_dir():
+        print(tournaments.summary_line())
+    return 0 if report.ok and not tournaments.bad else 1
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -129,7 +138,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_html(args: argparse.Namespace) -> int:
     from pbem.archive.site import write_site
-    from pbem.tournaments import site as tournament_pages  # registers the tournaments' pages
+    from pbem.tournaments import site as tournament_pages  # registers the tournaments' (and standings) pages
 
     assert tournament_pages
 

@@ -40,10 +40,14 @@ def held_handler(handler):  # type: ignore[no-untyped-def]
 
 def save(ctx: MailContext, trow: TournamentRow) -> None:
     trow.updated_at = ctx.now
-    doc = trow.doc
-    trow.entrants = [(e["email"], e.get("status", "entered"),
-                      _when(e.get("entered_at")) or ctx.now) for e in doc.get("entrants", [])]
+    trow.entrants = entrant_rows(trow.doc, ctx.now)
     ctx.tx.tournaments.save(trow)
+
+
+def entrant_rows(doc: dict[str, Any], now: datetime) -> list[tuple[str, str, datetime]]:
+    """The entrants as the store indexes them (who is in which tournament), from the document."""
+    return [(e["email"], e.get("status", "entered"), _when(e.get("entered_at")) or now)
+            for e in doc.get("entrants", [])]
 
 
 def _when(text: Any) -> datetime | None:

@@ -9,12 +9,14 @@ confirmation line the answer asks for.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any
 
 from engine import EngineError, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
+from pbem.clocks import reliability
 from pbem.clocks.control import default_control
 from pbem.commands.helptext import HELP_TOPICS, WIDTH
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
@@ -58,11 +60,14 @@ elimination, double-elimination, ladder, league (division N, promote N, seasons 
 Options: starts YYYY-MM-DD, max N, min N, round DAYS (a round's deadline), time ... (as
 for new: help new), tables N (3 to 5 at a table, round robin and swiss), tiebreaks
 sonneborn-berger buchholz median-buchholz head-to-head wins rating, adjudicate
-moderator|score, withdrawals forfeit|remove, rematch DAYS (ladder), and the game's own.
+moderator|score, withdrawals forfeit|remove, rematch DAYS (ladder), reliable PERCENT
+(only players who lost at most 100 - PERCENT % of their finished games on time may
+enter), and the game's own.
 Example: tournament new alien-city swiss rounds 5 time 5 forfeit starts 2026-12-10
 
 The organizer (or a moderator): tournament T start | pause | resume | deadline DATE |
-replace OLD NEW | remove ADDRESS | repair | result GAME SEAT|draw | end [WHY].""")
+replace OLD NEW | remove ADDRESS | repair | result GAME SEAT|draw | end [WHY]. Pause stops
+new rounds and the clocks of the games in play; resume starts them again.""")
 
 
 def tournaments_help() -> str:
@@ -99,9 +104,9 @@ def parse_tournament(line: str, rest: list[str], in_game_reply: bool) -> Command
                                     "('tournaments' lists them)").format(id=rest[0]))
     action = rest[0].lower() if rest else "table"
     if action not in OPERATIONS:
-        return CommandError(line, _("'{word}' is not something a tournament does; write {usage}").format(
-            word=rest[0], usage=_(USAGE_TOURNAMENT)) + " " + _("Operations: {ops}.").format(
-                ops=", ".join(OPERATIONS)))
+        return CommandError(line, _("'{word}' is not something a tournament does; the operations are {ops}. "
+                                    "The table: tournament {id}. See help tournaments.").format(
+            word=rest[0], ops=", ".join(OPERATIONS), id=ident or "t-3"))
     words = rest[1:]
     takes = OPERATIONS[action]
     if len(words) < takes:
@@ -126,11 +131,15 @@ def parse_tournaments(line: str, rest: list[str], in_game_reply: bool) -> Comman
     try:
         return Command("tournaments", line, args={"game": get_game(rest[0].lower()).name})
     except UnknownGameError as exc:
-        return CommandError(line, f"{exc}. {_(USAGE_TOURNAMENTS)}")
+        return CommandError(line, f"{str(exc).rstrip('.')}. {_(USAGE_TOURNAMENTS)}")
 
 
 def parse_enter(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
     if len(rest) > 1 or (rest and not is_tournament(rest[0])):
+        close = re.fullmatch(r"t-?\s*(\d+)", rest[0].lower()) if len(rest) == 1 else None
+        if close:
+            return CommandError(line, _("a tournament is named like t-3: did you mean enter t-{n}?").format(
+                n=close.group(1)))
         return CommandError(line,
                             _("enter takes a tournament like t-3: {usage}").format(usage=_(USAGE_ENTER)))
     return Command("enter", line, game=rest[0].lower() if rest else None)
@@ -248,7 +257,8 @@ def do_enter(ctx: MailContext, command: Command) -> None:
         raise CommandFailed(_closed(trow))
     entry = d.entrant(doc, email)
     if entry is not None and entry.get("status") == "entered":
-        raise CommandFailed(_("you have already entered {id}.").format(id=trow.id))
+        raise CommandFailed(_("you have already entered {id}; nothing changed. The table: tournament {id}; "
+                              "to leave: withdraw {id}").format(id=trow.id))
     if entry is not None and entry.get("status") == "removed":
         raise CommandFailed(_("a moderator removed you from {id}; ask them.").format(id=trow.id))
     if email == ctx.config.address:
@@ -257,6 +267,7 @@ def do_enter(ctx: MailContext, command: Command) -> None:
     if settings.max is not None and count >= settings.max:
         raise CommandFailed(_("{id} is full: {n} of {n} players have entered.").format(id=trow.id,
                                                                                        n=settings.max))
+    _check_reliable(ctx, trow, settings, email)
     if not address_proven(ctx, command):
         line = f"enter {trow.id}"
         ctx.reply(Section(lines=[*summary_lines(ctx, trow),
@@ -293,6 +304,20 @@ def do_enter(ctx: MailContext, command: Command) -> None:
     save(ctx, trow)
 
 
+def _check_reliable(ctx: MailContext, trow: TournamentRow, settings: d.Settings, email: str) -> None:
+    """``reliable N``: the player's record as an open challenge's ``join`` reads it."""
+    if not settings.reliable:
+        return
+    record = reliability.of_player(ctx.tx.games_for_email(email), email)
+    if record.percent >= settings.reliable:
+        return
+    raise CommandFailed(_("{id} is for players who lost at most {lost} % of their finished games on time "
+                          "(reliable {required}); you lost {count} of {n} on time, so you are {percent} % "
+                          "reliable. 'tournaments' lists the others; 'standings' shows your record.").format(
+        id=trow.id, lost=100 - settings.reliable, required=settings.reliable, count=record.lost_on_time,
+        n=record.finished, percent=f"{record.percent:.0f}"))
+
+
 def _closed(trow: TournamentRow) -> str:
     if trow.status in ("over", "cancelled"):
         return _("{id} is over; 'tournaments' lists the open ones.").format(id=trow.id)
@@ -311,7 +336,11 @@ def withdraw_or_other(ctx: MailContext, command: Command) -> None:
     if trow.status in ("over", "cancelled"):
         raise CommandFailed(_("{id} is over; there is nothing to withdraw from.").format(id=trow.id))
     if entry is None or entry.get("status") != "entered":
-        raise CommandFailed(_("you are not in {id}.").format(id=trow.id))
+        if trow.status == "open" or (trow.status == "running" and trow.format in ("ladder", "league")):
+            raise CommandFailed(_("you are not in {id}, so there is nothing to withdraw from; to enter: "
+                                  "enter {id}").format(id=trow.id))
+        raise CommandFailed(_("you are not in {id}, so there is nothing to withdraw from.").format(
+            id=trow.id))
     if not address_proven(ctx, command):
         line = f"withdraw {trow.id}"
         ctx.reply(Section(lines=[_("Withdrawing from a running tournament forfeits your games in play. "

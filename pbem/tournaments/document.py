@@ -32,7 +32,7 @@ ADJUDICATION = ("moderator", "score")
 WITHDRAWALS = ("forfeit", "remove")
 # option word -> kind of value: int, days (a number), date, choice list, flag, list of tie-breaks
 _INTS = {"rounds": (1, 30), "tables": (3, 5), "max": (2, 1000), "min": (2, 1000), "division": (3, 64),
-         "promote": (1, 10), "seasons": (1, 50)}
+         "promote": (1, 10), "seasons": (1, 50), "reliable": (1, 100)}
 _DAYS = {"round": (1, 365), "rematch": (0, 365)}
 _FLAGS = ("double", "together")
 _DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2}))?$")
@@ -67,6 +67,7 @@ class Settings:
     promote: int = 1
     seasons: int = 1
     rematch_days: float = 14.0
+    reliable: int | None = None  # entrants must have lost at most 100 - N % of their games on time
 
     def as_json(self) -> dict[str, Any]:
         data = {k: v for k, v in vars(self).items() if k != "starts"}
@@ -112,6 +113,7 @@ def read_settings(format_word: str, words: list[str], now: datetime,
                 word=word, example=_EXAMPLES[word]))
         if word in _INTS:
             low, high = _INTS[word]
+            value = value.rstrip("%") if word == "reliable" else value
             if not value.isdigit() or not low <= int(value) <= high:
                 raise SettingsError(_("'{word} {value}': a whole number from {low} to {high}, e.g. {example}"
                                       ).format(word=word, value=value, low=low, high=high,
@@ -163,7 +165,8 @@ def read_settings(format_word: str, words: list[str], now: datetime,
 
 _EXAMPLES = {"rounds": "rounds 5", "tables": "tables 4", "max": "max 16", "min": "min 4",
              "division": "division 8", "promote": "promote 2", "seasons": "seasons 3",
-             "round": "round 21", "rematch": "rematch 14", "starts": "starts 2026-12-10",
+             "reliable": "reliable 90", "round": "round 21", "rematch": "rematch 14",
+             "starts": "starts 2026-12-10",
              "tiebreaks": "tiebreaks buchholz sonneborn-berger", "adjudicate": "adjudicate score",
              "withdrawals": "withdrawals remove"}
 

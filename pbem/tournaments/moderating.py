@@ -21,8 +21,9 @@ from pbem.reading.addresses import normalize
 from pbem.record import iso
 from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import document as d
-from pbem.tournaments import ladder, running
+from pbem.tournaments import ladder, pausing, running
 from pbem.tournaments.access import save, tournament_of
+from pbem.tournaments.texts import reach_text
 
 
 def operate(ctx: MailContext, command: Command) -> None:
@@ -38,45 +39,54 @@ def operate(ctx: MailContext, command: Command) -> None:
         if by == trow.organizer:
             raise CommandFailed(_("this needs your token: reply to one of my mails about {id} with the same "
                                   "line.").format(id=trow.id))
-        raise CommandFailed(_("only the organizer of {id} or a moderator can {action} it.").format(
-            id=trow.id, action=action))
+        raise CommandFailed(_("only the organizer of {id} ({organizer}) or a moderator can {action} it; ask "
+                              "them. 'tournament {id}' sends you the table.").format(
+            id=trow.id, action=action, organizer=running.name_of(ctx, trow.doc, trow.organizer)))
     if trow.status in ("over", "cancelled"):
         raise CommandFailed(_("{id} is over; nothing more can be changed.").format(id=trow.id))
     target, why = command.args["target"], command.args["why"]
-    told = OPS[action](ctx, trow, target)
+    told = OPS[action](ctx, trow, target, why)
     trow.doc.setdefault("actions", []).append({"action": action, "by": by, "why": why, "at": iso(ctx.now),
                                                **({"target": target} if target else {})})
     if told is not None:
+        told, own, games = told if isinstance(told, tuple) else (told, None, [])
         running.tell_entrants(ctx, trow, lambda: told(), lines=lambda: [
-            _("Reason: {why}").format(why=why)] if why else [], exclude=by)
-        ctx.reply(Section(lines=[_("Every entrant was told.")]), headline=told())
+            _("Reason: {why}").format(why=why)] if why else [], own=own, exclude=by)
+        lines = [_("Every entrant was told.")]
+        if games:
+            lines.append(_("Games: {games}.").format(games=", ".join(games)))
+        ctx.reply(Section(lines=lines), headline=told())
     save(ctx, trow)
     ctx.outcomes.append(f"tournament {trow.id} {action}")
 
 
-def _start(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
+def _start(ctx: MailContext, trow: TournamentRow, target: list[str], why: str):  # type: ignore[no-untyped-def]
     if trow.status != "open":
         raise CommandFailed(_("{id} has already started.").format(id=trow.id))
     running.start(ctx, trow)
     return lambda: _("{id} was started by its organizer").format(id=trow.id)
 
 
-def _pause(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
+def _pause(ctx: MailContext, trow: TournamentRow, target: list[str], why: str):  # type: ignore[no-untyped-def]
     if trow.status != "running":
         raise CommandFailed(_("{id} is not running.").format(id=trow.id))
     trow.status = "paused"
-    return lambda: _("{id} is paused: no new round until it resumes (games in play go on)").format(id=trow.id)
+    stopped = pausing.stop_clocks(ctx, trow, ctx.mail.from_addr, why)
+    return (lambda: _("{id} is paused: no new round, and its games' clocks stop until it resumes").format(
+        id=trow.id), lambda email: pausing.clock_lines(ctx, trow, email, stopped, resumed=False), stopped)
 
 
-def _resume(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
+def _resume(ctx: MailContext, trow: TournamentRow, target: list[str], why: str):  # type: ignore[no-untyped-def]
     if trow.status != "paused":
         raise CommandFailed(_("{id} is not paused.").format(id=trow.id))
     trow.status = "running"
+    restarted = pausing.restart_clocks(ctx, trow, ctx.mail.from_addr, why)
     running.advance(ctx, trow)
-    return lambda: _("{id} goes on").format(id=trow.id)
+    return (lambda: _("{id} goes on: its games' clocks run again").format(id=trow.id),
+            lambda email: pausing.clock_lines(ctx, trow, email, restarted, resumed=True), restarted)
 
 
-def _deadline(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
+def _deadline(ctx: MailContext, trow: TournamentRow, target: list[str], why: str):  # type: ignore[no-untyped-def]
     try:
         when = d.parse_date(target[0])
     except d.SettingsError as exc:
@@ -93,7 +103,7 @@ def _deadline(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type
         n=rounds[-1]["number"], id=trow.id, when=f"{when:%Y-%m-%d %H:%M}")
 
 
-def _replace(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
+def _replace(ctx: MailContext, trow: TournamentRow, target: list[str], why: str):  # type: ignore[no-untyped-def]
     old, new = (_address(t) for t in target)
     doc = trow.doc
     entry = d.entrant(doc, old)
@@ -122,7 +132,7 @@ def _address(text: str) -> str:
         return text.strip().lower()
 
 
-def _remove(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
+def _remove(ctx: MailContext, trow: TournamentRow, target: list[str], why: str):  # type: ignore[no-untyped-def]
     email = _address(target[0])
     entry = d.entrant(trow.doc, email)
     if entry is None or entry.get("status") != "entered":
@@ -136,7 +146,7 @@ def _remove(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: 
                                                               id=trow.id)
 
 
-def _repair(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
+def _repair(ctx: MailContext, trow: TournamentRow, target: list[str], why: str):  # type: ignore[no-untyped-def]
     rounds = trow.doc.get("rounds") or []
     if trow.status != "running" or not rounds or trow.format not in ("swiss", "round-robin", "league"):
         raise CommandFailed(_("only a round of a running round robin, Swiss or league can be paired again."))
@@ -164,7 +174,7 @@ def _repair(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: 
         n=last["number"], id=trow.id)
 
 
-def _end(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
+def _end(ctx: MailContext, trow: TournamentRow, target: list[str], why: str):  # type: ignore[no-untyped-def]
     if trow.status == "open":
         running.cancel(ctx, trow, N_("its organizer ended it before it started."))
         return None
@@ -172,7 +182,7 @@ def _end(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ign
     return None
 
 
-def _result(ctx: MailContext, trow: TournamentRow, target: list[str]):  # type: ignore[no-untyped-def]
+def _result(ctx: MailContext, trow: TournamentRow, target: list[str], why: str):  # type: ignore[no-untyped-def]
     game_id, result = target[0].lower(), target[1].lower()
     if not GAME_ID.match(game_id) or not any(item.get("id") == game_id for item in d.running_games(trow.doc)):
         raise CommandFailed(_("{game} is not a game in play in {id}.").format(game=game_id, id=trow.id))
@@ -230,17 +240,20 @@ def _ladder_reason(key: str, values: dict, trow: TournamentRow, email: str) -> s
         "not-on-ladder": _("you are not on the ladder of {id}; enter first: enter {id}"),
         "defender-not-on-ladder": _("that player is not on the ladder of {id}"),
         "self": _("you cannot challenge yourself"),
-        "below": _("you are number {position}: challenge someone above you"),
-        "too-far": _("from place {position} you may challenge up to {reach} places above (places "
-                     "{highest} and below)"),
+        "below": _("you are number {position}: you may challenge only players above you."),
+        "too-far": _("from place {position} you may challenge at most {reach} places above."),
         "open-challenge": _("you have a challenge in play already; one at a time"),
         "defences": _("that player defends two challenges already; try again when one is over"),
         "already": _("you two have a game in play already"),
         "rematch": _("you two played recently; the next challenge is possible after {after}"),
     }
     after = values.get("after")
-    return texts[key].format(id=trow.id, **{**values,
+    said = texts[key].format(id=trow.id, **{**values,
                                             **({"after": f"{after:%Y-%m-%d %H:%M} UTC"} if after else {})})
+    board = trow.doc.get("ladder", [])
+    if key in ("below", "too-far") and email in board:
+        said += " " + reach_text(trow, board.index(email) + 1)
+    return said
 
 
 OPS = {"start": _start, "pause": _pause, "resume": _resume, "deadline": _deadline, "replace": _replace,

@@ -40,10 +40,10 @@ from pbem.store.tournaments import TournamentRow
 from pbem.tournaments import document as d
 from pbem.tournaments import elimination, ladder, league, roundrobin, swiss
 from pbem.tournaments.model import place_points, places_from_totals
-from pbem.tournaments.names import name_of, title
+from pbem.tournaments.names import name_of, read_by, title
 from pbem.tournaments.seating import SeatingError, table_sizes
 from pbem.tournaments.tables import bracket_results, division_table, ranking
-from pbem.tournaments.texts import table_sections
+from pbem.tournaments.texts import reach_text, table_sections
 
 log = logging.getLogger("pbem.tournaments")
 
@@ -179,8 +179,7 @@ def start(ctx: MailContext, trow: TournamentRow) -> None:
                                                 "the ladder").format(title=title(trow),
                                                                      n=doc["ladder"].index(e) + 1,
                                                                     count=len(doc["ladder"])),
-                  lambda e: [_("You may challenge up to {n} places above you: tournament {id} challenge "
-                               "PLACE").format(n=ladder.reach(doc["ladder"].index(e) + 1), id=trow.id)])
+                  lambda e: [reach_text(trow, doc["ladder"].index(e) + 1)])
         trow.due_at = None
         return
     advance(ctx, trow)
@@ -377,19 +376,29 @@ def _round_mails(ctx: MailContext, trow: TournamentRow, number: int, created: li
                 _several_games_mail(ctx, trow, email, label(), games)
             elif email in byes:
                 _tell(ctx, trow, email, lambda e: _("{round} of {title}: you have a bye (1 point)").format(
-                    round=label(), title=title(trow)), lambda e: [])
+                    round=label(), title=title(trow)), lambda e: _resting(trow))
             elif any(email in item["players"] for item in decided):
                 _tell(ctx, trow, email, lambda e: _("{round} of {title}: your opponent withdrew; you win "
                                                     "without a game").format(round=label(),
                                                                              title=title(trow)),
-                      lambda e: [])
+                      lambda e: _resting(trow))
             elif trow.format in ("round-robin", "league") and created:
                 _tell(ctx, trow, email, lambda e: _("{round} of {title}: you have no game this round"
-                                                    ).format(round=label(), title=title(trow)), lambda e: [])
+                                                    ).format(round=label(), title=title(trow)),
+                      lambda e: _resting(trow))
     for row, state in created:
         for hook in hooks.BOARD_SENT:  # the deadline line for whoever moves first; observers
             hook(ctx, row, state, lambda row=row: _("Game {id} has started").format(id=row.id))
         _START_NOTES.pop(row.id, None)
+
+
+def _resting(trow: TournamentRow) -> list[str]:
+    """For a player without a game this round: when the next one comes, and where the table is."""
+    rounds = trow.doc.get("rounds") or []
+    when = datetime.fromisoformat(rounds[-1]["deadline_at"].replace("Z", "+00:00")) if rounds else None
+    return [_("Your next game comes with the next round, when this round's games end (at the latest "
+              "after its deadline, {when} UTC). The table: tournament {id}").format(
+        when=f"{when:%Y-%m-%d %H:%M}" if when else "?", id=trow.id)]
 
 
 def _round_label(trow: TournamentRow, number: int) -> Callable[[], str]:
@@ -454,8 +463,8 @@ def _several_games_mail(ctx: MailContext, trow: TournamentRow, email: str, label
 
 def _tell(ctx: MailContext, trow: TournamentRow, email: str, headline: Callable[[str], str],
           lines: Callable[[str], list[str]], sections: Callable[[str], list[Section]] | None = None) -> None:
-    """A mail about the tournament (not one game), in the reader's language."""
-    with ctx.speaking_to(email):
+    """A mail about the tournament (not one game), in the reader's language, "(you)" marking them."""
+    with ctx.speaking_to(email), read_by(email):
         first = headline(email)
         ctx.planned.append(PlannedMail(
             to=email, kind=EVENT, subject=f"[pbem {trow.id}] {first}"[:150], headline=first,
@@ -544,11 +553,17 @@ def _ladder_result(ctx: MailContext, trow: TournamentRow, item: dict[str, Any]) 
     won = item["points"][0] > item["points"][1]
     before = list(doc["ladder"])
     doc["ladder"] = ladder.after_game(before, challenger, defender, won)
-    if doc["ladder"] != before:
-        for email in (challenger, defender):
-            _tell(ctx, trow, email, lambda e: _("{title}: {player} takes place {n} on the ladder").format(
-                title=trow.id, player=name_of(ctx, doc, challenger), n=doc["ladder"].index(challenger) + 1),
-                lambda e: [_("You are now number {n}.").format(n=doc["ladder"].index(e) + 1)])
+    if doc["ladder"] != before:  # the two players, and everyone the change moved down a place
+        moved = [p for p in doc["ladder"] if p in before and before.index(p) != doc["ladder"].index(p)]
+        for email in moved:
+            _tell(ctx, trow, email, lambda e: (
+                _("{title}: you take place {n} on the ladder") if e == challenger
+                else _("{title}: {player} takes place {n} on the ladder")).format(
+                    title=trow.id, player=name_of(ctx, doc, challenger),
+                    n=doc["ladder"].index(challenger) + 1),
+                lambda e: [_("You are now number {n}.").format(n=doc["ladder"].index(e) + 1),
+                           reach_text(trow, doc["ladder"].index(e) + 1)])
+
 
 
 def challenges_of(doc: dict[str, Any]) -> list[ladder.Challenge]:
@@ -684,8 +699,11 @@ def leave(ctx: MailContext, trow: TournamentRow, email: str, status: str, by: st
 
 
 def tell_entrants(ctx: MailContext, trow: TournamentRow, headline: Callable[[], str], *,
-                  lines: Callable[[], list[str]] | None = None, exclude: str | None = None) -> None:
-    """Every entrant still in (and the organizer) hears of it, each in their language."""
+                  lines: Callable[[], list[str]] | None = None, own: Callable[[str], list[str]] | None = None,
+                  exclude: str | None = None) -> None:
+    """Every entrant still in (and the organizer) hears of it, each in their language; ``own``:
+    lines for the one reader (their games), after the common ``lines``."""
     for email in dict.fromkeys([*d.entrants(trow.doc, "entered"), trow.organizer]):
         if email != exclude:
-            _tell(ctx, trow, email, lambda e: headline(), lambda e: lines() if lines else [])
+            _tell(ctx, trow, email, lambda e: headline(),
+                  lambda e: [*(lines() if lines else []), *(own(e) if own else [])])

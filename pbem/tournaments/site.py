@@ -14,6 +14,7 @@ from engine import get_game
 from pbem.archive import site
 from pbem.archive.export import file_stem
 from pbem.archive.names import PublicNames
+from pbem.community import standings_page  # registers the standings page, which tournament pages link
 from pbem.i18n import N_, _, status_word
 from pbem.store.base import Store
 from pbem.store.tournaments import TournamentRow
@@ -22,6 +23,7 @@ from pbem.tournaments import elimination
 from pbem.tournaments.names import format_name
 from pbem.tournaments.table import SHORT, crosstable, fraction
 from pbem.tournaments.tables import bracket_results, division_table, table_lines
+from pbem.tournaments.texts import reliable_text
 
 STATUS = {"open": N_("open for entry"), "running": N_("running"), "paused": N_("paused"), "over": N_("over"),
           "cancelled": N_("cancelled")}
@@ -31,7 +33,7 @@ def _standings(trow: TournamentRow, lines: list[Any], names: PublicNames, cross:
     settings = d.settings_from_json(trow.doc["settings"])
     breaks = settings.tiebreaks or []
     head = "".join(f"<th>{escape(h)}</th>" for h in ["#", _("Player"), _("Pts"), _("Games"),
-                                                      *(SHORT[b] for b in breaks)])
+                                                      *(_(SHORT[b]) for b in breaks)])
     rows = []
     for line in lines:
         cells = [str(line.rank), escape(names.person(line.player)), fraction(line.points), str(line.played),
@@ -83,11 +85,16 @@ def page(trow: TournamentRow, names: PublicNames) -> str:
     fmt = trow.format
     title = _("{id}: {game}, {format}").format(id=trow.id, game=get_game(trow.game).title,
                                              format=format_name(fmt))
-    parts = [site.head(title), '<p><a href="../index.html">&larr; ' + escape(_("all games")) + "</a></p>",
+    parts = [site.head(title), '<p><a href="../index.html">&larr; ' + escape(_("all games")) + "</a> · "
+             f'<a class="standings-link" href="../{standings_page.PAGE}">' + escape(_("Standings"))
+             + "</a></p>",
              f"<h1>{escape(title)}</h1>",
              '<p class="status">' + escape(_("Status: {status}.").format(status=status_word_of(trow)))
              + (" " + escape(_("Started {date}.").format(date=str(doc.get("started_at", ""))[:10]))
                 if doc.get("started_at") else "") + "</p>"]
+    required = d.settings_from_json(doc["settings"]).reliable
+    if required:
+        parts.append(f'<p class="reliable">{escape(reliable_text(required))}</p>')
     result = doc.get("result") or {}
     if result.get("ranking"):
         winner = result["ranking"][0][1]

@@ -22,11 +22,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pbem.i18n import N_
 from pbem.tournaments.model import Game
 
 TIEBREAKS = ("sonneborn-berger", "buchholz", "median-buchholz", "head-to-head", "wins", "rating")
-SHORT = {"sonneborn-berger": "SB", "buchholz": "Buch", "median-buchholz": "MBuch", "head-to-head": "H2H",
-         "wins": "Wins", "rating": "Rtg"}
+#: column heads of the tie-breaks (translated where shown: ``_(SHORT[name])``)
+SHORT = {"sonneborn-berger": N_("SB"), "buchholz": N_("Buch"), "median-buchholz": N_("MBuch"),
+         "head-to-head": N_("H2H"), "wins": N_("Wins"), "rating": N_("Rtg")}
 
 
 @dataclass

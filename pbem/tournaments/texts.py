@@ -20,22 +20,18 @@ from pbem.tournaments.tables import division_table, table_lines
 NAME = 20  # columns for a name
 
 
-def _short(name: str, width: int = NAME) -> str:
-    return name if len(name) <= width else name[:width - 1] + "…"
-
-
 def standings_text(ctx: MailContext, trow: TournamentRow, lines: list[Any], cross: bool) -> str:
     doc = trow.doc
     settings = d.settings_from_json(doc["settings"])
     breaks = [b for b in settings.tiebreaks or [] if b != "rating"][:3]
     head = f"{'#':>3} {_('Player'):<{NAME}} {_('Pts'):>5} {_('Games'):>5}" + "".join(
-        f" {SHORT[b]:>6}" for b in breaks)
+        f" {_(SHORT[b]):>6}" for b in breaks)
     out = [head]
     number = {line.player: i + 1 for i, line in enumerate(lines)}
     for line in lines:
         status = (d.entrant(doc, line.player) or {}).get("status")
         mark = "*" if status == "withdrawn" else " "
-        name = _short(name_of(ctx, doc, line.player))
+        name = name_of(ctx, doc, line.player, NAME)
         values = "".join(f" {_num(line.values.get(b, 0)):>6}" for b in breaks)
         out.append(f"{line.rank:>3} {name:<{NAME}} {fraction(line.points):>5} {line.played:>5}{values}{mark}")
     if any((d.entrant(doc, line.player) or {}).get("status") == "withdrawn" for line in lines):
@@ -52,7 +48,7 @@ def standings_text(ctx: MailContext, trow: TournamentRow, lines: list[Any], cros
                 else:
                     got = cells.get((line.player, other.player))
                     row += f" {''.join(fraction(x) for x in got) if got else '.':>3}"
-            out.append(f"{number[line.player]:>3} {_short(name_of(ctx, doc, line.player)):<{NAME}}{row}")
+            out.append(f"{number[line.player]:>3} {name_of(ctx, doc, line.player, NAME):<{NAME}}{row}")
     return "\n".join(line.rstrip() for line in out)
 
 
@@ -71,9 +67,9 @@ def rounds_text(ctx: MailContext, trow: TournamentRow, rounds: list[dict[str, An
                 out.append(f"  {game:<8} {_('playing') if item.get('points') is None else ''}".rstrip())
                 for i, p in enumerate(item["players"]):
                     got = "" if item.get("points") is None else fraction(item["points"][i])
-                    out.append(f"{'':11}{_short(name_of(ctx, doc, p), 40):<41} {got}".rstrip())
+                    out.append(f"{'':11}{name_of(ctx, doc, p, 40):<41} {got}".rstrip())
                 continue
-            names = " – ".join(_short(name_of(ctx, doc, p), 16) for p in item["players"])
+            names = " – ".join(name_of(ctx, doc, p, 16, mark_within=False) for p in item["players"])
             if len(item["players"]) == 1:
                 what = _("bye")
             elif item.get("points") is None:
@@ -100,14 +96,26 @@ def bracket_text(ctx: MailContext, trow: TournamentRow) -> str:
                 continue  # a bye against a bye, or a second final that was not needed
             out.append(f"  {match.id:<6} " + _("waiting"))
             continue
-        a, b = (_short(name_of(ctx, doc, p), 14) if p else _("bye") for p in done.players)
+        a, b = (name_of(ctx, doc, p, 14) if p else _("bye") for p in done.players)
         if done.decided and done.winner:
-            state = _("{player} goes through").format(player=_short(name_of(ctx, doc, done.winner), 14))
+            state = _("{player} goes through").format(player=name_of(ctx, doc, done.winner, 14))
         else:
             games = (doc.get("matches", {}).get(match.id) or {}).get("games") or []
             state = _("playing {games}").format(games=", ".join(games)) if games else _("waiting")
         out.append(f"  {match.id:<6} {a} – {b}: {state}")
     return "\n".join(out)
+
+
+def reach_text(trow: TournamentRow, place: int) -> str:
+    """What a player at ``place`` may challenge, with the places named."""
+    if place <= 1:
+        return _("You are at the top: the others challenge you.")
+    highest = max(1, place - ladder.reach(place))
+    if highest == place - 1:
+        return _("You may challenge the player at place {n}: tournament {id} challenge {n}").format(
+            n=highest, id=trow.id)
+    return _("You may challenge places {high} to {low}: tournament {id} challenge {low}").format(
+        high=highest, low=place - 1, id=trow.id)
 
 
 def table_sections(ctx: MailContext, trow: TournamentRow) -> list[Section]:
@@ -121,7 +129,7 @@ def table_sections(ctx: MailContext, trow: TournamentRow) -> list[Section]:
         return sections
     if fmt == "ladder":
         board = doc.get("ladder", [])
-        lines = [f"{i + 1:>3} {_short(name_of(ctx, doc, p), 40)}" for i, p in enumerate(board)]
+        lines = [f"{i + 1:>3} {name_of(ctx, doc, p, 40)}" for i, p in enumerate(board)]
         open_ = [c for c in doc.get("challenges", []) if c.get("open")]
         sections.append(Section(title=_("The ladder"), pre="\n".join(lines) or "-"))
         if open_:
@@ -129,8 +137,10 @@ def table_sections(ctx: MailContext, trow: TournamentRow) -> list[Section]:
                 _("{game}: {challenger} challenges {defender}").format(
                     game=c["id"], challenger=name_of(ctx, doc, c["challenger"]),
                     defender=name_of(ctx, doc, c["defender"])) for c in open_]))
-        sections.append(Section(lines=[_("From place N you may challenge up to ceil(sqrt(N)) places above: "
-                                         "tournament {id} challenge PLACE").format(id=trow.id)]))
+        reader = ctx.mail.from_addr
+        sections.append(Section(lines=[reach_text(trow, board.index(reader) + 1) if reader in board else _(
+            "From place N you may challenge up to ceil(sqrt(N)) places above: tournament {id} challenge "
+            "PLACE").format(id=trow.id)]))
         return sections
     if fmt.endswith("elimination"):
         sections.append(Section(title=_("Bracket"), pre=bracket_text(ctx, trow)))
@@ -148,6 +158,11 @@ def table_sections(ctx: MailContext, trow: TournamentRow) -> list[Section]:
     if doc.get("rounds"):
         sections.append(Section(title=_("Rounds"), pre=rounds_text(ctx, trow, doc["rounds"])))
     return sections
+
+
+def reliable_text(required: int) -> str:
+    return _("For players who lost at most {lost} % of their finished games on time (reliable {percent})."
+             ).format(lost=100 - required, percent=required)
 
 
 def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
@@ -176,13 +191,19 @@ def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
             n=entered, min=settings.min,
             max=_(", at most {n}").format(n=settings.max) if settings.max else "",
             when=f"{trow.starts_at:%Y-%m-%d %H:%M}"))
+    elif trow.status == "running" and trow.format == "ladder":
+        lines.append(ngettext("Running: {count} player on the ladder.", "Running: {count} players on the "
+                              "ladder.", entered).format(count=entered))
     elif trow.status == "running":
         lines.append(ngettext("Running: round {n}, {count} player.", "Running: round {n}, {count} players.",
                               entered).format(n=len(doc.get("rounds", [])), count=entered))
     if settings.tiebreaks:
         lines.append(_("Tie-breaks: {names}.").format(names=", ".join(settings.tiebreaks)))
+    if settings.reliable:
+        lines.append(reliable_text(settings.reliable))
     lines.append(_("Organizer: {player}.").format(player=name_of(ctx, doc, trow.organizer)))
     return lines
 
 
-__all__ = ["bracket_text", "ladder", "rounds_text", "standings_text", "summary_lines", "table_sections"]
+__all__ = ["bracket_text", "ladder", "reach_text", "rounds_text", "standings_text", "summary_lines",
+           "table_sections"]

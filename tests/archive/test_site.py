@@ -19,6 +19,7 @@ from pbem.archive.importer import row_from_record
 from pbem.archive.sample import random_record
 from pbem.archive.search import make_filters
 from pbem.archive.site import write_site
+from pbem.community import standings_page
 from pbem.record import positions, replay_record
 from pbem.store.base import GameRow, Store
 from tests.archive.conftest import Cli, fill
@@ -118,10 +119,12 @@ def site(tmp_path: Path, store: Store) -> tuple[Path, list[GameRow]]:
 
 def test_site_files_never_show_hidden_information(site: tuple[Path, list[GameRow]]) -> None:
     out, rows = site
+    assert standings_page.PAGE == "standings.html"  # imported: the site has its standings page
     pile = rows[1].record["setup"]["pile"]
     files = sorted(p for p in out.rglob("*") if p.is_file())
     assert [p.relative_to(out).as_posix() for p in files] == [
-        "games/ac-7.html", "games/ac-7.json", "games/st-3.html", "games/st-3.json", "index.html"]
+        "games/ac-7.html", "games/ac-7.json", "games/st-3.html", "games/st-3.json", "index.html",
+        "standings.html"]  # nothing on the standings page either
     for path in files:
         text = path.read_text()
         assert '"pile"' not in text

@@ -17,6 +17,7 @@ from pbem.archive.site import write_site
 from pbem.cli import main
 from pbem.cli.mailbox import reply_to
 from pbem.clocks import log as cl
+from pbem.community import standings_page
 from pbem.record import replay_record
 from tests.scheduler.conftest import ALICE, BOB, CAROL, Clocked
 from tests.server.harness import headline, text_of, to
@@ -297,10 +298,10 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     assert headline(done) == "Done: nickname is now Alice A.", flat(done)
     site = tmp_path / "site"
     write_site(server.store, site, Filters())
-    index = (site / "index.html").read_text(encoding="utf-8")
+    page = (site / standings_page.PAGE).read_text(encoding="utf-8")  # linked from the index
     assert ('<tr class="reliability"><td>Alice A.</td><td data-label="Games finished">1</td>'
-            '<td data-label="Lost on time">1</td><td data-label="Reliable">0 %</td>') in index
-    assert BOB not in index
+            '<td data-label="Lost on time">1</td><td data-label="Reliable">0 %</td>') in page
+    assert BOB not in page and standings_page.PAGE in (site / "index.html").read_text(encoding="utf-8")
 
 
 def test_each_reader_gets_the_clock_in_their_language(server: Clocked) -> None:

@@ -50,7 +50,8 @@ def test_swiss_to_the_end(club: Club) -> None:
     players = PLAYERS[:6]
     announce(club, "swiss rounds 3 time 5 forfeit", players)
     again = club.send(players[0], "enter t-1")
-    assert headline(again) == "Not done: you have already entered t-1."
+    assert headline(again) == ("Not done: you have already entered t-1; nothing changed. The table: "
+                               "tournament t-1; to leave: withdraw t-1")
     assert "t-1 (Alien City, Swiss): starts 2026-12-10" in text_of(club.send(players[0], "games"))
     finish(club, players)
     row = club.store.tournament_views().get("t-1")
@@ -80,6 +81,9 @@ def test_round_robin_with_a_rest_and_a_withdrawal(club: Club) -> None:
     club.tick(days=21)
     rests = [h for p in players for h in round_mails(club, p) if "no game this round" in h]
     assert len(rests) == 1  # five players: one rests each round
+    resting = next(m for p in players for m in club.inbox[p] if "no game this round" in headline(m))
+    assert "Your next game comes with the next round, when this round's games end (at the latest after " \
+        "its deadline, 2027-01-01 10:00 UTC). The table: tournament t-1" in " ".join(text_of(resting).split())
     # p4 withdraws in round 1: the game in play is forfeited, the later ones are won without a game
     answer = club.send(players[4], "withdraw t-1")
     assert headline(answer) == "Confirm: withdraw t-1"
@@ -94,6 +98,12 @@ def test_round_robin_with_a_rest_and_a_withdrawal(club: Club) -> None:
     final = [m for m in club.inbox[players[0]] if "is over" in headline(m)][-1]
     assert "   X" in text_of(final), "the crosstable"
     assert "* withdrew" in text_of(final)
+    # "(you)" marks the reader, in the table, the crosstable, the rounds and the winner's line
+    table = text_of(final)
+    assert table.count("p0@example.org (you)") >= 3 and "p1@example.org (you)" not in table, table
+    winner = row.doc["result"]["ranking"][0][1]
+    said = text_of([m for m in club.inbox[winner] if "is over" in headline(m)][-1])
+    assert f"The winner: {winner} (you)." in said, said
 
 
 @pytest.mark.parametrize("kind", ["elimination", "double-elimination"])
@@ -118,8 +128,17 @@ def test_ladder_challenges(club: Club) -> None:
     club.tick(days=21)
     started = club.last(players[8])
     assert "number 9 of 9 on the ladder" in headline(started)
+    assert "You may challenge places 6 to 8: tournament t-1 challenge 8" in text_of(started)
+    assert "You are at the top: the others challenge you." in text_of(club.last(players[0]))
+    assert "You may challenge the player at place 1: tournament t-1 challenge 1" in text_of(
+        club.last(players[1]))  # not "up to 2 places above" from place 2
     far = club.reply(players[8], started, "tournament t-1 challenge 5")
-    assert "places above" in headline([m for r, m in far if r == players[8]][-1])
+    said = " ".join(text_of([m for r, m in far if r == players[8]][-1]).split())
+    assert ("from place 9 you may challenge at most 3 places above. You may challenge places 6 to 8: "
+            "tournament t-1 challenge 8") in said, said
+    top = club.reply(players[0], club.last(players[0]), "tournament t-1 challenge 2")
+    said = " ".join(text_of([m for r, m in top if r == players[0]][-1]).split())
+    assert "you are number 1: you may challenge only players above you. You are at the top" in said
     out = club.reply(players[8], started, "tournament t-1 challenge 6")
     mine = [m for r, m in out if r == players[8]][-1]
     assert headline(mine).startswith("Your move (move 1). You challenged p5@example.org (place 6)")
@@ -131,10 +150,19 @@ def test_ladder_challenges(club: Club) -> None:
     club.resign(players[5], game, club.game_mail(players[5], game))  # the defender resigns
     row = club.store.tournament_views().get("t-1")
     assert row.doc["ladder"].index(players[8]) == 5 and row.doc["ladder"].index(players[5]) == 6
+    assert headline(club.last(players[8], "on the ladder")) == "t-1: you take place 6 on the ladder"
+    for moved, place in ((players[5], 7), (players[6], 8), (players[7], 9)):  # each moved down is told
+        told = club.last(moved, "on the ladder")
+        assert headline(told) == "t-1: p8@example.org takes place 6 on the ladder", headline(told)
+        assert f"You are now number {place}." in text_of(told)
     again = club.send(players[8], "tournament t-1 challenge 5")
     assert "Not done" in headline(again)  # a new mail without the token: a challenge starts a game
     rematch = club.reply(players[5], club.last(players[5]), "tournament t-1 challenge 6")
     assert "played recently" in headline([m for r, m in rematch if r == players[5]][-1])
+    table = text_of(club.send(players[6], "tournament t-1"))
+    assert "Running: 9 players on the ladder." in table and "round 0" not in table, table
+    assert "p6@example.org (you)" in table and "You may challenge places 5 to 7: tournament t-1 challenge 7" \
+        in " ".join(table.split()), table
     ended = club.moderate("tournament t-1 end")
     assert club.store.tournament_views().get("t-1").status == "over", text_of(ended)
 
@@ -218,7 +246,18 @@ def test_bad_input_gets_clear_answers_and_creates_nothing(club: Club) -> None:
     assert "t-1 is over; there is nothing to withdraw from" in text_of([m for r,
                                                                         m in late if r == PLAYERS[0]][-1])
     other = club.reply(PLAYERS[1], club.last(PLAYERS[1]), "tournament t-1 pause")
-    assert "only the organizer of t-1 or a moderator" in text_of([m for r, m in other if r == PLAYERS[1]][-1])
+    refused = " ".join(text_of([m for r, m in other if r == PLAYERS[1]][-1]).split())
+    assert ("only the organizer of t-1 (mod@example.org) or a moderator can pause it; ask them. "
+            "'tournament t-1' sends you the table.") in refused, refused
+    # every refusal says what would be right (the findings of a demanding user, tourn2-findings.md)
+    said = {line: " ".join(text_of(club.send(PLAYERS[5], line)).split()) for line in (
+        "enter t1", "tournament t-1 frobnicate", "tournaments chess", "withdraw t-1")}
+    assert "did you mean enter t-1?" in said["enter t1"]
+    assert ("'frobnicate' is not something a tournament does; the operations are table, challenge, start, "
+            "pause,") in said["tournament t-1 frobnicate"] and "The table: tournament t-1." in \
+        said["tournament t-1 frobnicate"]
+    assert "space-truckin. tournaments [GAME-NAME]" in said["tournaments chess"]  # one full stop
+    assert "t-1 is over; there is nothing to withdraw from" in said["withdraw t-1"]
     unknown = club.send(PLAYERS[0], "enter t-99")
     assert "there is no tournament t-99" in text_of(unknown)
     assert "is a game, not a tournament" in text_of(club.send(PLAYERS[0], "tournament ac-1"))

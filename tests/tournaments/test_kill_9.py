@@ -2,7 +2,8 @@
 the round's games were created and before the transaction committed (``PBEM_FAILPOINT=
 tournament-paired``); after a restart the mail (or the scheduler's start date) is handled again,
 and every game and every round mail exists once. Both ways a round is paired: a player's mail that
-ends the round's last game, and the scheduler at the start date."""
+ends the round's last game, and the scheduler at the start date; on both stores (SQLite, and a
+database of the session's PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import sys
 from pathlib import Path
 
 from pbem.cli.mailbox import reply_to
-from pbem.store import open_store
 from tests.e2e.conftest import REPO
 from tests.server.players import headline
+from tests.store.conftest import Backend
 from tests.tournaments.club import MODERATOR, Club
 
 PLAYERS = [f"p{i}@example.org" for i in range(4)]
@@ -43,13 +44,13 @@ def round_mails(data: Path, label: str) -> dict[str, int]:
     return counts
 
 
-def setup(tmp_path: Path, start: str) -> tuple[Club, Path]:
+def setup(tmp_path: Path, backend: Backend, start: str) -> tuple[Club, Path]:
     data = tmp_path / "data"
     config = tmp_path / "pbem.toml"
-    config.write_text(f'[server]\ndata_dir = "{data}"\n[smtp]\nenabled = false\n'
-                      f'[moderators]\naddresses = ["{MODERATOR}"]\n')
+    config.write_text(f'[server]\ndata_dir = "{data}"\ndatabase = "{backend.target}"\n'
+                      f'[smtp]\nenabled = false\n[moderators]\naddresses = ["{MODERATOR}"]\n')
     data.mkdir()
-    club = Club(tmp_path, str(data / "pbem.sqlite3"))
+    club = Club(tmp_path, backend.target)
     club.moderate(f"tournament new alien-city swiss rounds 2 starts {start}")
     for player in PLAYERS:
         club.send(player, "help")
@@ -57,11 +58,11 @@ def setup(tmp_path: Path, start: str) -> tuple[Club, Path]:
     return club, config
 
 
-def test_kill_9_while_the_scheduler_pairs_the_first_round(tmp_path: Path) -> None:
-    club, config = setup(tmp_path, "now")
+def test_kill_9_while_the_scheduler_pairs_the_first_round(tmp_path: Path, backend: Backend) -> None:
+    club, config = setup(tmp_path, backend, "now")
     club.close()  # from here the real clock: the start date has passed
     assert process(config, "tournament-paired") == -9
-    store = open_store(tmp_path / "data" / "pbem.sqlite3")
+    store = backend.open()
     try:
         row = store.tournament_views().get("t-1")
         assert row.status == "open" and row.doc["rounds"] == [] and store.list_games() == []
@@ -69,7 +70,7 @@ def test_kill_9_while_the_scheduler_pairs_the_first_round(tmp_path: Path) -> Non
         store.close()
     assert process(config, None) == 0
     assert process(config, None) == 0  # and again: nothing more happens
-    store = open_store(tmp_path / "data" / "pbem.sqlite3")
+    store = backend.open()
     try:
         row = store.tournament_views().get("t-1")
         assert row.status == "running" and len(row.doc["rounds"]) == 1
@@ -79,8 +80,8 @@ def test_kill_9_while_the_scheduler_pairs_the_first_round(tmp_path: Path) -> Non
     assert round_mails(tmp_path / "data", "Round 1") == dict.fromkeys(PLAYERS, 1)
 
 
-def test_kill_9_while_the_last_game_of_a_round_ends(tmp_path: Path) -> None:
-    club, config = setup(tmp_path, "2026-12-10")
+def test_kill_9_while_the_last_game_of_a_round_ends(tmp_path: Path, backend: Backend) -> None:
+    club, config = setup(tmp_path, backend, "2026-12-10")
     club.tick(days=21)
     games = [g["id"] for g in club.store.tournament_views().get("t-1").doc["rounds"][0]["games"]]
     first, last = games
@@ -96,7 +97,7 @@ def test_kill_9_while_the_last_game_of_a_round_ends(tmp_path: Path) -> None:
     club.store.accept_inbound(confirm.as_bytes(policy=email.policy.SMTP), "test", club.clock.now())
     club.close()
     assert process(config, "tournament-paired") == -9
-    store = open_store(tmp_path / "data" / "pbem.sqlite3")
+    store = backend.open()
     try:
         assert len(store.list_games()) == 2 and store.get_game(last).status == "active"
         assert store.inbound_counts()["pending"] == 1
@@ -104,7 +105,7 @@ def test_kill_9_while_the_last_game_of_a_round_ends(tmp_path: Path) -> None:
         store.close()
     assert process(config, None) == 0
     assert process(config, None) == 0
-    store = open_store(tmp_path / "data" / "pbem.sqlite3")
+    store = backend.open()
     try:
         row = store.tournament_views().get("t-1")
         assert len(row.doc["rounds"]) == 2 and len(store.list_games()) == 4

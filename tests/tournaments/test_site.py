@@ -1,13 +1,15 @@
 """The archive site's page of a tournament, as headless Chromium shows it: the standings with
 every entrant under the same pseudonym as on their games' pages (never an address), the rounds
 with a link to every game's page, and the index listing the tournament. And the index's open
-challenge, in one sentence with its real time control (the findings of the site's first users)."""
+challenge, in one sentence with its real time control (the findings of the site's first users);
+and the standings page, linked from the index and the tournament's page."""
 
 from __future__ import annotations
 
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 from pbem.archive.search import make_filters
 from pbem.archive.site import write_site
@@ -66,8 +68,37 @@ def test_tournament_page_in_chromium(tmp_path: Path) -> None:
     challenge = index.find(tag="li", cls="challenge")[0]
     text = " ".join(challenge.all_text().split())
     assert "7 days per move" in text and "?" not in text, text
-    assert re.search(r"by Player [A-Z2-9]{5} \(black\); 7 days per move", text), text
+    # the author's reliability beside their pseudonym too (it was shown for nicknames only)
+    assert re.search(r"by Player [A-Z2-9]{5} \(black\) \(reliable 100 % of 3 games\); 7 days per move",
+                     text), text
     assert not challenge.find(tag="ul"), "the author's name does not break the sentence"
+    check_standings_page(tmp_path, out, index, names, row.doc)
+
+
+def check_standings_page(tmp_path: Path, out: Path, index: Any, names: list[str], doc: dict) -> None:
+    """The standings page, reached from the index and from the tournament's page: every player
+    under the same public name (the pseudonyms too), their results, rating and reliability."""
+    link = index.find(tag="p", cls="standings-link")[0].find(tag="a")[0].attrs["href"]
+    assert link == "standings.html"
+    from_tournament = dom(tmp_path, (out / "tournaments" / "t-1.html").as_uri())
+    assert from_tournament.find(tag="a", cls="standings-link")[0].attrs["href"] == "../standings.html"
+    page = (out / "standings.html").read_text()
+    assert not ADDRESS.search(page) and not any(p.split("@")[0] in page for p in PLAYERS)
+    root = dom(tmp_path, (out / "standings.html").as_uri())
+    rated = root.find(tag="tr", cls="rated")
+    cells = [[td.all_text() for td in tr.find(tag="td")] for tr in rated]
+    assert sorted(c[1] for c in cells) == sorted(names), cells  # the names of the tournament's table
+    assert [c[0] for c in cells] == ["1", "2", "3", "4"]
+    ratings = [int(c[6]) for c in cells]
+    assert ratings == sorted(ratings, reverse=True) and abs(sum(ratings) - 4 * 1500) <= 2
+    games = [g for r in doc["rounds"] for g in r["games"] if g.get("id")]
+    assert all(int(c[2]) == 3 for c in cells)  # everyone played everyone once
+    assert sum(int(c[3]) for c in cells) == sum(int(c[4]) for c in cells)  # a win is a loss
+    assert sum(int(c[3]) + int(c[5]) / 2 for c in cells) == len(games)
+    assert all(c[7] == "100 %" for c in cells)  # nobody lost on time
+    reliable = [[td.all_text() for td in tr.find(tag="td")] for tr in root.find(tag="tr", cls="reliability")]
+    assert sorted(r[0] for r in reliable) == sorted(names)  # everyone, not only the nicknamed
+    assert all(r[1] == "3" and r[2] == "0" and r[3] == "100 %" for r in reliable), reliable
 
 
 def test_archive_export_keeps_the_tournament_with_its_games(tmp_path: Path) -> None:
