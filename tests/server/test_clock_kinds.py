@@ -291,10 +291,24 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     assert server.game(challenge).status == "active"
     standings = flat(to(server.submit(reply_to(lost.latest[BOB], BOB, "standings")), BOB)[0])
     assert "RATING ON TIME" in standings and f"{ALICE} 1 0 1 0 1484 0 %" in standings
+    assert f"{BOB} (you) 1 1 0 0 1516 100 %" in standings  # the reader, marked
+    assert "You are number 1 of 2: 1 game, 1 won, 0 lost, 0 drawn, rating 1516." in standings
     assert "Your reliability: 1 game finished, 0 of them lost on time (100 % reliable)." in standings
     # and on the archive site: players by their public names only
     done = to(server.submit(reply_to(lost.latest[ALICE], ALICE, "set nickname Alice A.")), ALICE)[0]
     assert headline(done) == "Done: nickname is now Alice A.", flat(done)
+    # Alice reads the standings under her name; she never moved, and they do not say she did
+    standings = flat(to(server.submit(reply_to(lost.latest[ALICE], ALICE, "standings")), ALICE)[0])
+    assert "Alice A. (you) 1 0 1 0 1484 0 %" in standings and ALICE not in standings
+    assert ("Your reliability: 1 game finished, 1 of them lost on time (0 % reliable). 0 of 1 turn ended "
+            "with a move in time (0 %).") in standings
+    # in German, every word of the table is German
+    server.submit(reply_to(lost.latest[ALICE], ALICE, "set language de"))
+    standings = to(server.submit(reply_to(lost.latest[ALICE], ALICE, "standings")), ALICE)[0]
+    table = next(line for line in text_of(standings).split("\n") if line.strip().startswith("#"))
+    assert table.split() == ["#", "SPIELER", "PARTIEN", "GEW.", "VERL.", "REMIS", "WERTUNG", "PÜNKTLICH"]
+    assert "Alice A. (du)" in text_of(standings)
+    assert "Bei 0 von 1 Mal am Zug rechtzeitig gezogen (0 %)." in flat(standings)
     site = tmp_path / "site"
     write_site(server.store, site, Filters())
     index = (site / "index.html").read_text(encoding="utf-8")
