@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from engine import State
@@ -170,8 +170,8 @@ def _deadline_lines(ctx: MailContext, email: str, settings: dict[str, Any]) -> l
             lines.append(_("{id}: your move, deadline {when}").format(
                 id=row.id, when=dl.format_when(row.deadline_at, zone, ctx.now)))
             bank = dl.bank_line(row, ctx.now)
-            if bank:
-                lines.append(f"  {bank}")
+            if bank:  # wrapped here: the mail's own wrapping would lose the indent
+                lines.append(textwrap.fill(bank, 72, initial_indent="  ", subsequent_indent="  "))
         elif dl.is_paused(row):
             lines.append(_("{id}: your move; the clock is paused").format(id=row.id))
     return lines
@@ -264,11 +264,12 @@ def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last:
     today = ctx.now.astimezone(zone).date()
     days_a_year = ctx.config.deadlines.vacation_days_per_year
     if last < first:
-        raise CommandFailed(_("the vacation ends ({last}) before it starts ({first}).").format(
-            last=last, first=first))
+        raise CommandFailed(_("the vacation ends ({last}) before it starts ({first}): the first day comes "
+                              "first, e.g. vacation {last}..{first}").format(last=last, first=first))
     if last < today or first < today:
-        raise CommandFailed(_("a vacation cannot start in the past: today is {today} in {zone}.").format(
-            today=today, zone=zone.key))
+        raise CommandFailed(_("a vacation cannot start in the past: today is {today} in {zone}. From today "
+                              "on, e.g. vacation {today}..{until}").format(
+            today=today, zone=zone.key, until=max(last, today)))
     if (last - first).days >= 366:
         raise CommandFailed(_("a vacation is at most a year long."))
     entry = dl.vacation_entry(first, last, zone)
@@ -282,15 +283,36 @@ def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last:
     for year, days in sorted(dl.vacation_days(entry).items()):
         left = allowance.left(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
         if days > left:
-            raise CommandFailed(ngettext(
+            text = ngettext(
                 "that is {n} vacation day in {year}, but you have only {left} of your {allowance} days a "
                 "year left for {year}.", "that is {n} vacation days in {year}, but you have only {left} of "
                 "your {allowance} days a year left for {year}.", days).format(
-                n=days, year=year, left=max(0, left), allowance=days_a_year))
+                n=days, year=year, left=max(0, left), allowance=days_a_year)
+            longest = _longest_vacation(ctx, settings, first, last, days_a_year)
+            if longest is not None:
+                text += " " + _("The longest you can take from {first}: vacation {first}..{last}").format(
+                    first=first, last=longest)
+            raise CommandFailed(text)
     keep_from = today.year - KEEP_VACATIONS_YEARS
     settings["vacations"] = [v for v in settings.get("vacations", [])
                              if isinstance(v, dict) and date.fromisoformat(v["to"]).year >= keep_from]
     return entry
+
+
+def _longest_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last: date,
+                      days_a_year: int) -> date | None:
+    """The last day of the longest vacation from ``first`` (to ``last`` at most) that the allowance of
+    each year it touches still covers; None when not even ``first`` is left."""
+    left: dict[int, int] = {}
+    day, end = first, None
+    while day <= last:
+        if day.year not in left:
+            left[day.year] = allowance.left(ctx.tx, ctx.mail.from_addr, day.year, days_a_year, settings)
+        if left[day.year] < 1:
+            break
+        left[day.year] -= 1
+        end, day = day, day + timedelta(days=1)
+    return end
 
 
 def _cancel_vacations(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
@@ -470,17 +492,19 @@ def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callab
 
 
 def settings_shown(ctx: MailContext) -> list[str]:
-    """``settings`` shows what is left of the year's vacation allowance."""
+    """``settings`` shows the player's timezone (set with ``timezone``, not ``set``, but theirs all
+    the same) and what is left of the year's vacation allowance."""
     settings = _settings(ctx)
     days_a_year = ctx.config.deadlines.vacation_days_per_year
     if days_a_year <= 0:
-        return []
+        return [_zone_line(settings)]
     year = ctx.now.astimezone(dl.player_zone(settings)).year
     vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
-    return [ngettext("Vacation allowance {year}: {left} of {allowance} day left ({vacation} on vacation, "
-                     "{timeout} spent when your time ran out). See: vacation",
-                     "Vacation allowance {year}: {left} of {allowance} days left ({vacation} on vacation, "
-                     "{timeout} spent when your time ran out). See: vacation", days_a_year).format(
+    return [_zone_line(settings), ngettext(
+        "Vacation allowance {year}: {left} of {allowance} day left ({vacation} on vacation, {timeout} spent "
+        "when your time ran out). See: vacation",
+        "Vacation allowance {year}: {left} of {allowance} days left ({vacation} on vacation, {timeout} spent "
+        "when your time ran out). See: vacation", days_a_year).format(
         year=year, left=left, allowance=days_a_year, vacation=vacation, timeout=timeout)]
 
 

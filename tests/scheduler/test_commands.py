@@ -252,3 +252,79 @@ def test_time_control_chosen_on_new(tmp_path) -> None:
         assert "time" in to_address(out, "ann@example.org")[0].get_body(("plain",)).get_content()
     finally:
         server.close()
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("new alien-city time total 0 with bo@example.org",
+     "time: the days for the whole game: more than 0 and at most 365 days, not 0"),
+    ("new alien-city time fischer 10+0 with bo@example.org",
+     "time: the days a Fischer clock adds per move: more than 0 and at most 365 days, not 0"),
+    ("new alien-city time fischer 10+1 cap 400 with bo@example.org",
+     "time: the cap of a Fischer clock: more than 0 and at most 365 days, not 400"),
+    ('{"command": "new", "game": "alien-city", "with": ["bo@example.org"], '
+     '"options": {"time": {"kind": "fischer", "initial_days": 10}}}',
+     "time: the days a Fischer clock adds per move: missing; e.g. time fischer 10+1.5"),
+    ('{"command": "new", "game": "alien-city", "with": ["bo@example.org"], '
+     '"options": {"time": {"kind": "total", "total_days": "lots"}}}',
+     "time: the days for the whole game: a number of days, like time total 30, not 'lots'"),
+])
+def test_a_refused_amount_is_named_with_what_would_be_right(server: Clocked, body: str, said: str) -> None:
+    """Each amount of a time control is refused by its own name (not 'days per move' for a total or a
+    Fischer cap), with the words that would be right."""
+    out = server.submit(server.mail("ann@example.org", body))
+    [reply] = to(out, "ann@example.org")
+    assert headline(reply) == f"Not done: {said}"
+    assert server.game("ac-1") is None
+
+
+@pytest.mark.parametrize(("language", "said"), [
+    ("de", "Nicht erledigt: time: die Tage für das ganze Spiel: mehr als 0 und höchstens 365 Tage, "
+           "nicht 0"),
+    ("sk", "Nevykonané: time: dni na celú hru: viac ako 0 a najviac 365 dní, nie 0"),
+])
+def test_a_refused_amount_in_german_and_slovak(server: Clocked, language: str, said: str) -> None:
+    with server.store.transaction() as tx:
+        tx.set_player("ann@example.org", {"language": language})
+    out = server.submit(server.mail("ann@example.org", "new alien-city time total 0 with bo@example.org"))
+    assert headline(to(out, "ann@example.org")[0]) == said
+
+
+def test_settings_show_the_timezone_beside_the_allowance(server: Clocked) -> None:
+    """A player asking for their settings sees the timezone their times, weekends and nights follow
+    (set with 'timezone', not 'set'), and how to change it while it is the default."""
+    text = flat(to(server.submit(server.mail(ALICE, "settings")), ALICE)[0])
+    assert "Times are shown in your timezone, UTC (change it with: timezone Area/City)." in text
+    assert "Vacation allowance 2026: 30 of 30 days left" in text
+    server.submit(server.mail(ALICE, "timezone Europe/Bratislava"))
+    text = flat(to(server.submit(server.mail(ALICE, "settings")), ALICE)[0])
+    assert "Times are shown in your timezone, Europe/Bratislava. Vacation allowance 2026" in text
+
+
+def test_a_refused_vacation_says_what_would_be_right(server: Clocked) -> None:
+    _game_id, your_move = server.start_alien_city()  # Fri 20 Nov 2026, UTC
+    for line, said in (
+            ("vacation 2026-12-02..2026-12-01", "the vacation ends (2026-12-01) before it starts (2026-12-02): "
+                                                "the first day comes first, e.g. vacation 2026-12-01..2026-12-02"),
+            ("vacation 2026-11-01..2026-11-22", "a vacation cannot start in the past: today is 2026-11-20 in UTC. "
+                                                "From today on, e.g. vacation 2026-11-20..2026-11-22"),
+            ("vacation 2026-12-01..2027-03-01", "that is 31 vacation days in 2026, but you have only 30 of your "
+                                                "30 days a year left for 2026. The longest you can take from "
+                                                "2026-12-01: vacation 2026-12-01..2026-12-30")):
+        reply = to(server.submit(reply_to(your_move, ALICE, line)), ALICE)[0]
+        assert flat(reply).startswith(f"Not done: {said}"), flat(reply)
+    # the suggestion is taken as it is
+    reply = to(server.submit(reply_to(your_move, ALICE, "vacation 2026-12-01..2026-12-30")), ALICE)[0]
+    assert headline(reply) == "Vacation set"
+
+
+def test_the_bank_under_a_deadline_keeps_its_indent_when_wrapped(server: Clocked) -> None:
+    out = server.submit(server.mail(ALICE, f"new alien-city time fischer 10+1.5 weekends off with {BOB} "
+                                           "as black"))
+    game_id = str(to(out, ALICE)[0]["X-Pbem-Game"])
+    server.submit(reply_to(to(out, BOB)[0], BOB, "accept"))
+    text = text_of(to(server.submit(server.mail(ALICE, "vacation")), ALICE)[0])
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"{game_id}: your move, deadline"))
+    bank = lines[at + 1:at + 4]
+    assert bank[0].startswith("  Your time: 10 d, +36 h per move, at most 10 d.")
+    assert bank[1] == "  count.)" and all(len(line) <= 78 for line in lines)
