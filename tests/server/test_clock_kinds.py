@@ -338,3 +338,26 @@ def test_each_reader_gets_the_clock_in_their_language(server: Clocked) -> None:
     settings = flat(to(server.submit(reply_to(alice, ALICE, "settings")), ALICE)[0])
     assert ("Urlaubskontingent 2026: 29 von 30 Tagen übrig (0 im Urlaub, 1 bei abgelaufener Zeit "
             "verbraucht)") in settings
+
+
+def test_an_open_challenge_for_reliable_players_as_a_turn_file(server: Clocked) -> None:
+    """The JSON twin of 'new GAME open ... reliable 90' (there was none: 'new' required 'with', and
+    the refusal named the game's name against a game id's pattern)."""
+    server.config.deadlines.vacation_days_per_year = 0
+    server.config.deadlines.grace_reminder = False
+    lost = Game(server, f"new alien-city time 1 with {BOB} as black")
+    server.clock.set(lost.row().deadline_at)
+    lost.run()
+    out = server.submit(server.mail(CAROL, json.dumps(
+        {"command": "new", "game": "alien-city", "open": True, "reliable": 90,
+         "options": {"time": "fischer 3+1 weekends off"}})))
+    posted = to(out, CAROL)[0]
+    challenge = str(posted["X-Pbem-Game"])
+    assert headline(posted) == f"Open challenge {challenge} posted: Alien City, waiting for 1 player"
+    assert ("Fischer clock: 3 d, +1 d per move, at most 3 d (weekends do not count). For players who lost "
+            "at most 10 % of their finished games on time (reliable 90).") in flat(posted)
+    refusal = to(server.submit(reply_to(lost.latest[ALICE], ALICE, f"join {challenge}")), ALICE)[0]
+    assert "you lost 1 of 1 on time, so you are 0 % reliable" in flat(refusal)
+    # a 'new' with neither 'with' nor 'open': the reply names what is missing
+    out = server.submit(server.mail(CAROL, json.dumps({"command": "new", "game": "alien-city"})))
+    assert "$: 'with' is a required property" in flat(to(out, CAROL)[0])
