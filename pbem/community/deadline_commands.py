@@ -416,7 +416,7 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
                                                           control=dl.describe_time_control(control, grace))]
     if row.status == "active":
         lines.append(_("It applies from the next move; the present deadline stays."))
-    ctx.reply(Section(title=_("Time control of {id}").format(id=row.id), lines=lines), row.id)
+    ctx.reply(Section(title=_("Time control of {id} changed").format(id=row.id), lines=lines), row.id)
     ctx.outcomes.append(f"timecontrol {row.id}")
     if game_id == just_created:
         for planned in ctx.planned:  # the invitations of this very mail, not yet composed

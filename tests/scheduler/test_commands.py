@@ -166,6 +166,7 @@ def test_timecontrol_later_by_the_challenger_only_before_anyone_accepts(server: 
     text = _reply(server, invitation, BOB, "timecontrol ac-1 1")
     assert "only the player who proposed game ac-1" in text
     out = server.submit(reply_to(created, ALICE, "timecontrol 2 notify"))
+    assert headline(to(out, ALICE)[0]) == "Time control of ac-1 changed"  # what changed, first
     assert headline(to(out, BOB)[0]) == f"{ALICE} changed the time control of ac-1"
     assert "Time control: 2 days per move" in flat(to(out, BOB)[0])
     assert server.game("ac-1").record["time_control"] == {
