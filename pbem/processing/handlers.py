@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from engine import MoveError, State, get_game, is_move_entry, replay
 from engine.registry import UnknownGameError
+from pbem.clocks.players import format_when, player_zone
 from pbem.commands.helptext import help_text
 from pbem.commands.parsing import Command
 from pbem.i18n import _, ngettext, say, status_word
@@ -133,6 +134,7 @@ def do_history(ctx: MailContext, command: Command) -> None:
 def do_games(ctx: MailContext, command: Command) -> None:
     email = ctx.mail.from_addr
     rows = ctx.tx.games_for_email(email)
+    zone = player_zone(ctx.tx.get_player(email))  # deadlines in the reader's time, as every mail has them
     blocks = []
     for row in rows:
         names = game_names(ctx.tx, row)
@@ -146,7 +148,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
                     else _("{player} to move").format(player=who(row.to_move, reader, names)))
             if row.deadline_at:
                 turn += "\n      " + _("deadline {when}").format(
-                    when=row.deadline_at.strftime("%Y-%m-%d %H:%M UTC"))
+                    when=format_when(row.deadline_at, zone, ctx.now))
         elif row.status == "invited":
             turn = _("waiting for {seats}").format(
                 seats=", ".join(names.label(s.seat) for s in row.seats if not s.accepted))

@@ -329,3 +329,13 @@ def test_the_bank_under_a_deadline_keeps_its_indent_when_wrapped(server: Clocked
     bank = lines[at + 1:at + 4]
     assert bank[0].startswith("  Your time: 10 d, +36 h per move, at most 10 d.")
     assert bank[1] == "  count.)" and all(len(line) <= 78 for line in lines)
+
+
+def test_games_shows_every_deadline_in_the_readers_timezone(server: Clocked) -> None:
+    """Bob in New York reads Alice's deadline in his own time (it was 'deadline 2026-11-27 10:00 UTC'
+    for everyone, whatever 'timezone' they had set)."""
+    game_id, _ = server.start_alien_city()
+    server.submit(server.mail(BOB, "timezone America/New_York"))
+    text = text_of(to(server.submit(server.mail(BOB, "games")), BOB)[0])
+    assert (f"black ({ALICE}) to move\n      deadline Fri 27 Nov 2026, 05:00 EST (10:00 UTC), in 7 days"
+            in text)
