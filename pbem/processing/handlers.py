@@ -137,6 +137,8 @@ def do_games(ctx: MailContext, command: Command) -> None:
     zone = player_zone(ctx.tx.get_player(email))  # deadlines in the reader's time, as every mail has them
     blocks = []
     for row in rows:
+        if row.status == "declined" and any(hooks.shut_out(ctx.tx, email, s.email) for s in row.seats):
+            continue  # an invitation from an address the reader blocks: they never see it
         names = game_names(ctx.tx, row)
         mine = sender_seat(row)(email)
         reader = mine.seat if mine else None
@@ -163,7 +165,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
             seat=names.label(reader) if reader else "-", state=turn))
     if blocks:
         ctx.reply(Section(pre="\n".join(blocks)), headline=ngettext(
-            "Your games: {n}", "Your games: {n}", len(rows)).format(n=len(rows)))
+            "Your games: {n}", "Your games: {n}", len(blocks)).format(n=len(blocks)))
     else:
         ctx.reply(Section(lines=[_("Start one with: new alien-city with FRIEND@EXAMPLE.ORG")]),
                   headline=_("You have no games"))
