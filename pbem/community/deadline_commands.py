@@ -59,6 +59,8 @@ TIME_HELP = (
     N_("Reliability: 'standings' shows each player's share of finished games not lost on time; "
        "'new GAME open reliable 90' lets only players with at least 90 % join."),
 )
+NO_VACATIONS = N_("this server gives no vacation days ([deadlines] vacation_days_per_year = 0): to be "
+                  "away, ask its moderators to pause your games.")
 KEEP_VACATIONS_YEARS = 1  # past vacations older than last year no longer count against any allowance
 
 
@@ -210,6 +212,10 @@ def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
                 first=entry["from"], last=entry["to"], n=days))
     if not lines:
         lines.append(_("You have no vacation planned."))
+    if days_a_year <= 0:
+        text = _(NO_VACATIONS)
+        lines += [text[:1].upper() + text[1:], _zone_line(settings)]
+        return lines
     vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
     lines.append(_("Vacation days used in {year}: {used} of {allowance}; {left} left.").format(
         year=year, used=vacation + timeout, allowance=days_a_year, left=left))
@@ -263,6 +269,8 @@ def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last:
     zone = dl.player_zone(settings)
     today = ctx.now.astimezone(zone).date()
     days_a_year = ctx.config.deadlines.vacation_days_per_year
+    if days_a_year <= 0:
+        raise CommandFailed(_(NO_VACATIONS))
     if last < first:
         raise CommandFailed(_("the vacation ends ({last}) before it starts ({first}): the first day comes "
                               "first, e.g. vacation {last}..{first}").format(last=last, first=first))

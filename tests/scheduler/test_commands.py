@@ -339,3 +339,16 @@ def test_games_shows_every_deadline_in_the_readers_timezone(server: Clocked) -> 
     text = text_of(to(server.submit(server.mail(BOB, "games")), BOB)[0])
     assert (f"black ({ALICE}) to move\n      deadline Fri 27 Nov 2026, 05:00 EST (10:00 UTC), in 7 days"
             in text)
+
+
+def test_a_server_without_vacations_says_so(server: Clocked) -> None:
+    """With [deadlines] vacation_days_per_year = 0 a vacation was refused with "you have only 0 of
+    your 0 days a year left"; the player learns there are none, and what to do instead."""
+    server.config.deadlines.vacation_days_per_year = 0
+    _game_id, your_move = server.start_alien_city()
+    refused = to(server.submit(reply_to(your_move, ALICE, "vacation 2026-12-20..2026-12-22")), ALICE)[0]
+    assert headline(refused) == ("Not done: this server gives no vacation days ([deadlines] "
+                                 "vacation_days_per_year = 0): to be away, ask its moderators to pause "
+                                 "your games.")
+    shown = flat(to(server.submit(server.mail(ALICE, "vacation")), ALICE)[0])
+    assert "This server gives no vacation days" in shown and "0 of 0" not in shown
