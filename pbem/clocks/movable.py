@@ -134,5 +134,5 @@ def configured_clock(config: Config) -> Clock:
     return MovableClock(config.data_dir) if config.clock == MOVABLE else SystemClock()
 
 
-__all__ = ["MAX_SHIFT", "MOVABLE", "OFFSET_FILE", "ClockMoveError", "MovableClock", "configured_clock", "move",
-           "offset_path", "parse_shift", "read_offset"]
+__all__ = ["MAX_SHIFT", "MOVABLE", "OFFSET_FILE", "ClockMoveError", "MovableClock", "configured_clock",
+           "move", "offset_path", "parse_shift", "read_offset"]

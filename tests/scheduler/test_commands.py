@@ -304,13 +304,15 @@ def test_settings_show_the_timezone_beside_the_allowance(server: Clocked) -> Non
 def test_a_refused_vacation_says_what_would_be_right(server: Clocked) -> None:
     _game_id, your_move = server.start_alien_city()  # Fri 20 Nov 2026, UTC
     for line, said in (
-            ("vacation 2026-12-02..2026-12-01", "the vacation ends (2026-12-01) before it starts (2026-12-02): "
-                                                "the first day comes first, e.g. vacation 2026-12-01..2026-12-02"),
-            ("vacation 2026-11-01..2026-11-22", "a vacation cannot start in the past: today is 2026-11-20 in UTC. "
-                                                "From today on, e.g. vacation 2026-11-20..2026-11-22"),
-            ("vacation 2026-12-01..2027-03-01", "that is 31 vacation days in 2026, but you have only 30 of your "
-                                                "30 days a year left for 2026. The longest you can take from "
-                                                "2026-12-01: vacation 2026-12-01..2026-12-30")):
+            ("vacation 2026-12-02..2026-12-01",
+             "the vacation ends (2026-12-01) before it starts (2026-12-02): the first day comes first, e.g. "
+             "vacation 2026-12-01..2026-12-02"),
+            ("vacation 2026-11-01..2026-11-22",
+             "a vacation cannot start in the past: today is 2026-11-20 in UTC. From today on, e.g. vacation "
+             "2026-11-20..2026-11-22"),
+            ("vacation 2026-12-01..2027-03-01",
+             "that is 31 vacation days in 2026, but you have only 30 of your 30 days a year left for 2026. "
+             "The longest you can take from 2026-12-01: vacation 2026-12-01..2026-12-30")):
         reply = to(server.submit(reply_to(your_move, ALICE, line)), ALICE)[0]
         assert flat(reply).startswith(f"Not done: {said}"), flat(reply)
     # the suggestion is taken as it is
@@ -334,7 +336,7 @@ def test_the_bank_under_a_deadline_keeps_its_indent_when_wrapped(server: Clocked
 def test_games_shows_every_deadline_in_the_readers_timezone(server: Clocked) -> None:
     """Bob in New York reads Alice's deadline in his own time (it was 'deadline 2026-11-27 10:00 UTC'
     for everyone, whatever 'timezone' they had set)."""
-    game_id, _ = server.start_alien_city()
+    server.start_alien_city()
     server.submit(server.mail(BOB, "timezone America/New_York"))
     text = text_of(to(server.submit(server.mail(BOB, "games")), BOB)[0])
     assert (f"black ({ALICE}) to move\n      deadline Fri 27 Nov 2026, 05:00 EST (10:00 UTC), in 7 days"
