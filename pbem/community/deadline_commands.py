@@ -126,7 +126,17 @@ def take_time_option(ctx: MailContext, command: Command) -> dict[str, Any]:
             control, command.option_words = tc.take(command.option_words, config=config)
     except tc.ClockError as exc:
         raise CommandFailed(_("time: {error}").format(error=exc)) from None
+    if control is not None:
+        _somebody_decides(ctx, control)
     return {"time_control": control} if control is not None else {}
+
+
+def _somebody_decides(ctx: MailContext, control: dict[str, Any]) -> None:
+    """'notify' leaves a late player to the moderators: on a server without any, nobody would."""
+    if control.get("policy") == "notify" and not ctx.config.moderators:
+        raise CommandFailed(_("'notify' leaves a late player to the moderators, and this server has none: "
+                              "at a deadline nobody would decide. Leave it out (the late player forfeits), "
+                              "or write forfeit."))
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
@@ -412,6 +422,8 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
     try:
         config = ctx.config.deadlines
         chosen = tc.merge(dl.time_control(row.record, config), said, config=config)
+        if said.get("policy") == "notify":
+            _somebody_decides(ctx, chosen)
         dl.set_time_control(row, chosen, ctx.now if row.status == "active" else None)
     except dl.ClockError as exc:
         raise CommandFailed(str(exc)) from None

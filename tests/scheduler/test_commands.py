@@ -210,7 +210,8 @@ def test_bad_time_commands(line: str) -> None:
 
 
 def test_take_time_option_for_new() -> None:
-    ctx = SimpleNamespace(config=config_from_dict({"deadlines": {"default_days": 5}}))
+    ctx = SimpleNamespace(config=config_from_dict({"deadlines": {"default_days": 5},
+                                                   "moderators": {"addresses": ["mod@x.org"]}}))
     command = parse_line("new alien-city edition 1.2 time 3 days notify with bob@x.org",
                          in_game_reply=False)
     assert isinstance(command, Command)
@@ -241,6 +242,7 @@ def test_time_control_chosen_on_new(tmp_path) -> None:
     from tests.server.harness import to as to_address
 
     server = Server(tmp_path)
+    server.config.moderators = ["mod@example.org"]  # 'notify' needs somebody to decide
     try:
         out = server.submit(server.mail("ann@example.org", "new alien-city with bo@example.org time 3"))
         assert to_address(out, "bo@example.org"), [m["Subject"] for _r, m in out]
@@ -354,3 +356,32 @@ def test_a_server_without_vacations_says_so(server: Clocked) -> None:
                                  "your games.")
     shown = flat(to(server.submit(server.mail(ALICE, "vacation")), ALICE)[0])
     assert "This server gives no vacation days" in shown and "0 of 0" not in shown
+
+
+def test_notify_is_refused_where_no_moderator_would_decide(tmp_path, capsys) -> None:
+    """On a server without moderators a game with 'notify' stalled at its deadline, and both players
+    read "The moderators have been told and will decide": nobody was. Chosen in 'new' or with
+    'timecontrol', it is refused with what would do; check-config warns of such a default."""
+    from pbem.cli import main
+    from tests.server.harness import Server
+    from tests.server.harness import to as to_address
+
+    server = Server(tmp_path)
+    try:
+        out = server.submit(server.mail("ann@example.org",
+                                        "new alien-city time 3 notify with bo@example.org"))
+        said = ("Not done: 'notify' leaves a late player to the moderators, and this server has none: at a "
+                "deadline nobody would decide. Leave it out (the late player forfeits), or write forfeit.")
+        assert headline(to_address(out, "ann@example.org")[0]) == said
+        assert to_address(out, "bo@example.org") == [] and server.game("ac-1") is None
+        out = server.submit(server.mail("ann@example.org", "new alien-city with bo@example.org\n"
+                                                           "timecontrol 3 notify"))
+        assert said in flat(to_address(out, "ann@example.org")[0])
+        assert (server.game("ac-1").record.get("time_control") or {}).get("policy") != "notify"
+    finally:
+        server.close()
+    config = tmp_path / "pbem.toml"
+    config.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n[deadlines]\npolicy = "notify"\n')
+    assert main(["check-config", "-c", str(config)]) == 0
+    assert ('warning: [deadlines] policy = "notify" leaves every late player to the moderators, and '
+            "[moderators] addresses is empty") in capsys.readouterr().out
