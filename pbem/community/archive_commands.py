@@ -142,7 +142,7 @@ def do_standings(ctx: MailContext, command: Command) -> None:
         if me in names:
             names[me] = _("{seat} (you)").format(seat=names[me])
         ctx.reply(Section(title=_("Standings: {game}").format(game=title_of(name)), lines=notes,
-                          pre=table_text(name, lines, reliable, names)))
+                          pre=table_text(name, lines, reliable, names, width=78)))
     mine = reliability.of_player(ctx.tx.games_for_email(me), me)
     ctx.reply(Section(lines=[_(RATING_NOTE), _(RELIABILITY_NOTE),
                              _("Your reliability: {text}").format(text=reliability.long_text(mine))]))

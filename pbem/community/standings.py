@@ -152,10 +152,11 @@ HEADS = (N_("PLAYER"), N_("GAMES"), N_("WON"), N_("LOST"), N_("DRAWN"), N_("RATI
 
 
 def table_text(name: str, lines: list[Standing], reliable: Mapping[str, Reliability] | None = None,
-               names: Mapping[str, str] | None = None) -> str:
+               names: Mapping[str, str] | None = None, width: int | None = None) -> str:
     """One game's standings as a plain-text table for the terminal and mail; with ``reliable``, a
     column of each player's reliability (the share of their finished games, of every game, not
-    lost on time); ``names``: how each address is shown (a mail's reader sees "(you)")."""
+    lost on time); ``names``: how each address is shown (a mail's reader sees "(you)"); ``width``:
+    the most columns a line may take (a mail's 78; the terminal shows every name whole)."""
     heads = [_(h) for h in HEADS[:7 if reliable is not None else 6]]
     rows = []
     for rank, s in enumerate(lines, 1):
@@ -165,9 +166,14 @@ def table_text(name: str, lines: list[Standing], reliable: Mapping[str, Reliabil
             line = reliable.get(s.player)
             row.append(f"{line.percent:.0f} %" if line and line.finished else "-")
         rows.append(row)
-    # the names as wide as the longest (at most 32): the heads of German or Slovak are longer
-    wide = min(32, max([len(heads[0]), *(len(row[1]) for row in rows)]))
+    # the names as wide as the longest, at most 32 and what keeps a line within ``width`` (the heads
+    # of German or Slovak are longer); there a longer name is cut, marked with "…"
     widths = [max(len(h), 4) for h in heads[1:]]
+    most = min(32, width - 4 - sum(w + 1 for w in widths)) if width else 32
+    wide = min(most, max([len(heads[0]), *(len(row[1]) for row in rows)]))
+    for row in rows:
+        if width and len(row[1]) > wide:
+            row[1] = row[1][:wide - 1] + "…"
     out = [" ".join([f"{'#':>3}", f"{heads[0]:<{wide}}", *(f"{h:>{w}}" for h, w in zip(heads[1:], widths,
                                                                                        strict=True))])]
     for row in rows:
