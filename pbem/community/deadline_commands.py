@@ -402,6 +402,9 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
         return
     moderator = _is_moderator(ctx, command)
     seat: Seat | None = None
+    if row.status not in ("invited", "active"):  # for moderators too: there is no clock left to set
+        raise CommandFailed(_("game {id} is {status}; its time control no longer matters.").format(
+            id=row.id, status=status_word(row.status)))
     if not moderator:
         if row.status != "invited":
             raise CommandFailed(_("game {id} is {status}: the time control is chosen before the other "
@@ -416,9 +419,6 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
         if any(s.accepted for s in row.seats if s.seat != seat.seat):
             raise CommandFailed(_(
                 "another player has already accepted game {id} on its present terms.").format(id=row.id))
-    elif row.status not in ("invited", "active"):
-        raise CommandFailed(_("game {id} is {status}; its time control no longer matters.").format(
-            id=row.id, status=status_word(row.status)))
     try:
         config = ctx.config.deadlines
         chosen = tc.merge(dl.time_control(row.record, config), said, config=config)

@@ -13,7 +13,7 @@ from pbem.community.deadline_commands import take_time_option
 from pbem.config import config_from_dict
 from pbem.processing.games import CommandFailed
 from pbem.record import replay_record
-from tests.scheduler.conftest import ALICE, BOB, WEEK, Clocked
+from tests.scheduler.conftest import ALICE, BOB, CAROL, WEEK, Clocked
 from tests.server.harness import headline, text_of, to
 
 
@@ -385,3 +385,20 @@ def test_notify_is_refused_where_no_moderator_would_decide(tmp_path, capsys) -> 
     assert main(["check-config", "-c", str(config)]) == 0
     assert ('warning: [deadlines] policy = "notify" leaves every late player to the moderators, and '
             "[moderators] addresses is empty") in capsys.readouterr().out
+
+
+def test_commands_in_the_wrong_state_say_what_the_game_is(server: Clocked) -> None:
+    """'join' of a game that never was a challenge read "challenge ac-1 is full: the game has
+    started"; 'timecontrol' of a finished game read "now only a moderator can change it" (a
+    moderator cannot either)."""
+    game_id, your_move = server.start_alien_city()
+    out = server.submit(server.mail(CAROL, f"join {game_id}"))
+    assert headline(to(out, CAROL)[0]) == (f"Not done: game {game_id} is not an open challenge (it is "
+                                          "running). Send 'challenges' for the open ones.")
+    asked = to(server.submit(reply_to(your_move, ALICE, f"resign {game_id}")), ALICE)[0]
+    code = flat(asked).split(f"resign {game_id} confirm ")[1].split()[0]
+    server.submit(reply_to(asked, ALICE, f"resign {game_id} confirm {code}"))
+    assert server.game(game_id).status == "over"
+    out = server.submit(reply_to(your_move, ALICE, f"timecontrol {game_id} 3"))
+    assert headline(to(out, ALICE)[0]) == (f"Not done: game {game_id} is over; its time control no longer "
+                                           "matters.")
