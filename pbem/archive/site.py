@@ -23,6 +23,7 @@ from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
 from pbem.clocks import reliability
 from pbem.clocks.control import kind_text, normalize
+from pbem.clocks.privacy import others_view
 from pbem.config import DeadlineConfig
 from pbem.i18n import N_, _, language, ngettext, speaking, status_word
 from pbem.record import describe_action, iso, player_view, positions_with_actions
@@ -151,7 +152,7 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
     names = dict(names or {})
     by_address = {email.lower(): names.get(seat) or public_name(seat, None)
                   for seat, email in players_of(row).items() if email}
-    view = public_record(player_view(row.record, game), by_address)
+    view = public_record(others_view(player_view(row.record, game)), by_address)
     prefix = f"{file_stem(row.id)}-"
     title = f"{row.id}: {game.title}"
     figures: list[str] = []
@@ -435,7 +436,7 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
             failed.append((row.id, f"{type(exc).__name__}: {exc}"))
             continue
         _write(games_dir / f"{stem}.html", page)
-        public = public_record(player_view(row.record), {
+        public = public_record(others_view(player_view(row.record)), {
             email.lower(): names[seat] for seat, email in players_of(row).items() if email})
         public["id"] = row.id
         _write(games_dir / f"{stem}.json", archive_text(public))

@@ -106,6 +106,11 @@ def _exactly(span: timedelta) -> str:
 
 def cmd_clock(args: argparse.Namespace, extra: list[str]) -> int:
     """Shows the server's time; with ``+2d``, moves a movable clock forward and wakes the server."""
+    if extra:  # "-1d" reads as an option to argparse: said here, in the words of the command
+        if args.shift is not None or len(extra) > 1 or not extra[0][1:2].isdigit():
+            print(f"pbem admin clock: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
+            return 2
+        args.shift = extra[0]
     config = _config(args)
     clock = configured_clock(config)
     where = config.source or "the configuration"
@@ -216,7 +221,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
                                    "at once.")
     p.add_argument("-c", "--config", help=CONFIG_HELP)
     p.add_argument("shift", nargs="?", metavar="+TIME", help="how far forward: +2d, +36h, +1w, +1d12h, +90m")
-    p.set_defaults(func=cmd_clock)
+    p.set_defaults(func=cmd_clock, takes_options=True)
     p = add("token", cmd_token, "print the token line a moderator's admin mails must carry", why=False)
     p.add_argument("address", help="the moderator's address, as in [moderators] addresses")
     p = add("list", _op(lambda a: lambda ctx: list_games(ctx, a.filters)),

@@ -127,6 +127,10 @@ def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
                             if config.relay.host else f"Maildir {config.outbox_maildir}"))
     if config.clock != "system":
         print(f"  warning: {MOVABLE_WARNING}")
+    if config.deadlines.policy == "notify" and not config.moderators:
+        print('  warning: [deadlines] policy = "notify" leaves every late player to the moderators, and '
+              "[moderators] addresses is empty: nobody would decide (players may not choose notify "
+              "either)")
     return 0
 
 

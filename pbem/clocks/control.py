@@ -43,6 +43,12 @@ _OFF_WORDS = {"weekends": "weekends_off", "weekend": "weekends_off", "nights": "
               "night": "nights_off"}
 _AMOUNT_KEYS = {"move": ("days_per_move",), "fischer": ("initial_days", "increment_days", "cap_days"),
                 "total": ("total_days",)}
+# Each amount as a refusal names it, with the words that would be right.
+_AMOUNT_NAMES = {"days_per_move": (N_("the days per move"), "time 5"),
+                 "initial_days": (N_("the initial days of a Fischer clock"), "time fischer 10+1.5"),
+                 "increment_days": (N_("the days a Fischer clock adds per move"), "time fischer 10+1.5"),
+                 "cap_days": (N_("the cap of a Fischer clock"), "time fischer 10+1.5 cap 10"),
+                 "total_days": (N_("the days for the whole game"), "time total 30")}
 
 
 class ClockError(ValueError):
@@ -88,7 +94,7 @@ def check(control: Mapping[str, Any]) -> dict[str, Any]:
             policies=" or ".join(POLICIES), policy=repr(control.get("policy"))))
     checked = dict(control)
     for key in _AMOUNT_KEYS[kind]:
-        checked[key] = _days(checked.get(key), key == "increment_days")
+        checked[key] = _days(checked.get(key), key)
     if kind == "fischer" and checked["cap_days"] < max(checked["initial_days"], checked["increment_days"]):
         raise ClockError(_("the cap of a Fischer clock is at least its initial time and its increment "
                            "({initial} d and {increment} d), not {cap} d: e.g. time fischer 10+1.5 cap 10"
@@ -97,16 +103,21 @@ def check(control: Mapping[str, Any]) -> dict[str, Any]:
     return checked
 
 
-def _days(value: Any, increment: bool = False, text: str | None = None) -> float:
+def _days(value: Any, key: str, text: str | None = None) -> float:
+    """An amount of days (``key``: which one, for the refusal), checked."""
     shown = text if text is not None else value
+    name, example = _AMOUNT_NAMES[key]
+    if value is None:
+        raise ClockError(_("{what}: missing; e.g. {example}").format(what=_(name), example=example))
     try:
         days = float(value)
     except (TypeError, ValueError):
-        raise ClockError(_("days per move must be a number, not {days}").format(days=repr(shown))) from None
+        raise ClockError(_("{what}: a number of days, like {example}, not {days}").format(
+            what=_(name), example=example, days=repr(shown))) from None
     if not math.isfinite(days) or days <= 0 or days > MAX_DAYS:
-        raise ClockError(_("days per move must be more than 0 and at most {most}, not {days}").format(
-            most=MAX_DAYS, days=shown))
-    if days < MIN_DAYS - 1e-9 and not increment:
+        raise ClockError(_("{what}: more than 0 and at most {most} days, not {days}").format(
+            what=_(name), most=MAX_DAYS, days=shown))
+    if days < MIN_DAYS - 1e-9 and key != "increment_days":
         raise ClockError(_("a move needs at least one hour, 1/24 of a day ({fraction} days), not "
                            "{days}").format(fraction=f"{MIN_DAYS:.3f}", days=shown))
     return number(days)
@@ -142,25 +153,27 @@ def _spec(words: Sequence[str], at: int, said: dict[str, Any]) -> int:
         if match is None or initial is None or increment is None:
             raise _usage_error(_("after 'fischer' come the initial days and the days added per move, "
                                  "like fischer 10+1.5"))
-        cap = initial
+        cap, cap_text = initial, match.group(1)
         if at < len(words) and words[at].lower() == "cap":
-            cap = _amount(words[at + 1] if at + 1 < len(words) else None)
+            cap_text = words[at + 1] if at + 1 < len(words) else ""
+            cap = _amount(cap_text)
             if cap is None:
                 raise _usage_error(_("after 'cap' come the most days a bank may hold, like cap 10"))
             at += 2
-        said.update(kind="fischer", initial_days=_days(initial, text=match.group(1)),
-                    increment_days=_days(increment, True), cap_days=_days(cap))
+        said.update(kind="fischer", initial_days=_days(initial, "initial_days", text=match.group(1)),
+                    increment_days=_days(increment, "increment_days", text=match.group(2)),
+                    cap_days=_days(cap, "cap_days", text=cap_text))
     elif word == "total":
         total = _amount(words[at + 1] if at + 1 < len(words) else None)
         if total is None:
             raise _usage_error(_("after 'total' come the days for the whole game, like total 30"))
-        said.update(kind="total", total_days=_days(total, text=words[at + 1]))
+        said.update(kind="total", total_days=_days(total, "total_days", text=words[at + 1]))
         at += 2
     else:
         days = _amount(words[at] if at < len(words) else None)
         if days is None:
             raise _usage_error(_("the days per move are a number"))
-        said.update(kind="move", days_per_move=_days(days, text=words[at]))
+        said.update(kind="move", days_per_move=_days(days, "days_per_move", text=words[at]))
         at += 1
         if at < len(words) and words[at].lower() in _DAY_WORDS:
             at += 1
@@ -238,7 +251,7 @@ def from_json(value: Any, base: Mapping[str, Any] | None = None, *,
     if isinstance(value, bool):
         raise _usage_error(_("time is a number of days, words or an object, not {value}").format(value=value))
     if isinstance(value, int | float):
-        return merge(base, {"kind": "move", "days_per_move": _days(value)}, config=config)
+        return merge(base, {"kind": "move", "days_per_move": _days(value, "days_per_move")}, config=config)
     if isinstance(value, str):
         control, _rest = take(value.split(), base, config=config, whole=True)
         if control is None:

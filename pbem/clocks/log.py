@@ -19,6 +19,8 @@ Events (``event``, then its fields):
   rollback, the end of the game): charged, nothing added.
 * ``away`` ``intervals`` -> ``deadline``: the player's vacations changed during their turn; they
   count from ``at`` on (what has passed stays as it was).
+* ``off`` (and a start's ``off``): ``away`` as a record given to others has it, cut to the
+  player's own turn and not saying why (``pbem.clocks.privacy``); read the same way.
 * ``spend`` ``from until days left_days`` -> ``deadline``: the time was up (at ``from``, the deadline
   missed) and a day of the player's vacation allowance was spent: the clock does not run from
   ``from`` to ``until``.
@@ -176,7 +178,7 @@ class Fold:
             control = self.control or tc.normalize(None)
             turn = Turn(seat=str(event["seat"]), started=at, bank=self._bank(str(event["seat"]), control),
                         control=dict(control), zone=str(event.get("zone") or "UTC"),
-                        away=intervals_of(event.get("away")),
+                        away=intervals_of(event.get("away", event.get("off"))),
                         paused_at=at if event.get("paused") else None)
             self.turn = self.last = turn
             return {"bank": seconds(turn.bank), "deadline": _text(turn.deadline())}
@@ -192,7 +194,7 @@ class Fold:
             self.banks[turn.seat] = left
             self.turn = None
             return {"used": seconds(used), "left": seconds(left)}
-        if kind == "away":  # from now on; what has passed stays as it was
+        if kind in ("away", "off"):  # from now on; what has passed stays as it was
             past = [(a, min(b, at)) for a, b in turn.away if a < at]
             turn.away = merge([*past, *after(intervals_of(event.get("intervals")), at)])
         elif kind == "spend":

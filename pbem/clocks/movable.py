@@ -35,6 +35,7 @@ MOVABLE = "movable"
 _SHIFT = re.compile(r"^\+?\s*((?:\d+(?:\.\d+)?\s*[wdhms]\s*)+)$", re.IGNORECASE)
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*([wdhms])", re.IGNORECASE)
 _UNITS = {"w": "weeks", "d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+MAX_SHIFT = timedelta(days=366)  # a demo's year at a time; far beyond, dates stop being dates
 
 
 class ClockMoveError(ValueError):
@@ -57,15 +58,24 @@ def read_offset(data_dir: Path) -> timedelta:
 
 
 def parse_shift(text: str) -> timedelta:
-    """``+2d``, ``36h``, ``1w``, ``1d12h``, ``90m``: forward only."""
+    """``+2d``, ``36h``, ``1w``, ``1d12h``, ``90m``: forward only, a year at most at a time."""
+    if text.strip().startswith("-"):
+        raise ClockMoveError(f"{text!r} would move the clock back; it only moves forward (what the server "
+                             "did at a time cannot be undone): write it like +2d")
     match = _SHIFT.match(text.strip())
     if not match:
         raise ClockMoveError(f"{text!r} is not a time to move forward by: write it like +2d, +36h, "
                              "+1w, +1d12h or +90m")
-    shift = sum((timedelta(**{_UNITS[unit.lower()]: float(amount)})
-                 for amount, unit in _PART.findall(match.group(1))), timedelta(0))
+    try:
+        shift = sum((timedelta(**{_UNITS[unit.lower()]: float(amount)})
+                     for amount, unit in _PART.findall(match.group(1))), timedelta(0))
+    except OverflowError:
+        shift = timedelta.max
     if shift <= timedelta(0):
         raise ClockMoveError(f"{text!r} does not move the clock: give a time greater than zero")
+    if shift > MAX_SHIFT:
+        raise ClockMoveError(f"{text!r} is more than a year: move the clock at most +{MAX_SHIFT.days}d at a "
+                             "time (and again for more)")
     return shift
 
 
@@ -126,5 +136,5 @@ def configured_clock(config: Config) -> Clock:
     return MovableClock(config.data_dir) if config.clock == MOVABLE else SystemClock()
 
 
-__all__ = ["MOVABLE", "OFFSET_FILE", "ClockMoveError", "MovableClock", "configured_clock", "move",
-           "offset_path", "parse_shift", "read_offset"]
+__all__ = ["MAX_SHIFT", "MOVABLE", "OFFSET_FILE", "ClockMoveError", "MovableClock", "configured_clock",
+           "move", "offset_path", "parse_shift", "read_offset"]

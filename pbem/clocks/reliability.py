@@ -135,10 +135,11 @@ def long_text(line: Reliability) -> str:
                                               percent=f"{line.percent:.0f}")
     else:
         text = _("No finished games yet.")
-    if line.moves:
-        text += " " + ngettext("{percent} % of {n} move made in time",
-                               "{percent} % of {n} moves made in time", line.moves).format(
-            percent=f"{line.in_time_percent:.0f}", n=line.moves)
+    if line.moves:  # turns ended by a move or a timeout: "of 1 move" would say one was made
+        text += " " + ngettext("{in_time} of {n} turn ended with a move in time ({percent} %)",
+                               "{in_time} of {n} turns ended with a move in time ({percent} %)",
+                               line.moves).format(
+            in_time=line.in_time, n=line.moves, percent=f"{line.in_time_percent:.0f}")
         used = line.time_used_percent
         text += (_("; {percent} % of the time used on average.").format(percent=f"{used:.0f}")
                  if used is not None else ".")

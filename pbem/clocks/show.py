@@ -41,11 +41,13 @@ def _what(item: cl.Checked) -> str:
     head = {
         "away": lambda: f"{seat}'s vacations: " + (", ".join(
             f"{_when(a)} to {_when(b)}" for a, b in event.get("intervals") or []) or "none"),
+        "off": lambda: f"{seat}'s clock did not run: " + (", ".join(
+            f"{_when(a)} to {_when(b)}" for a, b in event.get("intervals") or []) or "none"),
         "spend": lambda: (f"{seat}'s time ran out at {_when(event.get('from'))}: "
                           + ("a vacation day spent" if event.get("days", 1) else
                              "covered by a vacation day spent for another game")
-                          + f", clocks stop until {_when(event.get('until'))} "
-                            f"({event.get('left_days')} left)"),
+                          + f", clocks stop until {_when(event.get('until'))}"
+                          + (f" ({event['left_days']} left)" if "left_days" in event else "")),
         "pause": lambda: f"clock paused ({event.get('why', 'moderator')})",
         "resume": lambda: "clock resumed",
         "outage": lambda: f"server down since {_when(event.get('from'))}: not counted",

@@ -403,7 +403,8 @@ def parse_json(document: Any) -> list[Command | CommandError]:
     """A turn file already decoded from JSON; schema errors name the JSON path."""
     errors = sorted(validator("command").iter_errors(document), key=lambda e: len(e.absolute_path))
     if errors:
-        best = _deepest(errors)
+        listed = isinstance(document, dict) and "commands" in document
+        best = _deepest(errors, 2 if listed else int(isinstance(document, list)))
         return [CommandError("(JSON turn file)", f"{json_path(best)}: {best.message}")]
     defaults: dict[str, Any] = {}
     if isinstance(document, dict) and "commands" in document:
@@ -427,6 +428,11 @@ def parse_json(document: Any) -> list[Command | CommandError]:
 
 
 def _parse_json_new(item: dict[str, Any]) -> Command:
+    if item.get("open"):  # the twin of 'new GAME open [players N] [rating LOW-HIGH] [reliable PERCENT]'
+        words = [word for key in ("players", "rating", "reliable") if item.get(key) is not None
+                 for word in (key, _json_word(item[key]))]
+        return Command("new", _describe_json(item), game=item["game"].lower(), seat=item.get("as"),
+                       options=item.get("options"), option_words=words, args={"open": True})
     return Command("new", _describe_json(item), game=item["game"].lower(),
                    opponents=[a.lower() for a in item["with"]], seat=item.get("as"),
                    options=item.get("options"))
@@ -459,11 +465,16 @@ def _json_word(value: Any) -> str:
     return " ".join(str(value).split())
 
 
-def _deepest(errors: list[Any]) -> Any:
-    """For oneOf failures, the most specific sub-error tells the writer what to fix."""
+def _deepest(errors: list[Any], shape: int) -> Any:
+    """For oneOf failures, the most specific sub-error tells the writer what to fix; at the top, of
+    the form the document has (``shape``: 0 one command, 1 a list, 2 ``{"commands": [...]}``), not a
+    deeper one of a form it does not try to be (a lone command's "game" against the list's)."""
     best = max(errors, key=lambda e: len(e.absolute_path))
     while best.context:
-        best = max(best.context, key=lambda e: len(e.absolute_path))
+        context = best.context
+        if not best.absolute_path and list(best.schema_path) == ["oneOf"]:
+            context = [e for e in context if e.relative_schema_path[0] == shape] or context
+        best = max(context, key=lambda e: len(e.absolute_path))
     return best
 
 
@@ -471,6 +482,9 @@ def _describe_json(item: dict[str, Any]) -> str:
     parts = [item["command"], str(item.get("game", ""))]
     if item.get("with"):
         parts += ["with", *item["with"]]
+    if item.get("open"):
+        parts += ["open", *(f"{key} {_json_word(item[key])}" for key in ("players", "rating", "reliable")
+                            if item.get(key) is not None)]
     if item.get("as"):
         parts += ["as", str(item["as"])]
     return " ".join(p for p in parts if p)

@@ -19,6 +19,7 @@ from pbem.processing import handlers, hooks
 from pbem.processing.context import MailContext
 from pbem.processing.games import CommandFailed
 from pbem.processing.handlers import register_handler
+from pbem.processing.mail_names import player_name
 from pbem.store.base import GameRow
 
 HISTORY_USAGE = N_("history GAME | history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (a "
@@ -129,12 +130,19 @@ def do_standings(ctx: MailContext, command: Command) -> None:
         notes = []
         for rank, line in enumerate(lines, 1):
             if line.player == me:
-                notes.append(_("You are number {rank} of {count}: {games} games, {wins} won, {losses} lost, "
-                               "{draws} drawn, rating {rating}.").format(
+                notes.append(ngettext(
+                    "You are number {rank} of {count}: {games} game, {wins} won, {losses} lost, {draws} "
+                    "drawn, rating {rating}.",
+                    "You are number {rank} of {count}: {games} games, {wins} won, {losses} lost, {draws} "
+                    "drawn, rating {rating}.", line.games).format(
                     rank=rank, count=len(lines), games=line.games, wins=line.wins, losses=line.losses,
                     draws=line.draws, rating=f"{line.rating:.0f}"))
+        # players as every mail names them (a nickname, else the address), the reader marked
+        names = {line.player: player_name(ctx.tx, line.player) for line in lines}
+        if me in names:
+            names[me] = _("{seat} (you)").format(seat=names[me])
         ctx.reply(Section(title=_("Standings: {game}").format(game=title_of(name)), lines=notes,
-                          pre=table_text(name, lines, reliable)))
+                          pre=table_text(name, lines, reliable, names, width=78)))
     mine = reliability.of_player(ctx.tx.games_for_email(me), me)
     ctx.reply(Section(lines=[_(RATING_NOTE), _(RELIABILITY_NOTE),
                              _("Your reliability: {text}").format(text=reliability.long_text(mine))]))

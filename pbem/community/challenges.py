@@ -310,11 +310,11 @@ def _closed(row: GameRow) -> str:
     if row.status == "cancelled" and reason == "withdrawn":
         return _("challenge {id} was withdrawn by its author; send 'challenges' for the open ones.").format(
             id=row.id)
-    if row.status in ("active", "over"):
+    if row.status == "active" and "open" in row.record:
         return _("challenge {id} is full: the game has started. Send 'challenges' for the open ones.").format(
             id=row.id)
-    return _("game {id} is not an open challenge (it is {status}).").format(
-        id=row.id, status=status_word(row.status))
+    return _("game {id} is not an open challenge (it is {status}). Send 'challenges' for the open ones."
+             ).format(id=row.id, status=status_word(row.status))
 
 
 def do_withdraw(ctx: MailContext, command: Command) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Callable
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from engine import State
@@ -59,6 +59,8 @@ TIME_HELP = (
     N_("Reliability: 'standings' shows each player's share of finished games not lost on time; "
        "'new GAME open reliable 90' lets only players with at least 90 % join."),
 )
+NO_VACATIONS = N_("this server gives no vacation days ([deadlines] vacation_days_per_year = 0): to be "
+                  "away, ask its moderators to pause your games.")
 KEEP_VACATIONS_YEARS = 1  # past vacations older than last year no longer count against any allowance
 
 
@@ -124,7 +126,17 @@ def take_time_option(ctx: MailContext, command: Command) -> dict[str, Any]:
             control, command.option_words = tc.take(command.option_words, config=config)
     except tc.ClockError as exc:
         raise CommandFailed(_("time: {error}").format(error=exc)) from None
+    if control is not None:
+        _somebody_decides(ctx, control)
     return {"time_control": control} if control is not None else {}
+
+
+def _somebody_decides(ctx: MailContext, control: dict[str, Any]) -> None:
+    """'notify' leaves a late player to the moderators: on a server without any, nobody would."""
+    if control.get("policy") == "notify" and not ctx.config.moderators:
+        raise CommandFailed(_("'notify' leaves a late player to the moderators, and this server has none: "
+                              "at a deadline nobody would decide. Leave it out (the late player forfeits), "
+                              "or write forfeit."))
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
@@ -170,8 +182,8 @@ def _deadline_lines(ctx: MailContext, email: str, settings: dict[str, Any]) -> l
             lines.append(_("{id}: your move, deadline {when}").format(
                 id=row.id, when=dl.format_when(row.deadline_at, zone, ctx.now)))
             bank = dl.bank_line(row, ctx.now)
-            if bank:
-                lines.append(f"  {bank}")
+            if bank:  # wrapped here: the mail's own wrapping would lose the indent
+                lines.append(textwrap.fill(bank, 72, initial_indent="  ", subsequent_indent="  "))
         elif dl.is_paused(row):
             lines.append(_("{id}: your move; the clock is paused").format(id=row.id))
     return lines
@@ -210,6 +222,10 @@ def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
                 first=entry["from"], last=entry["to"], n=days))
     if not lines:
         lines.append(_("You have no vacation planned."))
+    if days_a_year <= 0:
+        text = _(NO_VACATIONS)
+        lines += [text[:1].upper() + text[1:], _zone_line(settings)]
+        return lines
     vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
     lines.append(_("Vacation days used in {year}: {used} of {allowance}; {left} left.").format(
         year=year, used=vacation + timeout, allowance=days_a_year, left=left))
@@ -263,12 +279,15 @@ def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last:
     zone = dl.player_zone(settings)
     today = ctx.now.astimezone(zone).date()
     days_a_year = ctx.config.deadlines.vacation_days_per_year
+    if days_a_year <= 0:
+        raise CommandFailed(_(NO_VACATIONS))
     if last < first:
-        raise CommandFailed(_("the vacation ends ({last}) before it starts ({first}).").format(
-            last=last, first=first))
+        raise CommandFailed(_("the vacation ends ({last}) before it starts ({first}): the first day comes "
+                              "first, e.g. vacation {last}..{first}").format(last=last, first=first))
     if last < today or first < today:
-        raise CommandFailed(_("a vacation cannot start in the past: today is {today} in {zone}.").format(
-            today=today, zone=zone.key))
+        raise CommandFailed(_("a vacation cannot start in the past: today is {today} in {zone}. From today "
+                              "on, e.g. vacation {today}..{until}").format(
+            today=today, zone=zone.key, until=max(last, today)))
     if (last - first).days >= 366:
         raise CommandFailed(_("a vacation is at most a year long."))
     entry = dl.vacation_entry(first, last, zone)
@@ -282,15 +301,36 @@ def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last:
     for year, days in sorted(dl.vacation_days(entry).items()):
         left = allowance.left(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
         if days > left:
-            raise CommandFailed(ngettext(
+            text = ngettext(
                 "that is {n} vacation day in {year}, but you have only {left} of your {allowance} days a "
                 "year left for {year}.", "that is {n} vacation days in {year}, but you have only {left} of "
                 "your {allowance} days a year left for {year}.", days).format(
-                n=days, year=year, left=max(0, left), allowance=days_a_year))
+                n=days, year=year, left=max(0, left), allowance=days_a_year)
+            longest = _longest_vacation(ctx, settings, first, last, days_a_year)
+            if longest is not None:
+                text += " " + _("The longest you can take from {first}: vacation {first}..{last}").format(
+                    first=first, last=longest)
+            raise CommandFailed(text)
     keep_from = today.year - KEEP_VACATIONS_YEARS
     settings["vacations"] = [v for v in settings.get("vacations", [])
                              if isinstance(v, dict) and date.fromisoformat(v["to"]).year >= keep_from]
     return entry
+
+
+def _longest_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last: date,
+                      days_a_year: int) -> date | None:
+    """The last day of the longest vacation from ``first`` (to ``last`` at most) that the allowance of
+    each year it touches still covers; None when not even ``first`` is left."""
+    left: dict[int, int] = {}
+    day, end = first, None
+    while day <= last:
+        if day.year not in left:
+            left[day.year] = allowance.left(ctx.tx, ctx.mail.from_addr, day.year, days_a_year, settings)
+        if left[day.year] < 1:
+            break
+        left[day.year] -= 1
+        end, day = day, day + timedelta(days=1)
+    return end
 
 
 def _cancel_vacations(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
@@ -362,6 +402,9 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
         return
     moderator = _is_moderator(ctx, command)
     seat: Seat | None = None
+    if row.status not in ("invited", "active"):  # for moderators too: there is no clock left to set
+        raise CommandFailed(_("game {id} is {status}; its time control no longer matters.").format(
+            id=row.id, status=status_word(row.status)))
     if not moderator:
         if row.status != "invited":
             raise CommandFailed(_("game {id} is {status}: the time control is chosen before the other "
@@ -376,12 +419,11 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
         if any(s.accepted for s in row.seats if s.seat != seat.seat):
             raise CommandFailed(_(
                 "another player has already accepted game {id} on its present terms.").format(id=row.id))
-    elif row.status not in ("invited", "active"):
-        raise CommandFailed(_("game {id} is {status}; its time control no longer matters.").format(
-            id=row.id, status=status_word(row.status)))
     try:
         config = ctx.config.deadlines
         chosen = tc.merge(dl.time_control(row.record, config), said, config=config)
+        if said.get("policy") == "notify":
+            _somebody_decides(ctx, chosen)
         dl.set_time_control(row, chosen, ctx.now if row.status == "active" else None)
     except dl.ClockError as exc:
         raise CommandFailed(str(exc)) from None
@@ -394,7 +436,7 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
                                                           control=dl.describe_time_control(control, grace))]
     if row.status == "active":
         lines.append(_("It applies from the next move; the present deadline stays."))
-    ctx.reply(Section(title=_("Time control of {id}").format(id=row.id), lines=lines), row.id)
+    ctx.reply(Section(title=_("Time control of {id} changed").format(id=row.id), lines=lines), row.id)
     ctx.outcomes.append(f"timecontrol {row.id}")
     if game_id == just_created:
         for planned in ctx.planned:  # the invitations of this very mail, not yet composed
@@ -470,17 +512,19 @@ def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callab
 
 
 def settings_shown(ctx: MailContext) -> list[str]:
-    """``settings`` shows what is left of the year's vacation allowance."""
+    """``settings`` shows the player's timezone (set with ``timezone``, not ``set``, but theirs all
+    the same) and what is left of the year's vacation allowance."""
     settings = _settings(ctx)
     days_a_year = ctx.config.deadlines.vacation_days_per_year
     if days_a_year <= 0:
-        return []
+        return [_zone_line(settings)]
     year = ctx.now.astimezone(dl.player_zone(settings)).year
     vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
-    return [ngettext("Vacation allowance {year}: {left} of {allowance} day left ({vacation} on vacation, "
-                     "{timeout} spent when your time ran out). See: vacation",
-                     "Vacation allowance {year}: {left} of {allowance} days left ({vacation} on vacation, "
-                     "{timeout} spent when your time ran out). See: vacation", days_a_year).format(
+    return [_zone_line(settings), ngettext(
+        "Vacation allowance {year}: {left} of {allowance} day left ({vacation} on vacation, {timeout} spent "
+        "when your time ran out). See: vacation",
+        "Vacation allowance {year}: {left} of {allowance} days left ({vacation} on vacation, {timeout} spent "
+        "when your time ran out). See: vacation", days_a_year).format(
         year=year, left=left, allowance=days_a_year, vacation=vacation, timeout=timeout)]
 
 

@@ -96,7 +96,7 @@ register_setting(Setting(
     N_("when your turn comes and you have exactly one legal move (a forced pass, the only build), "
        "it is played for you at once and you are told; never when there is a choice. Off by "
        "default."),
-    _check, show=_shown, default=N_("off")))
+    _check, show=_shown, default=N_("off: you choose every move yourself")))
 hooks.MOVE_APPLIED.append(play_forced)
 
 __all__ = ["play_forced", "wants_automove"]

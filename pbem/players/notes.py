@@ -100,8 +100,11 @@ def do_note(ctx: MailContext, command: Command) -> None:
         raise CommandFailed(_("the note is empty: write {form} (the text may go on the following "
                               "lines).").format(form=form))
     if len(text) > MAX_CHARS or len(lines) > MAX_LINES:
-        raise CommandFailed(_("a note has at most {chars} characters and {lines} lines; yours has {n} "
-                              "characters and {m} lines. Split it, or shorten it.").format(
+        raise CommandFailed(ngettext(
+            "a note has at most {chars} characters and {lines} lines; yours has {n} characters and {m} "
+            "line. Split it, or shorten it.",
+            "a note has at most {chars} characters and {lines} lines; yours has {n} characters and {m} "
+            "lines. Split it, or shorten it.", len(lines)).format(
             chars=MAX_CHARS, lines=MAX_LINES, n=len(text), m=len(lines)))
     if row.status in CLOSED:
         raise CommandFailed(_("game {id} was {status}; there is nothing to keep notes on.").format(
@@ -175,7 +178,8 @@ def do_notes(ctx: MailContext, command: Command) -> None:
         seat = authenticate(ctx, row, command)
         count = len(notes_of(row.record, PRIVATE, seat.seat))
         if not count:
-            raise CommandFailed(_("you have no private notes on game {id}.").format(id=row.id))
+            raise CommandFailed(_("you have no private notes on game {id} to clear; keep one with: note {id} "
+                                  "TEXT").format(id=row.id))
         (row.record.get(PRIVATE) or {}).pop(seat.seat, None)
         if not row.record.get(PRIVATE):
             row.record.pop(PRIVATE, None)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import EngineError, State, get_game
+from pbem.clocks.privacy import others_view
 from pbem.i18n import _, language
 from pbem.outbox.compose import ActionGroup, Attachment, Section
 from pbem.processing.computer_seats import display_name, is_computer
@@ -226,11 +227,12 @@ def result_section(row: GameRow, state: State) -> Section:
 
 
 def record_attachment(row: GameRow) -> Attachment:
-    """The player-facing record (hidden setup removed), ready for ``pbem replay``."""
+    """The player-facing record (hidden setup removed, the clock log without the players' private
+    dates: ``pbem.clocks.privacy``), ready for ``pbem replay``."""
     # A shallow view: serialised at once and never mutated, so the deep copy player_view makes for
     # callers that edit their copy is not needed; compact JSON uses the C encoder (indent does not).
     hidden = hidden_keys(row.record)
-    view = {k: v for k, v in row.record.items() if k != "subject" and k not in hidden}
+    view = others_view({k: v for k, v in row.record.items() if k != "subject" and k not in hidden})
     view.update(setup=get_game(row.game).redact_setup(row.record["setup"]), id=row.id)
     content = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     return Attachment(filename=f"{row.id}.json", content=content)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from engine import MoveError, State, get_game, is_move_entry, replay
 from engine.registry import UnknownGameError
+from pbem.clocks.players import format_when, player_zone
 from pbem.commands.helptext import help_text
 from pbem.commands.parsing import Command
 from pbem.i18n import _, ngettext, say, status_word
@@ -133,8 +134,11 @@ def do_history(ctx: MailContext, command: Command) -> None:
 def do_games(ctx: MailContext, command: Command) -> None:
     email = ctx.mail.from_addr
     rows = ctx.tx.games_for_email(email)
+    zone = player_zone(ctx.tx.get_player(email))  # deadlines in the reader's time, as every mail has them
     blocks = []
     for row in rows:
+        if row.status == "declined" and any(hooks.shut_out(ctx.tx, email, s.email) for s in row.seats):
+            continue  # an invitation from an address the reader blocks: they never see it
         names = game_names(ctx.tx, row)
         mine = sender_seat(row)(email)
         reader = mine.seat if mine else None
@@ -146,7 +150,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
                     else _("{player} to move").format(player=who(row.to_move, reader, names)))
             if row.deadline_at:
                 turn += "\n      " + _("deadline {when}").format(
-                    when=row.deadline_at.strftime("%Y-%m-%d %H:%M UTC"))
+                    when=format_when(row.deadline_at, zone, ctx.now))
         elif row.status == "invited":
             turn = _("waiting for {seats}").format(
                 seats=", ".join(names.label(s.seat) for s in row.seats if not s.accepted))
@@ -161,7 +165,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
             seat=names.label(reader) if reader else "-", state=turn))
     if blocks:
         ctx.reply(Section(pre="\n".join(blocks)), headline=ngettext(
-            "Your games: {n}", "Your games: {n}", len(rows)).format(n=len(rows)))
+            "Your games: {n}", "Your games: {n}", len(blocks)).format(n=len(blocks)))
     else:
         ctx.reply(Section(lines=[_("Start one with: new alien-city with FRIEND@EXAMPLE.ORG")]),
                   headline=_("You have no games"))

@@ -117,3 +117,22 @@ def test_cli_standings(tmp_path: Path, store: Store) -> None:
     assert code == 0 and "No finished games of Space Truckin' yet." in out
     code, _, err = cli("standings", "--game", "go")
     assert code == 2 and "unknown game 'go'" in err
+
+
+def test_the_mail_table_keeps_78_columns_in_every_language() -> None:
+    """The heads of German and Slovak are longer than the English ones: in a mail the name column
+    gives way (a long address is cut, marked "…"); the terminal shows every name whole."""
+    from pbem.clocks.reliability import Reliability
+    from pbem.community.standings import Standing, table_text
+    from pbem.i18n import speaking
+
+    long = "a.very.long.address.of.somebody@example-company.org"
+    lines = [Standing(long, "alien-city", 3, 2, 1, 0, 1516.0),
+             Standing("bo@x.org", "alien-city", 3, 1, 2, 0, 1484.0)]
+    reliable = {long: Reliability(long, 3, 1)}
+    for language in ("en", "de", "sk"):
+        with speaking(language):
+            table = table_text("alien-city", lines, reliable, width=78).split("\n")
+        assert max(len(line) for line in table) <= 78, (language, table)
+        assert "…" in table[1] and "bo@x.org" in table[2]
+    assert long in table_text("alien-city", lines, reliable)  # pbem standings on the terminal

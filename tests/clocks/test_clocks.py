@@ -246,8 +246,9 @@ def test_reliability_from_the_games() -> None:
     assert (ann.finished, ann.lost_on_time, ann.moves, ann.in_time) == (2, 0, 3, 3)
     assert ann.percent == 100.0 and ann.time_used_percent == pytest.approx((50 + 0 + 10) / 3)
     assert reliability.short_text(bo) == "reliable 50 % of 2 games"
-    assert reliability.long_text(bo) == ("2 games finished, 1 of them lost on time (50 % reliable). 0 % of 2 "
-                                         "moves made in time; 100 % of the time used on average.")
+    assert reliability.long_text(bo) == ("2 games finished, 1 of them lost on time (50 % reliable). 0 of 2 "
+                                         "turns ended with a move in time (0 %); 100 % of the time used on "
+                                         "average.")
     assert reliability.of_player(rows, "cy@x.org").percent == 100.0  # nothing lost yet
 
 
@@ -285,3 +286,30 @@ def test_the_movable_clock_follows_the_system_clock_back_and_never_its_offset(tm
     # a smaller offset written by hand is not taken: what the server did cannot be undone
     (tmp_path / "clock-offset").write_text("3600\n")
     assert clock.now() == FRI + 2 * D - H + timedelta(seconds=60)
+
+
+def test_admin_clock_refuses_back_and_too_far_in_one_line(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """``-1d`` used to end in argparse's "unrecognized arguments", and ``+1000000w`` in a traceback
+    (past the year 9999): both are said in the command's own words, and the clock stays put."""
+    from pbem.cli import main
+    from pbem.store import open_store
+
+    (tmp_path / "data").mkdir()
+    open_store(tmp_path / "data" / "pbem.sqlite3").close()  # a server's database, as serve makes it
+    config = tmp_path / "pbem.toml"
+    config.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\nclock = "movable"\n')
+    assert main(["admin", "clock", "+1d", "-c", str(config)]) == 0
+    capsys.readouterr()
+    for shift, said in (("-1d", "'-1d' would move the clock back; it only moves forward"),
+                        ("+1000000w", "'+1000000w' is more than a year: move the clock at most +366d at a "
+                                      "time (and again for more)"),
+                        ("+367d", "'+367d' is more than a year")):
+        assert main(["admin", "clock", shift, "-c", str(config)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"pbem admin clock: {said}") and "Traceback" not in err
+    assert main(["admin", "clock", "--bogus", "-c", str(config)]) == 2
+    assert capsys.readouterr().err == "pbem admin clock: unrecognized arguments: --bogus\n"
+    assert read_offset(tmp_path / "data") == D
+    assert main(["admin", "clock", "+366d", "-c", str(config)]) == 0
+    assert read_offset(tmp_path / "data") == 367 * D

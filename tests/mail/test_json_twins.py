@@ -27,7 +27,11 @@ assert features  # registers the feature commands (observe, vacation, admin, his
 TWINS: dict[str, list[tuple[dict[str, Any], str]]] = {
     "help": [({"command": "help"}, "help"), ({"command": "help", "topic": "alien-city"}, "help alien-city")],
     "new": [({"command": "new", "game": "alien-city", "with": ["bob@example.org"], "as": "white"},
-             "new alien-city with bob@example.org as white")],
+             "new alien-city with bob@example.org as white"),
+            ({"command": "new", "game": "alien-city", "open": True, "players": 2, "rating": "1400-1700",
+              "reliable": 90}, "new alien-city open players 2 rating 1400-1700 reliable 90"),
+            ({"command": "new", "game": "space-truckin", "open": True, "as": "red"},
+             "new space-truckin open as red")],
     "accept": [({"command": "accept", "game": "ac-3"}, "accept ac-3")],
     "decline": [({"command": "decline", "game": "ac-3"}, "decline ac-3")],
     "move": [({"command": "move", "game": "ac-3", "move": "tower red C4 claim C4"},

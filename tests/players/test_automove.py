@@ -89,7 +89,7 @@ def board_mail(table: Table, player: str, game_id: str):
 def test_the_only_legal_move_is_played_for_a_player_who_asked(table: Table) -> None:
     game_id = table.start()
     settings = only(table.reply(BO, "settings"), BO)
-    assert "automove  off" in text_of(settings)
+    assert "automove  off: you choose every move yourself" in text_of(settings)
     automove(table, BO)
     assert "automove  on: your only legal move is played for you" in text_of(
         only(table.reply(BO, "settings"), BO))
@@ -180,7 +180,7 @@ def test_nothing_is_played_for_a_player_who_did_not_ask(table: Table) -> None:
     game_id = table.start()
     automove(table, BO)
     off = only(table.reply(BO, "set automove off"), BO)
-    assert headline(off) == "Done: automove is now off"
+    assert headline(off) == "Done: automove is now off: you choose every move yourself"
     theirs, _forced = advance(table, game_id, forced_reply)
     out = table.reply(ANN, theirs, board_mail(table, ANN, game_id))
     assert headline(only(out, BO)).startswith("Your move")

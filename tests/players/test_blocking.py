@@ -33,6 +33,9 @@ def test_a_blocked_invitation_is_declined_without_a_word_to_the_player(table: Ta
     assert "block" not in flat(answer).lower()
     row = table.game("ac-1")
     assert row.status == "declined" and row.record["result"]["reason"] == "declined"
+    # nor does her list of games show it (it did: "ac-1 Alien City vs bo ... declined"); his does
+    assert headline(only(table.mail(ANN, "games"), ANN)) == "You have no games"
+    assert "ac-1" in text_of(only(table.mail(BO, "games"), BO))
     # once unblocked, Bo's invitations reach her again
     asked = only(table.reply(ANN, f"unblock {BO}"), ANN)
     assert headline(asked) == f"Unblocked: {BO}"

@@ -130,7 +130,8 @@ def test_notes_are_listed_and_the_private_ones_cleared(table: Table) -> None:
     record = table.game(game_id).record
     assert "notes" not in record and record["secret_notes"]["white"][0]["text"] == SEALED
     refused = only(table.reply(BO, f"notes {game_id} clear"), BO)
-    assert headline(refused) == f"Not done: you have no private notes on game {game_id}."
+    assert headline(refused) == (f"Not done: you have no private notes on game {game_id} to clear; keep one "
+                                 f"with: note {game_id} TEXT")
 
 
 def test_the_block_in_game_mails_is_short(table: Table) -> None:
@@ -150,7 +151,8 @@ def test_bad_notes_are_refused_with_the_right_form(table: Table, monkeypatch: py
     assert headline(empty) == (f"Not done: the note is empty: write note {game_id} TEXT (the text may go "
                                "on the following lines).")
     long = only(table.reply(BO, f"note {game_id} " + "word " * 200 + "x"), BO)
-    assert "a note has at most 1000 characters and 12 lines; yours has 1001 characters" in flat(long)
+    assert ("a note has at most 1000 characters and 12 lines; yours has 1001 characters and 1 line. Split "
+            "it, or shorten it.") in flat(long)  # one line, not "1 lines"
     lines = only(table.reply(BO, f"note {game_id} first" + "\nline" * 12), BO)
     assert "yours has 65 characters and 13 lines. Split it, or shorten it." in flat(lines)
     monkeypatch.setattr(notes, "MAX_SEALED", 1)

@@ -292,10 +292,24 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     assert server.game(challenge).status == "active"
     standings = flat(to(server.submit(reply_to(lost.latest[BOB], BOB, "standings")), BOB)[0])
     assert "RATING ON TIME" in standings and f"{ALICE} 1 0 1 0 1484 0 %" in standings
+    assert f"{BOB} (you) 1 1 0 0 1516 100 %" in standings  # the reader, marked
+    assert "You are number 1 of 2: 1 game, 1 won, 0 lost, 0 drawn, rating 1516." in standings
     assert "Your reliability: 1 game finished, 0 of them lost on time (100 % reliable)." in standings
     # and on the archive site: players by their public names only
     done = to(server.submit(reply_to(lost.latest[ALICE], ALICE, "set nickname Alice A.")), ALICE)[0]
     assert headline(done) == "Done: nickname is now Alice A.", flat(done)
+    # Alice reads the standings under her name; she never moved, and they do not say she did
+    standings = flat(to(server.submit(reply_to(lost.latest[ALICE], ALICE, "standings")), ALICE)[0])
+    assert "Alice A. (you) 1 0 1 0 1484 0 %" in standings and ALICE not in standings
+    assert ("Your reliability: 1 game finished, 1 of them lost on time (0 % reliable). 0 of 1 turn ended "
+            "with a move in time (0 %).") in standings
+    # in German, every word of the table is German
+    server.submit(reply_to(lost.latest[ALICE], ALICE, "set language de"))
+    standings = to(server.submit(reply_to(lost.latest[ALICE], ALICE, "standings")), ALICE)[0]
+    table = next(line for line in text_of(standings).split("\n") if line.strip().startswith("#"))
+    assert table.split() == ["#", "SPIELER", "PARTIEN", "GEW.", "VERL.", "REMIS", "WERTUNG", "PÜNKTLICH"]
+    assert "Alice A. (du)" in text_of(standings)
+    assert "Bei 0 von 1 Mal am Zug rechtzeitig gezogen (0 %)." in flat(standings)
     site = tmp_path / "site"
     write_site(server.store, site, Filters())
     page = (site / standings_page.PAGE).read_text(encoding="utf-8")  # linked from the index
@@ -325,3 +339,26 @@ def test_each_reader_gets_the_clock_in_their_language(server: Clocked) -> None:
     settings = flat(to(server.submit(reply_to(alice, ALICE, "settings")), ALICE)[0])
     assert ("Urlaubskontingent 2026: 29 von 30 Tagen übrig (0 im Urlaub, 1 bei abgelaufener Zeit "
             "verbraucht)") in settings
+
+
+def test_an_open_challenge_for_reliable_players_as_a_turn_file(server: Clocked) -> None:
+    """The JSON twin of 'new GAME open ... reliable 90' (there was none: 'new' required 'with', and
+    the refusal named the game's name against a game id's pattern)."""
+    server.config.deadlines.vacation_days_per_year = 0
+    server.config.deadlines.grace_reminder = False
+    lost = Game(server, f"new alien-city time 1 with {BOB} as black")
+    server.clock.set(lost.row().deadline_at)
+    lost.run()
+    out = server.submit(server.mail(CAROL, json.dumps(
+        {"command": "new", "game": "alien-city", "open": True, "reliable": 90,
+         "options": {"time": "fischer 3+1 weekends off"}})))
+    posted = to(out, CAROL)[0]
+    challenge = str(posted["X-Pbem-Game"])
+    assert headline(posted) == f"Open challenge {challenge} posted: Alien City, waiting for 1 player"
+    assert ("Fischer clock: 3 d, +1 d per move, at most 3 d (weekends do not count). For players who lost "
+            "at most 10 % of their finished games on time (reliable 90).") in flat(posted)
+    refusal = to(server.submit(reply_to(lost.latest[ALICE], ALICE, f"join {challenge}")), ALICE)[0]
+    assert "you lost 1 of 1 on time, so you are 0 % reliable" in flat(refusal)
+    # a 'new' with neither 'with' nor 'open': the reply names what is missing
+    out = server.submit(server.mail(CAROL, json.dumps({"command": "new", "game": "alien-city"})))
+    assert "$: 'with' is a required property" in flat(to(out, CAROL)[0])
