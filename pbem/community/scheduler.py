@@ -518,7 +518,7 @@ class Scheduler:
                 planned = PlannedMail(
                     to=email, seat=reader, game_id=row.id, kind=EVENT, attach_record=reader is not None,
                     observer=reader is None, headline=result_headline(row, state, reader, names),
-                    sections=[board_section(state, reader, why(reader), with_legal=False),
+                    sections=[board_section(state, reader, why(reader), with_legal=False, ended=True),
                               result_section(row, state)])
             self._send(tx, planned, row, state, now)
 

@@ -20,6 +20,7 @@ from pbem.processing import hooks
 from pbem.processing.context import CONFIRM, REPLY, TURN, MailContext
 from pbem.processing.gamemail import (
     board_section,
+    game_ended,
     game_names,
     local_move,
     result_headline,
@@ -102,8 +103,8 @@ def do_board(ctx: MailContext, command: Command) -> None:
     else:
         headline = _("Board of {id}: {player} is to move (move {number})").format(
             id=row.id, player=who(state.to_move, viewer, names), number=state.ply + 1)
-    ctx.reply(board_section(state, viewer, lines, with_legal=row.status == "active"), row.id,
-              headline=headline)
+    ctx.reply(board_section(state, viewer, lines, with_legal=row.status == "active",
+                            ended=game_ended(row)), row.id, headline=headline)
 
 
 def do_history(ctx: MailContext, command: Command) -> None:
