@@ -447,12 +447,17 @@ class Processor:
             # one line for several answers: "Applied: ... is next; Your message went to ..."
             parts = ctx.reply_headlines
             headline = "; ".join([h.rstrip(".") for h in parts[:-1]] + parts[-1:]) or _("Your commands")
+            # One thread per game: an answer about no game to a mail of a game's thread (games,
+            # vacation, set ...) starts a thread of its own; an answer about another game than the
+            # one answered joins that game's thread, not the answered one's.
+            own_thread = ctx.context_game is not None and ctx.context_game != (row.id if row else None)
             subject = None
             if row is None:
                 subject = (f"Re: {mail.clean_subject}" if mail.clean_subject and not mail.subject_is_command
-                           else "[pbem] " + headline[:60])
+                           and not own_thread else "[pbem] " + headline[:60])
             planned = PlannedMail(to=mail.from_addr, headline=headline, sections=ctx.reply_sections,
                                   game_id=row.id if row else None, seat=seat, kind=kind,
-                                  subject=subject, answering=mail, attach_record=ctx.attach_record)
+                                  subject=subject, answering=mail, own_thread=own_thread,
+                                  attach_record=ctx.attach_record)
             self.outgoing.deliver(ctx.tx, planned, row, state, ctx.now)
         self.outgoing.queue_planned(ctx)
