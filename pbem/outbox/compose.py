@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -73,6 +74,23 @@ class Attachment:
     content: bytes
     maintype: str = "application"
     subtype: str = "json"
+
+
+TEXT_WIDTH = 72  # the templates wrap text lines here; boards and tables stay within 78
+
+
+def quoted(text: str, *, most: int | None = None) -> list[str]:
+    """The player's own words as a mail quotes them back: every line starts with "> ", also where
+    a long line is wrapped, and a word too long for a line is broken, so nothing passes the
+    mail's width. With ``most``, a longer quote is cut to that many lines, the last ending with
+    "…" (the player has the rest in their own mail)."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        lines += textwrap.wrap(line, TEXT_WIDTH - 2, break_on_hyphens=False) or [""]
+    if most is not None and len(lines) > most:
+        lines = lines[:most]
+        lines[-1] = lines[-1][:TEXT_WIDTH - 3].rstrip() + "…"
+    return [f"> {line}".rstrip() for line in lines]
 
 
 @pass_environment
