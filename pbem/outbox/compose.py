@@ -189,6 +189,27 @@ def one_line(value: str) -> str:
     return " ".join(_CONTROL.sub(" ", value).split())
 
 
+SUBJECT_MOST = 60  # characters of a headline that a subject of its own (outside a game) keeps
+_CLAUSE_END = re.compile(r"(?:; |\. (?=[A-ZÀ-Ž]))")
+
+
+def subject_phrase(headline: str, most: int = SUBJECT_MOST) -> str:
+    """A headline as a subject, which ends where a phrase ends: the whole headline when it is
+    short, else its longest leading clauses that fit (up to a "; " or the end of a sentence), else
+    the words before its first ": " (the "Not done" of a refusal, whose reason the body gives in
+    full), else its first words and "…"."""
+    text = one_line(headline)
+    if len(text) <= most:
+        return text
+    ends = [m.start() for m in _CLAUSE_END.finditer(text, 0, most + 1)]
+    if ends:
+        return text[:ends[-1]]
+    head = text.split(": ", 1)[0]
+    if len(head) < len(text) and len(head) <= most:
+        return head
+    return text[:most - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
 def _header(value: str) -> str | Header:
     """One line; ASCII stays as is, anything else is RFC 2047-encoded."""
     value = one_line(value)

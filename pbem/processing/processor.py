@@ -33,7 +33,7 @@ from pbem.clock import Clock, SystemClock
 from pbem.commands.parsing import VERBS, Command, CommandError, parse_json, parse_text, read_commands
 from pbem.config import Config
 from pbem.i18n import _, ngettext, speaking, speaking_to
-from pbem.outbox.compose import Section, quoted
+from pbem.outbox.compose import Section, quoted, subject_phrase
 from pbem.processing import features, hooks
 from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
 from pbem.processing.gamemail import board_section, seat_label
@@ -456,7 +456,7 @@ class Processor:
             subject = None
             if row is None:
                 subject = (f"Re: {mail.clean_subject}" if mail.clean_subject and not mail.subject_is_command
-                           and not own_thread else "[pbem] " + headline[:60])
+                           and not own_thread else "[pbem] " + subject_phrase(headline))
             planned = PlannedMail(to=mail.from_addr, headline=headline, sections=ctx.reply_sections,
                                   game_id=row.id if row else None, seat=seat, kind=kind,
                                   subject=subject, answering=mail, own_thread=own_thread,

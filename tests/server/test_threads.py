@@ -81,3 +81,23 @@ def test_an_answer_about_another_game_joins_that_games_thread(server: Server) ->
     assert str(answer["Subject"]) == str(second["Subject"]) == "[pbem ac-2] ann vs cy"
     assert chain(answer) and chain(answer) <= game_ids(server, "ac-2", ANN)
     assert not chain(answer) & game_ids(server, "ac-1", ANN)
+
+
+@pytest.mark.parametrize(("language", "refused"), [("en", "Not done"), ("de", "Nicht erledigt"),
+                                                   ("sk", "Nevykonané")])
+def test_a_long_refusal_has_a_short_subject_and_its_whole_text_in_the_body(
+        server: Server, language: str, refused: str) -> None:
+    with server.store.transaction() as tx:
+        tx.set_player(ANN, {"language": language})
+    start_game(server, ANN, BO)
+    answer = to(server.submit(server.mail(ANN, "vacation 2026-12-01..2026-12-05")), ANN)[0]
+    assert str(answer["Subject"]) == f"[pbem] {refused}"  # not cut in the middle of the reason
+    first = headline(answer)
+    assert first.startswith(f"{refused}: ") and "'token YOURTOKEN'" in first and first.endswith(".")
+    # a short one stays whole, and a longer one ends where a clause ends
+    answer = to(server.submit(server.mail(ANN, "vacation")), ANN)[0]
+    assert str(answer["Subject"]) == f"[pbem] {headline(answer)}"
+    answer = to(server.submit(server.mail(ANN, "settings\ngames\nvacation\nblocked\nchallenges")), ANN)[0]
+    subject = str(answer["Subject"])
+    assert len(subject) <= len("[pbem] ") + 60 and headline(answer).startswith(subject[7:])
+    assert headline(answer)[len(subject) - 7:].startswith("; "), headline(answer)
