@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import textwrap
 from collections.abc import Callable
 
 from engine import MoveError, State, get_game, is_move_entry, replay
@@ -162,8 +163,9 @@ def do_games(ctx: MailContext, command: Command) -> None:
             turn = result_headline(row, loaded[1], reader, names) if loaded else status_word("over")
         else:
             turn = status_word(row.status)
-        blocks.append(title + "\n      " + _("you play {seat}; {state}").format(
-            seat=names.label(reader) if reader else "-", state=turn))
+        block = title + "\n      " + _("you play {seat}; {state}").format(
+            seat=names.label(reader) if reader else "-", state=turn)
+        blocks.append("\n".join(_within(line) for line in block.split("\n")))
     if blocks:
         ctx.reply(Section(pre="\n".join(blocks)), headline=ngettext(
             "Your games: {n}", "Your games: {n}", len(blocks)).format(n=len(blocks)))
@@ -173,6 +175,14 @@ def do_games(ctx: MailContext, command: Command) -> None:
     for hook in hooks.GAMES_LISTING:
         for section in hook(ctx):
             ctx.reply(section)
+
+
+def _within(line: str) -> str:
+    """A line of the games listing (a table the mail does not wrap) within 78 columns: a long list
+    of opponents or a long result goes on under the listing's indent."""
+    if len(line) <= 78:
+        return line
+    return "\n".join(textwrap.wrap(line, 78, subsequent_indent=" " * 8, break_on_hyphens=False))
 
 
 # --- playing ---------------------------------------------------------------------------------------
