@@ -81,6 +81,14 @@ def time_control(record: Mapping[str, Any], config: DeadlineConfig) -> dict[str,
     return tc.normalize(record.get("time_control"), config)
 
 
+def deadline_policy(control: Mapping[str, Any], moderators: Sequence[str]) -> str:
+    """What a missed deadline does: the game's policy, except that 'notify' on a server without
+    moderators (a default from before, or moderators removed since) is 'forfeit': nobody would
+    decide, and the game would wait for ever."""
+    policy = str(control.get("policy", "forfeit"))
+    return "forfeit" if policy == "notify" and not moderators else policy
+
+
 def default_time_control(config: DeadlineConfig) -> dict[str, Any]:
     return tc.default_control(config)
 

@@ -249,6 +249,10 @@ class Scheduler:
             tx.save_game(row)
             return
         clock = dl.clock(row)
+        policy = dl.deadline_policy(control, self.config.moderators)
+        if policy != control["policy"]:
+            log.warning("scheduler: %s passed its deadline under policy '%s', but no moderators are "
+                        "configured: applying '%s'", row.id, control["policy"], policy)
         spent, given = self._spend(tx, row, state, seat, now)
         report.spent += spent
         if given and row.deadline_at is not None and row.deadline_at > now:
@@ -257,7 +261,7 @@ class Scheduler:
             due = {h for h in self.config.deadlines.reminders_hours
                    if row.deadline_at - timedelta(hours=h) <= now}
             clock["reminded"] = sorted({*clock.get("reminded", []), *due}, reverse=True)
-        elif control["policy"] == "notify":
+        elif policy == "notify":
             if tx.claim_once(f"notify:{row.id}:{dl.turn_key(row)}:{dl.generation(row)}", now):
                 self._notify_moderators(tx, row, state, seat, now)
                 report.notified += 1
@@ -380,6 +384,16 @@ class Scheduler:
     def _zone(self, tx: Tx, email: str) -> ZoneInfo:
         return dl.player_zone(tx.get_player(email))
 
+    def _policy_note(self, row: GameRow) -> list[str]:
+        """In the reader's language, where a missed deadline applies 'forfeit' to a game whose
+        policy is 'notify' because this server has no moderators (``deadlines.deadline_policy``)."""
+        control = dl.time_control(row.record, self.config.deadlines)
+        if dl.deadline_policy(control, self.config.moderators) == control["policy"]:
+            return []
+        return [_("This game's time control leaves a late player to the moderators ('notify'), but "
+                  "this server has none, so nobody would decide: the late player forfeits, as with "
+                  "'forfeit'.")]
+
     def _announce_grace(self, tx: Tx, row: GameRow, state: Any, seat: str, missed: datetime,
                         now: datetime) -> None:
         names = game_names(tx, row)
@@ -391,7 +405,7 @@ class Scheduler:
                     lines = [_("The deadline for your move passed at {missed}. This is your final reminder: "
                                "move by {until}, or you forfeit the game.").format(
                                    missed=dl.format_when(missed, zone), until=until),
-                             scores_line(state, other.seat, names)]
+                             *self._policy_note(row), scores_line(state, other.seat, names)]
                     planned = PlannedMail(
                         to=other.email, seat=other.seat, game_id=row.id, kind=NOTICE,
                         headline=_("Final reminder: your move in {id} (move {number}) by {until}").format(
@@ -403,7 +417,8 @@ class Scheduler:
                         headline=_("{player} missed the deadline in {id}").format(
                             player=who(seat, other.seat, names), id=row.id),
                         sections=[Section(lines=[_("They have 24 more hours, until {until}; then they "
-                                                   "forfeit.").format(until=until)])])
+                                                   "forfeit.").format(until=until),
+                                                 *self._policy_note(row)])])
             self._send(tx, planned, row, state, now)
 
     def _announce_spend(self, tx: Tx, row: GameRow, state: State, seat: str, days: int, missed: datetime,
@@ -457,7 +472,8 @@ class Scheduler:
             with self._speaking_to(tx, other.email):
                 late = _late(graced)
                 lines = [_("{player} did not move by {late} and is dropped; the game goes on with {players}."
-                           ).format(player=dropped, late=late, players=", ".join(playing)), *notes]
+                           ).format(player=dropped, late=late, players=", ".join(playing)),
+                         *self._policy_note(row), *notes]
                 if other.seat == mover:
                     headline = _("Your move (move {number}). {player} is dropped from {id}.").format(
                         number=state.ply + 1, player=dropped, id=row.id)
@@ -510,7 +526,8 @@ class Scheduler:
 
         def why(reader: str | None) -> list[str]:
             return [_("{player} did not move by {late} and forfeits game {id}.").format(
-                player=who(seat, reader, names), late=_late(graced), id=row.id), *ranking()]
+                player=who(seat, reader, names), late=_late(graced), id=row.id),
+                *self._policy_note(row), *ranking()]
 
         for email, reader in [*((s.email, s.seat) for s in row.seats),
                               *((e, None) for e in self._observers(tx, row))]:
@@ -540,9 +557,6 @@ class Scheduler:
                     headline=_("Deadline passed in {id}: {seat} to move").format(
                         id=row.id, seat=get_game(row.game).seat_label(seat)),
                     sections=[Section(lines=lines)]), row, state, now)
-        if not self.config.moderators:
-            log.warning("scheduler: %s passed its deadline under policy 'notify', but no moderators "
-                        "are configured", row.id)
         for other in row.seats:
             with self._speaking_to(tx, other.email):
                 planned = PlannedMail(
