@@ -181,7 +181,7 @@ def _deadline_lines(ctx: MailContext, email: str, settings: dict[str, Any]) -> l
         if row.deadline_at is not None:
             lines.append(_("{id}: your move, deadline {when}").format(
                 id=row.id, when=dl.format_when(row.deadline_at, zone, ctx.now)))
-            bank = dl.bank_line(row, ctx.now)
+            bank = dl.bank_line(row, ctx.now, zone)
             if bank:  # wrapped here: the mail's own wrapping would lose the indent
                 lines.append(textwrap.fill(bank, 72, initial_indent="  ", subsequent_indent="  "))
         elif dl.is_paused(row):
@@ -506,7 +506,7 @@ def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callab
             with ctx.speaking_to(planned.to):
                 planned.sections[0].lines.append(_("Deadline for your move: {when}.").format(
                     when=dl.format_when(row.deadline_at, zone, ctx.now)))
-                bank = dl.bank_line(row, ctx.now)
+                bank = dl.bank_line(row, ctx.now, zone)
                 if bank:
                     planned.sections[0].lines.append(bank)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from engine import State
 from pbem.clocks import control as tc
@@ -245,13 +246,29 @@ def stop_clock(row: GameRow, now: datetime | None = None, received: datetime | N
         row.record["clock"] = {"turn": count}
 
 
-def bank_line(row: GameRow, now: datetime) -> str | None:
+def bank_line(row: GameRow, now: datetime, zone: ZoneInfo) -> str | None:
     """``Your time: ...`` for the seat to move, where the deadline alone does not say it all (a bank
-    that carries over, weekends or nights that do not count); in the reader's language."""
+    that carries over, weekends or nights that do not count), and whether their clock stands still
+    now, until when (in ``zone``, the reader's); in the reader's language."""
     current = running(row)
     if current is None or (not tc.carries_over(current.control) and tc.counts_all_hours(current.control)):
         return None
-    return tc.bank_line(current.control, current.left(now))
+    still = current.stands_still(now)
+    return tc.bank_line(current.control, current.left(now), format_when(still, zone) if still else None)
+
+
+def before_deadline(row: GameRow, now: datetime) -> tuple[timedelta, timedelta]:
+    """(the time left before the deadline, the whole turn) as reminders count them: on the player's
+    clock where weekends or nights do not count ("12 hours before" is 12 hours of their clock, not a
+    Saturday on which it stands still), else on the wall clock."""
+    assert row.deadline_at is not None
+    current = running(row)
+    if current is None:
+        return row.deadline_at - now, timedelta(0)
+    if tc.counts_all_hours(current.control):
+        return row.deadline_at - now, row.deadline_at - current.started
+    off = current.off(now)
+    return counted(off, now, row.deadline_at), counted(off, current.started, row.deadline_at)
 
 
 def _retimed(row: GameRow) -> None:

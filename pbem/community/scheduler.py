@@ -159,8 +159,11 @@ class Scheduler:
                 report.errors += 1
         hours = [h for h in self.config.deadlines.reminders_hours if h > 0]
         if hours:
+            # A clock that stops at night and at weekends runs 16 hours a weekday: N hours of it
+            # take at most 1.5 N hours and a weekend of wall time (its reminders count clock time).
+            ahead = timedelta(hours=max(hours) * 1.5) + timedelta(days=2)
             with self.store.transaction() as tx:
-                soon = tx.games_due(now + timedelta(hours=max(hours)))
+                soon = tx.games_due(now + ahead)
             emails = sorted({e for row in soon if (e := dl.seat_email(row, row.to_move))})
             for email in emails:
                 self._guarded(report, f"reminders for {email}", self._remind, email, now, report)
@@ -644,10 +647,9 @@ class Scheduler:
         if row.deadline_at is None or row.deadline_at <= now:
             return []
         sent = (row.record.get("clock") or {}).get("reminded") or []
-        current = dl.running(row)
-        turn_hours = (row.deadline_at - current.started).total_seconds() / 3600 if current else 0
+        before, turn = dl.before_deadline(row, now)
         return [h for h in sorted(self.config.deadlines.reminders_hours, reverse=True)
-                if h not in sent and h < turn_hours and row.deadline_at - timedelta(hours=h) <= now]
+                if h not in sent and timedelta(hours=h) < turn and before <= timedelta(hours=h)]
 
     def _mark_reminded(self, tx: Tx, due: list[tuple[GameRow, float]], now: datetime) -> int:
         done = 0
@@ -678,7 +680,7 @@ class Scheduler:
             lines.append(_("{id} ({game}, you play {seat} against {players}), move {number}: {when}.").format(
                 id=row.id, game=get_game(row.game).title, seat=names.label(row.to_move or ""), players=others,
                 number=dl.current_ply(row.record) + 1, when=when))
-            bank = dl.bank_line(row, now)
+            bank = dl.bank_line(row, now, zone)
             if bank:
                 lines.append(bank)
         lines.append(_("Times are in your timezone, {zone} (change it with: timezone Area/City). Away? "

@@ -172,10 +172,15 @@ def test_a_weekend_does_not_count(server: Clocked, tmp_path: Path,
     assert "Your time: 2 d for this move. (Weekends do not count.)" in first
     server.clock.set(datetime(2026, 11, 21, 12, 0, tzinfo=UTC))  # Saturday noon: nothing is due
     assert game.run() == []
-    server.clock.set(datetime(2026, 11, 22, 12, 0, tzinfo=UTC))  # Sunday: 48 hours before the deadline
-    reminder = to(game.run(), ALICE)[0]
-    assert "deadline Tue 24 Nov 2026, 10:00 UTC, in 1 day 22 hours" in flat(reminder)
-    assert "Your time: 34 h for this move. (Weekends do not count.)" in flat(reminder)
+    # Sunday: 46 hours before the deadline, but the clock stands still: a reminder counts the
+    # clock's hours (a 48-hour one is longer than the move itself), and the bank says it stands still
+    server.clock.set(datetime(2026, 11, 22, 12, 0, tzinfo=UTC))
+    assert game.run() == []
+    turn = game.latest[ALICE]
+    listing = flat(to(game.send(game.server.mail(ALICE, "games")), ALICE)[0])
+    assert ("Your time: 34 h for this move. Your clock stands still until Mon 23 Nov 2026, 00:00 UTC. "
+            "(Weekends do not count.)") in listing
+    game.latest[ALICE] = turn
     server.clock.set(datetime(2026, 11, 23, 9, 0, tzinfo=UTC))  # Monday 09:00
     bob = to(game.move(ALICE), BOB)[0]
     assert "Your time: 2 d for this move." in flat(bob)
@@ -184,6 +189,43 @@ def test_a_weekend_does_not_count(server: Clocked, tmp_path: Path,
     # in Bratislava the weekend is Bratislava's: Bob's new turn counts from Monday 09:00 UTC
     assert game.row().deadline_at == datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
     replays(game.row().record, tmp_path, capsys)
+
+
+STANDS_STILL = {"en": "Your clock stands still until Mon 23 Nov 2026, 00:00 UTC.",
+                "de": "Deine Uhr steht bis Mo 23 Nov 2026, 00:00 UTC still.",
+                "sk": "Tvoje hodiny stoja až do po 23 nov 2026, 00:00 UTC."}
+
+
+@pytest.mark.parametrize("language", ["en", "de", "sk"])
+def test_a_reminder_counts_the_clock_and_a_weekend_says_it_stands_still(server: Clocked,
+                                                                         language: str) -> None:
+    """A day per move, weekends off, from Friday 10:00: 14 hours run on Friday, the deadline is
+    Monday 10:00. The 12-hour reminder comes when 12 hours of the clock are left (Friday 22:00),
+    not on a Saturday on which it stands still; in the weekend the bank says it stands still, and
+    until when, in the player's language."""
+    with server.store.transaction() as tx:
+        tx.set_player(ALICE, {"language": language})
+    game = Game(server, f"new alien-city time 1 weekends off with {BOB} as black")
+    assert game.row().deadline_at == datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+    assert STANDS_STILL[language] not in flat(game.latest[ALICE])  # Friday: it runs
+    server.clock.set(datetime(2026, 11, 20, 21, 59, tzinfo=UTC))
+    assert game.run() == []
+    server.clock.set(datetime(2026, 11, 20, 22, 0, tzinfo=UTC))
+    reminder = to(game.run(), ALICE)
+    assert len(reminder) == 1 and "2026, 10:00 UTC" in flat(reminder[0])
+    if language == "en":
+        assert headline(reminder[0]) == f"Reminder: your move in {game.id} (move 1)"
+        assert ("deadline Mon 23 Nov 2026, 10:00 UTC, in 2 days 12 hours. Your time: 12 h for this move. "
+                "(Weekends do not count.)") in flat(reminder[0])
+    server.clock.set(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))  # Saturday: 24 hours on the wall
+    assert game.run() == []
+    turn = game.latest[ALICE]
+    listing = flat(to(game.send(server.mail(ALICE, "games")), ALICE)[0])
+    assert STANDS_STILL[language] in listing
+    game.latest[ALICE] = turn
+    server.clock.set(datetime(2026, 11, 23, 9, 0, tzinfo=UTC))  # Monday: nothing more was due
+    assert game.run() == []
+    assert STANDS_STILL[language] not in flat(to(game.send(server.mail(ALICE, "games")), ALICE)[0])
 
 
 def test_the_players_weekend_is_in_their_timezone(server: Clocked) -> None:
