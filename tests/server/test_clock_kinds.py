@@ -322,6 +322,11 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     assert "For players who lost at most 10 % of their finished games on time (reliable 90)." in flat(posted)
     listing = flat(to(server.submit(reply_to(lost.latest[ALICE], ALICE, "challenges")), ALICE)[0])
     assert "For players who lost at most 10 %" in listing
+    # listed, with why she cannot join it, before she tries
+    assert ("You cannot join it: you lost 1 of your 1 finished game on time, so you are 0 % reliable."
+            in listing and f"join {challenge}" not in listing)
+    listing = flat(to(server.submit(reply_to(lost.latest[BOB], BOB, "challenges")), BOB)[0])
+    assert f"To play: join {challenge}" in listing and "You cannot join it" not in listing
     out = server.submit(reply_to(lost.latest[ALICE], ALICE, f"join {challenge}"))
     refusal = to(out, ALICE)[0]
     assert headline(refusal).startswith(
