@@ -12,13 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from pbem.archive.names import pseudonym
 from pbem.archive.search import Filters
 from pbem.archive.site import write_site
 from pbem.cli import main
 from pbem.cli.mailbox import reply_to
 from pbem.clocks import log as cl
 from pbem.community import standings_page
+from pbem.i18n import speaking
 from pbem.record import replay_record
+from pbem.store.secret import server_secret
 from tests.scheduler.conftest import ALICE, BOB, CAROL, Clocked
 from tests.server.harness import headline, text_of, to
 from tests.server.mailcheck import MailCheck
@@ -338,8 +341,10 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     out = server.submit(reply_to(lost.latest[BOB], BOB, f"join {challenge}"))
     assert server.game(challenge).status == "active"
     standings = flat(to(server.submit(reply_to(lost.latest[BOB], BOB, "standings")), BOB)[0])
-    assert "RATING ON TIME" in standings and f"{ALICE} 1 0 1 0 1484 0 %" in standings
-    assert f"{BOB} (you) 1 1 0 0 1516 100 %" in standings  # the reader, marked
+    key = server_secret(server.store)  # anyone may ask: players by their public pseudonyms
+    assert "RATING ON TIME" in standings and f"{pseudonym(ALICE, key)} 1 0 1 0 1484 0 %" in standings
+    assert f"{pseudonym(BOB, key)} (you) 1 1 0 0 1516 100 %" in standings  # the reader, marked
+    assert ALICE not in standings and BOB not in standings
     assert "You are number 1 of 2: 1 game, 1 won, 0 lost, 0 drawn, rating 1516." in standings
     assert "Your reliability: 1 game finished, 0 of them lost on time (100 % reliable)." in standings
     # and on the archive site: players by their public names only
@@ -356,6 +361,12 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     table = next(line for line in text_of(standings).split("\n") if line.strip().startswith("#"))
     assert table.split() == ["#", "SPIELER", "PARTIEN", "GEW.", "VERL.", "REMIS", "WERTUNG", "PÜNKTLICH"]
     assert "Alice A. (du)" in text_of(standings)
+    with speaking("de"):
+        assert pseudonym(BOB, key) in text_of(standings) and pseudonym(BOB, key).startswith("Spieler ")
+    server.submit(reply_to(lost.latest[BOB], BOB, "set language sk"))
+    slovak = text_of(to(server.submit(reply_to(lost.latest[BOB], BOB, "standings")), BOB)[0])
+    with speaking("sk"):
+        assert f"{pseudonym(BOB, key)} (ty)" in slovak and "Alice A." in slovak
     assert "Bei 0 von 1 Mal am Zug rechtzeitig gezogen (0 %)." in flat(standings)
     site = tmp_path / "site"
     write_site(server.store, site, Filters())
