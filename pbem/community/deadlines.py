@@ -171,6 +171,15 @@ def is_paused(row: GameRow) -> bool:
     return now_running is not None and now_running.paused_at is not None
 
 
+def pause_reason(row: GameRow) -> str | None:
+    """Why the clock stands paused (``moderator``, ``bounce``, ``tournament``: the ``why`` of the
+    pause, which a turn started meanwhile inherits); None when it is not paused."""
+    if not is_paused(row):
+        return None
+    pauses = [e for e in cl.events(row.record) if e.get("event") == "pause"]
+    return str(pauses[-1].get("why") or "moderator") if pauses else "moderator"
+
+
 def _apply(row: GameRow, event: dict[str, Any]) -> dict[str, Any]:
     stored = cl.append(row.record, event)
     if "deadline" in stored:
@@ -466,11 +475,13 @@ def forfeit(row: GameRow, scores: Mapping[str, int], seat: str, now: datetime) -
 
 
 __all__ = [
-    "GRACE", "POLICIES", "ClockError", "Interval", "allowance_spent", "bank_line", "clock", "close_turn",
-    "current_ply", "days_used", "deadline_after", "default_time_control", "describe_time_control", "drop",
-    "dropped_seats", "ensure_log", "entry_interval", "expire", "find_timezone", "forfeit", "format_span",
-    "format_when", "generation", "grace", "is_paused", "merge_intervals", "on_vacation", "outage", "pause",
-    "player_zone", "playing_seats", "resume", "retime_for_vacations", "running", "running_time", "seat_email",
-    "seat_vacations", "seat_zone", "set_deadline", "set_time_control", "spend", "start_clock", "stop_clock",
-    "time_control", "turn", "turn_key", "vacation_days", "vacation_entry", "vacation_intervals", "vacations",
+    "GRACE", "POLICIES", "ClockError", "Interval", "allowance_spent", "bank_line", "before_deadline",
+    "clock", "close_turn", "current_ply", "days_used", "deadline_after", "deadline_policy",
+    "default_time_control", "describe_time_control", "drop", "dropped_seats", "ensure_log",
+    "entry_interval", "expire", "find_timezone", "forfeit", "format_span", "format_when", "generation",
+    "grace", "is_paused", "merge_intervals", "on_vacation", "outage", "pause", "pause_reason",
+    "player_zone", "playing_seats", "resume", "retime_for_vacations", "running", "running_time",
+    "seat_email", "seat_vacations", "seat_zone", "set_deadline", "set_time_control", "spend", "start_clock",
+    "stop_clock", "time_control", "turn", "turn_key", "vacation_days", "vacation_entry",
+    "vacation_intervals", "vacations",
 ]
