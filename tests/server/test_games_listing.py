@@ -3,8 +3,6 @@ long addresses, several opponents and finished games (their results are the long
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from pbem.cli.mailbox import reply_to
@@ -14,13 +12,6 @@ from tests.server.mailcheck import MAX_COLUMNS
 ANN = "annemarie.konstantinopoulou-schwarzenberger@universitaet.example.org"
 BO = "bartholomaeus.vanderheijden-oberndorfer@hochschule.example.org"
 CY = "cyprian.wolkenstein-rodenegg@bergakademie.example.org"
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    srv = Server(tmp_path)
-    yield srv
-    srv.close()
 
 
 def _game(server: Server, *others: str, game: str = "alien-city") -> tuple[str, dict]:

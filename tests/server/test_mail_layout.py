@@ -4,8 +4,6 @@ width, "> " on every line of the quote."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from pbem.cli.mailbox import reply_to
@@ -14,13 +12,6 @@ from tests.server.mailcheck import MailCheck
 from tests.server.players import parse
 
 ANN, BO = "ann@example.org", "bo@example.org"
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    srv = Server(tmp_path)
-    yield srv
-    srv.close()
 
 
 @pytest.mark.parametrize("language", ["en", "de", "sk"])

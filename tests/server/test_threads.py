@@ -6,7 +6,6 @@ game; an answer about another game joins that game's thread."""
 from __future__ import annotations
 
 from email.message import EmailMessage
-from pathlib import Path
 
 import pytest
 
@@ -16,13 +15,6 @@ from tests.server.mailcheck import MailCheck
 from tests.server.players import parse
 
 ANN, BO, CY = "ann@example.org", "bo@example.org", "cy@example.org"
-
-
-@pytest.fixture
-def server(tmp_path: Path):
-    srv = Server(tmp_path)
-    yield srv
-    srv.close()
 
 
 def chain(message: EmailMessage) -> set[str]:
