@@ -266,6 +266,12 @@ def bank_line(row: GameRow, now: datetime, zone: ZoneInfo) -> str | None:
     return tc.bank_line(current.control, current.left(now), format_when(still, zone) if still else None)
 
 
+def counts_clock_time(row: GameRow) -> bool:
+    """The game's time control leaves out weekends or nights, so its reminders count the player's
+    clock (read from the control alone: the scheduler asks it of many games each run)."""
+    return not tc.counts_all_hours(row.record.get("time_control") or {})
+
+
 def before_deadline(row: GameRow, now: datetime) -> tuple[timedelta, timedelta]:
     """(the time left before the deadline, the whole turn) as reminders count them: on the player's
     clock where weekends or nights do not count ("12 hours before" is 12 hours of their clock, not a
@@ -476,10 +482,10 @@ def forfeit(row: GameRow, scores: Mapping[str, int], seat: str, now: datetime) -
 
 __all__ = [
     "GRACE", "POLICIES", "ClockError", "Interval", "allowance_spent", "bank_line", "before_deadline",
-    "clock", "close_turn", "current_ply", "days_used", "deadline_after", "deadline_policy",
-    "default_time_control", "describe_time_control", "drop", "dropped_seats", "ensure_log",
-    "entry_interval", "expire", "find_timezone", "forfeit", "format_span", "format_when", "generation",
-    "grace", "is_paused", "merge_intervals", "on_vacation", "outage", "pause", "pause_reason",
+    "clock", "close_turn", "counts_clock_time", "current_ply", "days_used", "deadline_after",
+    "deadline_policy", "default_time_control", "describe_time_control", "drop", "dropped_seats",
+    "ensure_log", "entry_interval", "expire", "find_timezone", "forfeit", "format_span", "format_when",
+    "generation", "grace", "is_paused", "merge_intervals", "on_vacation", "outage", "pause", "pause_reason",
     "player_zone", "playing_seats", "resume", "retime_for_vacations", "running", "running_time",
     "seat_email", "seat_vacations", "seat_zone", "set_deadline", "set_time_control", "spend", "start_clock",
     "stop_clock", "time_control", "turn", "turn_key", "vacation_days", "vacation_entry",

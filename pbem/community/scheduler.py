@@ -160,10 +160,13 @@ class Scheduler:
         hours = [h for h in self.config.deadlines.reminders_hours if h > 0]
         if hours:
             # A clock that stops at night and at weekends runs 16 hours a weekday: N hours of it
-            # take at most 1.5 N hours and a weekend of wall time (its reminders count clock time).
+            # take at most 1.5 N hours and a weekend of wall time (its reminders count clock time);
+            # every other game is due for one within N hours of the wall clock, as always.
             ahead = timedelta(hours=max(hours) * 1.5) + timedelta(days=2)
+            soonest = now + timedelta(hours=max(hours))
             with self.store.transaction() as tx:
-                soon = tx.games_due(now + ahead)
+                soon = [row for row in tx.games_due(now + ahead) if row.deadline_at is not None and (
+                        row.deadline_at <= soonest or dl.counts_clock_time(row))]
             emails = sorted({e for row in soon if (e := dl.seat_email(row, row.to_move))})
             for email in emails:
                 self._guarded(report, f"reminders for {email}", self._remind, email, now, report)
