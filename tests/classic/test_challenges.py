@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pbem.community.scheduler import Scheduler
 from tests.classic.conftest import ANN, BO, CY, DEE, Table, flat, only
 from tests.server.harness import headline, text_of, to
@@ -106,3 +108,28 @@ def test_bad_open_challenges(table: Table) -> None:
     assert flat(only(out, ANN)).count("for anyone") == 1  # the usage says it, once
     assert "or 'new GAME [OPTIONS] open' for anyone" in flat(only(out, ANN))
     assert "'new GAME [OPTIONS] open'" in text_of(only(table.mail(ANN, "help"), ANN))
+
+
+CANNOT_JOIN = {"en": "You cannot join it: your rating in Alien City is 1500.",
+               "de": "Du kannst nicht beitreten: deine Wertung in Alien City ist 1500.",
+               "sk": "Nemôžeš sa pridať: tvoje hodnotenie v Alien City je 1500."}
+
+
+@pytest.mark.parametrize("language", ["en", "de", "sk"])
+def test_the_listing_says_which_challenges_the_reader_cannot_join(table: Table, language: str) -> None:
+    """Bo (rated 1500) reads the challenges: the one for players rated 1600-1800 is listed with why
+    he cannot join it and no tap to join; the one he may join keeps its tap."""
+    with table.server.store.transaction() as tx:
+        tx.set_player(BO, {"language": language})
+    table.mail(ANN, "new alien-city open rating 1600-1800")
+    table.mail(CY, "new alien-city open rating 1400-1600")
+    listing = only(table.mail(BO, "challenges"), BO)
+    sections = text_of(listing).split("== ")[1:]
+    high = next(s for s in sections if s.startswith("ac-1 =="))
+    low = next(s for s in sections if s.startswith("ac-2 =="))
+    assert CANNOT_JOIN[language] in " ".join(high.split()) and "join ac-1" not in high
+    assert CANNOT_JOIN[language] not in " ".join(low.split()) and "join ac-2" in low
+    assert [link["body"] for link in mailto_links(listing)] == ["join ac-2"]
+    # the refusal, had he tried, says the same rating
+    out = table.mail(BO, "join ac-1")
+    assert "1600" in flat(only(out, BO)) and "1500" in flat(only(out, BO))
