@@ -30,7 +30,7 @@ from typing import Any
 from engine import EngineError, get_game
 from engine.registry import UnknownGameError
 from pbem.clocks import reliability
-from pbem.clocks.control import kind_text, normalize
+from pbem.clocks.control import describe, normalize
 from pbem.commands.parsing import Command, CommandError, game_verb_parser, register_verb
 from pbem.community.agreements import withdraw_proposal
 from pbem.community.archive_commands import finished_games
@@ -154,7 +154,7 @@ def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None =
     count = int(info.get("players", len(row.seats)))
     lines = [_("{game} for {n} players, {options}; {control}.").format(
         game=get_game(row.game).title, n=count, options=describe_options(row.record.get("options") or {}),
-        control=kind_text(control))]
+        control=describe(control, ctx.config.deadlines.grace_reminder))]
     if ratings is not None:
         author = _author(row)
         record = (reliable or {}).get(author.email) or reliability.Reliability(author.email)

@@ -23,6 +23,8 @@ def test_an_open_challenge_joined_by_a_third_address(table: Table) -> None:
     assert headline(listing) == "Open challenges: 1"
     assert f"By {ANN} (rating 1500, no rated games yet); 1 of 2 seats taken; free: white." in flat(listing)
     assert "location bonus" in flat(listing)
+    # the listing says what happens at a deadline, as an invitation does
+    assert "3 days per move; a late player" in flat(listing) and "forfeits" in flat(listing)
     join = next(link for link in mailto_links(listing) if link["text"] == "Join ac-1")
     out = table.send(follow(join, CY))  # the listing's Reply-To proves Cy's address
     started = only(out, CY)
