@@ -278,6 +278,8 @@ def footer(row: GameRow | None, state: State | None, reader: str | None, server_
         lines.append(_("You are observing {id}. To stop, send: unobserve {id}").format(id=gid))
     elif row.status == "active":  # a moderator, or someone who asked about a game they do not play
         lines.append(_("Commands: board {id}, history {id}, games, help.").format(id=gid))
+    elif row.status == "open":  # an open challenge, waiting for players: nothing to play yet
+        lines.append(_("Commands: challenges, withdraw {id}, games, help.").format(id=gid))
     elif row.status in ("declined", "cancelled"):  # nothing was played: no board, no rematch
         lines.append(_("Game {id} was not played. Commands: games, challenges, help.").format(id=gid))
     else:

@@ -413,8 +413,12 @@ def test_an_open_challenge_for_reliable_players_as_a_turn_file(server: Clocked) 
     posted = to(out, CAROL)[0]
     challenge = str(posted["X-Pbem-Game"])
     assert headline(posted) == f"Open challenge {challenge} posted: Alien City, waiting for 1 player"
-    assert ("Fischer clock: 3 d, +1 d per move, at most 3 d (weekends do not count). For players who lost "
-            "at most 10 % of their finished games on time (reliable 90).") in flat(posted)
+    assert ("Fischer clock: 3 d, +1 d per move, at most 3 d (weekends do not count); a late player "
+            "forfeits. For players who lost at most 10 % of their finished games on time (reliable "
+            "90).") in flat(posted)
+    # the challenge is waiting for players, not over
+    assert "Commands: challenges, withdraw ac-2, games, help." in flat(posted)
+    assert "over" not in flat(posted)
     refusal = to(server.submit(reply_to(lost.latest[ALICE], ALICE, f"join {challenge}")), ALICE)[0]
     assert "you lost 1 of 1 on time, so you are 0 % reliable" in flat(refusal)
     # a 'new' with neither 'with' nor 'open': the reply names what is missing
