@@ -14,11 +14,21 @@ games, measured side by side in one run on the harness of ``bench/harness/``.
    games like an archive's, plus the games being played); at each size moves arrive at a steady rate
    and the p50/p99 of the time from sending a move to its reply at the relay, and of the processor's
    own time per move (its log line), are printed.
+3. **Scale-out, each worker on a CPU share of its own** (``--cap CPUS``, only this part): 1, 2 and 4
+   workers on PostgreSQL, each worker's whole process tree in a cgroup of its own limited to CPUS
+   (``bench/harness/cgroups.py``; root, cgroup v1 or v2), PostgreSQL, the load and the sink outside
+   every limit, as if each worker had a small machine of its own. The games are set up without the
+   limit; then the first moves of all games as fast as the connections take them: moves/s, x of one
+   worker, latency, each worker's and PostgreSQL's CPU per move from the cgroups' counters, the idle
+   CPU of workers and database, the database's sessions (lock waits, "idle in transaction") and
+   claim conflicts (``bench/harness/pgstats.py``), mail lost or doubled; then second moves at one
+   steady rate for every setup, for the latency a player sees.
 
 Usage::
 
     .venv/bin/python bench/scaling.py [--games N] [--workers 1,2,4] [--sizes 10,1000,10000,100000]
     .venv/bin/python bench/scaling.py --only throughput --py-spy /tmp/spy   # py-spy of the processors
+    .venv/bin/python bench/scaling.py --cap 0.15 [--workers 1,2,4] [--games 600]
     .venv/bin/python bench/scaling.py --json
 
 Everything listens on 127.0.0.1; every server and temporary directory is removed at the end.
@@ -47,9 +57,18 @@ if not __package__:  # run as a script: see bench/__init__.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness.bare import BareTransport
+from bench.harness.cgroups import Cgroups, CgroupUnavailable, Group
 from bench.harness.daemon import PySpy
-from bench.harness.players import answer, make_tables, raw_bytes, setup_games, smtp_submit, smtp_submit_raw
-from bench.harness.report import commit, cpu_model, loadavg, percentile, say, workdir
+from bench.harness.players import (
+    answer,
+    make_tables,
+    raw_bytes,
+    setup_games,
+    smtp_submit,
+    smtp_submit_paced,
+    smtp_submit_raw,
+)
+from bench.harness.report import commit, cpu_model, loadavg, own_cpu, percentile, say, workdir
 from bench.harness.sink import all_replied, start_sink
 from bench.harness.stages import normalise_id
 from bench.harness.workers import CpuMeter, Worker, postgres_pids, worker_config
@@ -183,6 +202,200 @@ def bare(prepared: list[tuple[str, list[str], bytes]], args: argparse.Namespace,
             "processing_ms": {"p50": math.nan, "p99": math.nan}, "log_problems": []}
 
 
+# --- capped: each worker on a CPU share of its own ------------------------------------------------
+
+
+def _latencies(sent: list[float], keys: dict[tuple[str, int], str], arrivals: list[Any], base: int
+               ) -> list[float]:
+    """Per move (in the order of ``keys``, which is the order sent), from the start of its sending
+    to its reply at the relay."""
+    first: dict[tuple[Any, Any], float] = {}
+    for a in arrivals[base:]:
+        first.setdefault((a.game, a.ply), a.at)
+    return [first[key] - at for key, at in zip(keys, sent, strict=True)]
+
+
+_MESSAGE_ID = re.compile(rb"^Message-ID:[ \t]*(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def _lost_or_doubled(conn: Any, arrivals: list[Any]) -> dict[str, int]:
+    """After the run: messages not processed (pending or failed), replies not sent, and replies that
+    reached the relay more than once (the same Message-ID: a row sent twice) or were made twice
+    (two different mails to one recipient about the same game and ply: a move applied twice)."""
+    inbound = dict(conn.execute("SELECT status, COUNT(*) FROM inbound GROUP BY status").fetchall())
+    unsent = conn.execute("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL").fetchone()[0]
+    ids: dict[bytes, int] = {}
+    made: dict[tuple[Any, ...], set[bytes]] = {}
+    for a in arrivals:
+        head = a.data[: a.data.find(b"\r\n\r\n") if b"\r\n\r\n" in a.data else 4000]
+        match = _MESSAGE_ID.search(head)
+        mid = match.group(1) if match else b""
+        ids[mid] = ids.get(mid, 0) + 1
+        if a.game and a.ply is not None:
+            made.setdefault((a.game, a.ply, a.rcpt, a.headline.split(":")[0]), set()).add(mid)
+    return {"inbound_not_done": sum(n for status, n in inbound.items() if status not in ("done", "ignored")),
+            "replies_unsent": int(unsent), "sent_twice": sum(n - 1 for n in ids.values() if n > 1),
+            "made_twice": sum(len(m) - 1 for m in made.values() if len(m) > 1)}
+
+
+def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Callable[[], None]],
+           postgres: Any, cgroups: Cgroups, pg_group: Group, paced_rate: float | None
+           ) -> dict[str, Any]:
+    """``count`` workers on one database, each in a cgroup of its own limited to ``args.cap`` CPUs
+    (PostgreSQL, the load and the sink outside every limit). The games are set up without the limit;
+    then the first moves of all games as fast as the SMTP connections take them (moves/s, the CPU of
+    each worker and of PostgreSQL per move, the database's sessions and claims), then the second
+    moves of ``args.paced_moves`` games at ``paced_rate`` per second (reply latency)."""
+    from bench.harness import pgstats
+    from tests.services.requirements import free_port
+
+    label = f"cap{count}"
+    dsn = postgres.create_database(label)
+    with contextlib.closing(pgstats.connect(dsn)) as conn:
+        pgstats.reset_statements(conn)  # the extension, created before the workers' schema
+    sink = start_sink()
+    cleanup.append(sink.stop)
+    ports = [free_port() for _ in range(count)]
+    workers, groups = [], []
+    for i, port in enumerate(ports):
+        group = cgroups.create(f"{label}-w{i}")
+        cleanup.append(lambda g=group: cgroups.remove(g))  # after the worker has stopped (reversed)
+        groups.append(group)
+        config = worker_config(work / f"{label}-{i}.toml", database=dsn, port=port,
+                               relay=(sink.host, sink.port), data_dir=work / f"{label}-{i}",
+                               log_level=args.log_level)
+        workers.append(Worker(f"{label}-{i}", config, group))
+        cleanup.append(workers[-1].stop)
+    for worker, port in zip(workers, ports, strict=True):
+        worker.wait_listening(port)
+    say(f"[{label}] {count} worker(s) up, {args.cap} CPU each once the games are set up; "
+        f"setting up {args.games} games by mail ...")
+    prepared, keys = _moves(_games(sink, ports, args.games, label, args.connections), {})
+    for group in groups:
+        group.set_quota(args.cap)
+    time.sleep(2.5)  # every worker has written its first heartbeat and taken its roles
+    # What the workers and the database spend doing nothing: heartbeats, role checks, polls.
+    before = [g.usage() for g in groups]
+    pg_before = pg_group.usage()
+    time.sleep(args.idle_seconds)
+    idle = [round((g.usage() - b) * 1000 / args.idle_seconds, 2) for g, b in zip(groups, before, strict=True)]
+    pg_idle = round((pg_group.usage() - pg_before) * 1000 / args.idle_seconds, 2)
+    with contextlib.closing(pgstats.connect(dsn)) as conn:
+        pgstats.reset_statements(conn)
+    sampler = pgstats.Sampler(dsn, args.sample_seconds)
+    cleanup.append(sampler.close)
+    spies = []
+    if args.py_spy:
+        for part, pid in (("processor", workers[0].processor_pid()), ("serve", workers[0].process.pid)):
+            if pid:
+                spies.append(PySpy(pid, Path(args.py_spy) / f"{label}-{part}.txt", cpu=True))
+                cleanup.append(spies[-1].stop)
+    meter = CpuMeter({f"{part} {w.name}": (lambda w=w, part=part: [
+        w.process.pid if part == "serve" else w.processor_pid() or 0]) for w in workers
+        for part in ("serve", "processor")})
+    load = loadavg()
+    base = sink.count()
+    say(f"[{label}] {len(prepared)} moves over {args.connections} connections (load average {load}) ...")
+    before = [g.usage() for g in groups]
+    throttled = [g.throttled() for g in groups]
+    pg_before = pg_group.usage()
+    bench_before = own_cpu()
+    sampler.start()
+    meter.start()
+    t0 = time.monotonic()
+    submitted = smtp_submit_raw(ports, prepared, args.connections)
+    arrivals = sink.wait_until(all_replied(base, set(keys)), max(120.0, len(prepared) * 0.5), "all replies")
+    replied = sorted(a.at - t0 for a in arrivals[base:] if (a.game, a.ply) in keys)
+    elapsed = replied[-1]
+    db = sampler.stop()
+    by_process = meter.stop()
+    used = [g.usage() - b for g, b in zip(groups, before, strict=True)]
+    held = [(now[0] - t[0], now[1] - t[1])
+            for now, t in zip((g.throttled() for g in groups), throttled, strict=True)]
+    pg_used = pg_group.usage() - pg_before - db["sampler_cpu_seconds"]
+    bench_used = own_cpu() - bench_before
+    for spy in spies:
+        spy.stop()
+    latency = _latencies([start for start, _ in submitted], keys, arrivals, base)
+    with contextlib.closing(pgstats.connect(dsn)) as conn:
+        found = pgstats.statements(conn)
+    moves = len(prepared)
+    per_move = processing_ms(workers, set(keys.values()))
+    row: dict[str, Any] = {
+        "setup": label, "workers": count, "cap": args.cap, "moves": moves, "loadavg": load,
+        "seconds": round(elapsed, 3), "moves_per_second": round(moves / elapsed, 1),
+        "latency_s": {"p50": round(percentile(latency, 50), 3), "p99": round(percentile(latency, 99), 3)},
+        "worker_cpu_ms_per_move": [round(u * 1000 / moves, 2) for u in used],
+        "workers_cpu_ms_per_move": round(sum(used) * 1000 / moves, 2),
+        "worker_cpu_share": [round(u / elapsed, 3) for u in used],
+        "moves_by_worker": [len(processing_ms([w], set(keys.values()))) for w in workers],
+        # /proc's ticks, for the split between the two processes of each worker
+        "cpu_ms_per_move_by_process": {
+            part: round(sum(v for k, v in by_process.items() if k.startswith(part)) * 1000 / moves, 2)
+            for part in ("serve", "processor")},
+        "throttled": [{"periods": n, "throttled": t} for n, t in held],
+        "postgresql_cpu_ms_per_move": round(pg_used * 1000 / moves, 2),
+        "postgresql_cores_busy": round(pg_used / elapsed, 2),
+        "benchmark_cpu_ms_per_move": round(bench_used * 1000 / moves, 2),
+        "idle_cpu_ms_per_second": {"workers": idle, "postgresql": pg_idle},
+        "database": db, "claims": pgstats.claim_conflicts(found),
+        "statements_per_move": round(sum(s["calls"] for s in found) / moves, 1),
+        "statements_top": found[:12],
+        "processing_ms": {"p50": percentile(per_move, 50), "p99": percentile(per_move, 99)},
+    }
+    # The second moves, at a rate every setup is given the same: the latency a player sees.
+    rate = paced_rate or row["moves_per_second"] / 2
+    your_move = {}
+    for a in arrivals[base:]:
+        if (a.game, a.ply) in keys and a.headline.startswith("Your move"):
+            your_move.setdefault(a.game, a)
+    second, keys2 = _moves(dict(sorted(your_move.items())[: args.paced_moves]), {})
+    if second:
+        say(f"[{label}] {len(second)} moves at {rate:.1f}/s ...")
+        base = sink.count()
+        sent = smtp_submit_paced(ports, second, rate, args.connections)
+        arrivals = sink.wait_until(all_replied(base, set(keys2)), max(120.0, len(second) * 0.5),
+                                   "all replies")
+        paced = _latencies(sent, keys2, arrivals, base)
+        row["paced"] = {"moves": len(second), "rate": round(rate, 2),
+                        "latency_s": {"p50": round(percentile(paced, 50), 3),
+                                      "p99": round(percentile(paced, 99), 3)}}
+    sink.wait_quiet(2.0, 60.0)
+    with contextlib.closing(pgstats.connect(dsn)) as conn:
+        row["lost_or_doubled"] = _lost_or_doubled(conn, sink.since(0))
+    row["log_problems"] = [p for w in workers for p in w.problems()][:5]
+    for w in workers:
+        w.stop()
+    for group in groups:
+        cgroups.remove(group)
+    sampler.close()
+    sink.stop()
+    return row
+
+
+def capped_run(args: argparse.Namespace, work: Path, cleanup: list[Callable[[], None]], postgres: Any
+               ) -> list[dict[str, Any]]:
+    """The capped setups, one after the other on one PostgreSQL (in a cgroup of its own without a
+    limit, only to count its CPU)."""
+    from bench.harness import pgstats
+
+    try:
+        cgroups = Cgroups.detect()
+    except (CgroupUnavailable, OSError) as exc:
+        raise SystemExit(f"--cap: no CPU cgroup can be made here: {exc}") from None
+    cleanup.append(cgroups.remove_all)
+    pgstats.enable_statements(postgres)
+    pg_group = cgroups.create("postgresql")
+    for pid in postgres_pids(postgres):  # its backends, forked later, join with their parent
+        with contextlib.suppress(OSError):
+            pg_group.add(pid)
+    rows: list[dict[str, Any]] = []
+    for count in [int(n) for n in args.workers.split(",") if n]:
+        rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group,
+                           args.paced_rate or (rows[0]["moves_per_second"] / 2 if rows else None)))
+    return rows
+
+
 # --- growth --------------------------------------------------------------------------------------
 
 
@@ -205,22 +418,6 @@ def fill(store: Any, start: int, stop: int, base: list[Any]) -> float:
                                        created_at=original.created_at, updated_at=original.updated_at,
                                        finished_at=original.finished_at))
     return time.perf_counter() - started
-
-
-def steady(port: int, prepared: list[tuple[str, list[str], bytes]], rate: float) -> list[float]:
-    """Send at ``rate`` per second on one connection; per mail, when its sending began."""
-    import smtplib
-
-    sent: list[float] = []
-    with smtplib.SMTP("127.0.0.1", port, timeout=60) as smtp:
-        start = time.monotonic()
-        for i, (sender, rcpts, data) in enumerate(prepared):
-            delay = start + i / rate - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            sent.append(time.monotonic())
-            smtp.sendmail(sender, rcpts, data)
-    return sent
 
 
 def growth(kind: str, database: str, args: argparse.Namespace, work: Path,
@@ -258,7 +455,7 @@ def growth(kind: str, database: str, args: argparse.Namespace, work: Path,
         while len(latency) < args.growth_moves and your_move:
             prepared, keys = _moves(your_move, players)
             base_count = sink.count()
-            sent = steady(port, prepared, args.rate)
+            sent = smtp_submit_paced(port, prepared, args.rate)
             arrivals = sink.wait_until(all_replied(base_count, set(keys)), 120.0, "all replies")
             reply = {}
             for a in arrivals[base_count:]:
@@ -302,7 +499,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             postgres = Postgres(durable=True)
             cleanup.append(postgres.close)
             results: dict[str, Any] = {"machine": machine(postgres)}
-            if args.only in (None, "throughput"):
+            if args.cap:
+                results["capped"] = capped_run(args, work, cleanup, postgres)
+            elif args.only in (None, "throughput"):
                 sqlite = f"sqlite:///{work / 'tp.sqlite3'}"
                 rows = [throughput("sqlite", sqlite, 1, args, work, cleanup, None)]
                 # The bare rate moves with the machine's other work more than anything else here,
@@ -317,7 +516,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for row in rows:
                     row.pop("prepared", None)
                 results["throughput"] = rows
-            if args.only in (None, "growth"):
+            if args.only in (None, "growth") and not args.cap:
                 results["growth"] = (
                     growth("sqlite", f"sqlite:///{work / 'grow.sqlite3'}", args, work, cleanup)
                     + growth("postgresql", postgres.create_database("grow"), args, work, cleanup))
@@ -366,6 +565,51 @@ def _ceiling(rows: list[dict[str, Any]], cores: int) -> list[str]:
             f"one worker's {one['moves_per_second']}.", ""]
 
 
+def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    one = rows[0] if rows[0]["workers"] == 1 else None
+    out = [f"Each worker in a cgroup of its own, {rows[0]['cap']} CPU; PostgreSQL, the load and the sink "
+           "outside every limit. Latency: from sending a move to its reply at the relay (burst: all "
+           "moves at once; paced: the second moves at one rate for every setup). CPU per move from "
+           "the cgroups' own counters (PostgreSQL's without the sampler's backend). Sessions: means "
+           "of pg_stat_activity samples; claims: attempts that found the row taken "
+           "(pg_stat_statements).", "",
+           "| workers | moves/s | x one | latency p50 / p99 burst; paced (s) | workers' CPU ms per move "
+           "(each) | PostgreSQL CPU ms per move (cores busy) | idle CPU ms/s per worker; PostgreSQL "
+           "| lock waits mean / max | idle in transaction per worker | claim conflicts inbound; "
+           "outbound | statements per move | lost / doubled | load average |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        x = f"{r['moves_per_second'] / one['moves_per_second']:.2f}" if one else "-"
+        paced = r.get("paced")
+        lat = (f"{r['latency_s']['p50']:.2f} / {r['latency_s']['p99']:.2f}; "
+               + (f"{paced['latency_s']['p50']:.3f} / {paced['latency_s']['p99']:.3f} at "
+                  f"{paced['rate']:g}/s" if paced else "-"))
+        each = ", ".join(f"{v:.1f}" for v in r["worker_cpu_ms_per_move"])
+        idle = ", ".join(f"{v:.1f}" for v in r["idle_cpu_ms_per_second"]["workers"])
+        db, claims, bad = r["database"], r["claims"], r["lost_or_doubled"]
+        lost = bad["inbound_not_done"] + bad["replies_unsent"]
+        doubled = bad["sent_twice"] + bad["made_twice"]
+        conflicts = "; ".join(f"{c['conflicts']} of {c['attempts']}" for c in claims.values())
+        out.append(f"| {r['workers']} | **{r['moves_per_second']}** | {x} | {lat} | "
+                   f"{r['workers_cpu_ms_per_move']:.1f} ({each}) | {r['postgresql_cpu_ms_per_move']:.1f} "
+                   f"({r['postgresql_cores_busy']:.2f}) | {idle}; "
+                   f"{r['idle_cpu_ms_per_second']['postgresql']:.1f} | "
+                   f"{db['lock_waits_mean']:.2f} / {db['lock_waits_max']} | "
+                   f"{db['idle_in_transaction_mean'] / r['workers']:.2f} | {conflicts} | "
+                   f"{r['statements_per_move']} | {lost} / {doubled} | {r['loadavg']} |")
+    out.append("")
+    for r in rows:
+        waits = ", ".join(f"{k} {v}" for k, v in r["database"]["active_waits"].items())
+        throttled = ", ".join(f"{t['throttled']} of {t['periods']}" for t in r["throttled"])
+        out.append(f"- {r['workers']} worker(s): active sessions by wait event (mean) {waits or '-'}; "
+                   f"periods in which the quota ran out {throttled}; processor ms p50 / p99 "
+                   f"{r['processing_ms']['p50']:.1f} / {r['processing_ms']['p99']:.1f}.")
+    out.append("")
+    return out
+
+
 def markdown(results: dict[str, Any]) -> str:
     m = results["machine"]
     out = [f"## pbem scaling benchmark, {m['date']}", "",
@@ -391,6 +635,7 @@ def markdown(results: dict[str, Any]) -> str:
                        f"{r['cpu_ms_per_move']} | {busy:.2f} of {m['nproc']} | {cpu} |")
         out.append("")
         out += _ceiling(rows, m["nproc"])
+    out += _capped_table(results.get("capped", []))
     growth_rows = results.get("growth", [])
     if growth_rows:
         out += ["| store | games stored | moves at | reply latency p50 / p99 (s) | processor ms p50 / p99 |",
@@ -427,6 +672,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="the workers' log level (INFO: the processor's ms per move is read from it)")
     parser.add_argument("--py-spy", metavar="DIR",
                         help="sample the first worker's processor and serve processes with py-spy")
+    parser.add_argument("--cap", type=float, metavar="CPUS",
+                        help="each PostgreSQL worker in a cgroup of its own limited to CPUS (0.15: 15 ms "
+                             "of every 100 ms), PostgreSQL and the load outside every limit; runs only "
+                             "this scale-out measurement (needs root and cgroup v1 or v2)")
+    parser.add_argument("--paced-moves", type=int, default=200,
+                        help="--cap: second moves sent at a steady rate for the reply latency (200)")
+    parser.add_argument("--paced-rate", type=float,
+                        help="--cap: their rate, the same for every setup (default: half the first "
+                             "setup's moves/s)")
+    parser.add_argument("--idle-seconds", type=float, default=3.0,
+                        help="--cap: how long the idle CPU of workers and database is measured (3)")
+    parser.add_argument("--sample-seconds", type=float, default=0.05,
+                        help="--cap: how often pg_stat_activity and pg_locks are sampled (0.05)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--check", action="store_true", help="exit 1 when a goal is missed")

@@ -246,16 +246,20 @@ class DaemonProcess:
 
 class PySpy:
     """``py-spy record`` on the daemon process during the timed part (``--py-spy DIR``): collapsed
-    stacks per thread, GIL holders only with ``--gil`` left off, so waiting shows too (``--idle``)."""
+    stacks per thread, GIL holders only with ``--gil`` left off, so waiting shows too (``--idle``).
+    ``cpu=True`` samples only the thread holding the interpreter lock instead (``--gil``): where the
+    CPU went, also in a process a CPU quota holds back, whose waits would otherwise fill the
+    samples."""
 
-    def __init__(self, pid: int, out: Path) -> None:
+    def __init__(self, pid: int, out: Path, cpu: bool = False) -> None:
         exe = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
         if not Path(exe).exists():
             raise SystemExit("--py-spy: py-spy not found (.venv/bin/pip install py-spy)")
         out.parent.mkdir(parents=True, exist_ok=True)
         self.out = out
         self.proc = subprocess.Popen([exe, "record", "--pid", str(pid), "--rate", "250", "--threads",
-                                      "--idle", "--format", "raw", "--output", str(out), "--nonblocking"],
+                                      "--gil" if cpu else "--idle", "--format", "raw", "--output",
+                                      str(out), "--nonblocking"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(0.5)  # attached before the load starts
 

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.harness.cgroups import Group, join_command
 from bench.harness.report import REPO
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -68,14 +69,17 @@ class CpuMeter:
 
 
 class Worker:
-    """``pbem serve -c CONFIG`` in a process of its own; its log is a file beside the config."""
+    """``pbem serve -c CONFIG`` in a process of its own; its log is a file beside the config. With a
+    ``group`` (``bench.harness.cgroups``) the process, and so every process it starts, runs in it."""
 
-    def __init__(self, name: str, config: Path) -> None:
+    def __init__(self, name: str, config: Path, group: Group | None = None) -> None:
         self.name = name
         self.config = config
+        self.group = group
         self.log = config.with_suffix(".log")
+        command = [sys.executable, "-m", "pbem.cli", "serve", "-c", str(config)]
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config)],
+            self.process = subprocess.Popen(join_command(group, command) if group else command,
                                             env={**os.environ, "PYTHONPATH": str(REPO)},
                                             stdout=log, stderr=log)
 
