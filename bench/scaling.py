@@ -49,6 +49,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ from bench.harness.players import (
     smtp_submit_paced,
     smtp_submit_raw,
 )
-from bench.harness.report import commit, cpu_model, loadavg, own_cpu, percentile, say, workdir
+from bench.harness.report import REPO, commit, cpu_model, loadavg, own_cpu, percentile, say, workdir
 from bench.harness.sink import all_replied, start_sink
 from bench.harness.stages import normalise_id
 from bench.harness.workers import CpuMeter, Worker, postgres_pids, worker_config
@@ -238,39 +239,86 @@ def _lost_or_doubled(conn: Any, arrivals: list[Any]) -> dict[str, int]:
             "made_twice": sum(len(m) - 1 for m in made.values() if len(m) > 1)}
 
 
+@dataclass
+class Lane:
+    """One database with its workers and its own relay sink (game ids repeat across databases)."""
+
+    dsn: str
+    sink: Any
+    ports: list[int]
+    workers: list[Worker] = field(default_factory=list)
+    prepared: list[tuple[str, list[str], bytes]] = field(default_factory=list)
+    keys: dict[tuple[str, int], str] = field(default_factory=dict)
+    base: int = 0
+
+
+def _interleave(lanes: list[Lane], batches: list[list[Any]], connections: int
+                ) -> tuple[list[int], list[Any], list[tuple[int, int]]]:
+    """SMTP connection c goes to lane c modulo the lanes, to its workers in turn; message j is sent on
+    connection j modulo the connections, so it must be its lane's. Returns the port of each
+    connection, the messages in sending order and, for each, (lane, index in that lane's batch)."""
+    count = len(lanes)
+    ports = [lanes[c % count].ports[(c // count) % len(lanes[c % count].ports)] for c in range(connections)]
+    queues = [list(enumerate(batch)) for batch in batches]
+    order, where = [], []
+    j = 0
+    while any(queues):
+        lane = (j % connections) % count
+        if not queues[lane]:
+            break  # the lanes are given equal shares
+        index, item = queues[lane].pop(0)
+        order.append(item)
+        where.append((lane, index))
+        j += 1
+    return ports, order, where
+
+
 def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Callable[[], None]],
-           postgres: Any, cgroups: Cgroups, pg_group: Group, paced_rate: float | None
-           ) -> dict[str, Any]:
-    """``count`` workers on one database, each in a cgroup of its own limited to ``args.cap`` CPUs
-    (PostgreSQL, the load and the sink outside every limit). The games are set up without the limit;
-    then the first moves of all games as fast as the SMTP connections take them (moves/s, the CPU of
-    each worker and of PostgreSQL per move, the database's sessions and claims), then the second
-    moves of ``args.paced_moves`` games at ``paced_rate`` per second (reply latency)."""
+           postgres: Any, cgroups: Cgroups, pg_group: Group, paced_rate: float | None,
+           separate: bool = False) -> dict[str, Any]:
+    """``count`` workers on one database (``separate``: each on a database of its own, with its share
+    of the games: the same load on the machine with nothing shared but the PostgreSQL server), each
+    in a cgroup of its own limited to ``args.cap`` CPUs (PostgreSQL, the load and the sinks outside
+    every limit). The games are set up without the limit; then the first moves of all games as fast
+    as the SMTP connections take them (moves/s, the CPU of each worker and of PostgreSQL per move,
+    the database's sessions and claims), then the second moves of ``args.paced_moves`` games at
+    ``paced_rate`` per second (reply latency)."""
     from bench.harness import pgstats
     from tests.services.requirements import free_port
 
-    label = f"cap{count}"
-    dsn = postgres.create_database(label)
-    with contextlib.closing(pgstats.connect(dsn)) as conn:
-        pgstats.reset_statements(conn)  # the extension, created before the workers' schema
-    sink = start_sink()
-    cleanup.append(sink.stop)
-    ports = [free_port() for _ in range(count)]
-    workers, groups = [], []
-    for i, port in enumerate(ports):
-        group = cgroups.create(f"{label}-w{i}")
-        cleanup.append(lambda g=group: cgroups.remove(g))  # after the worker has stopped (reversed)
-        groups.append(group)
-        config = worker_config(work / f"{label}-{i}.toml", database=dsn, port=port,
-                               relay=(sink.host, sink.port), data_dir=work / f"{label}-{i}",
-                               log_level=args.log_level)
-        workers.append(Worker(f"{label}-{i}", config, group))
-        cleanup.append(workers[-1].stop)
-    for worker, port in zip(workers, ports, strict=True):
-        worker.wait_listening(port)
+    label = f"cap{count}" + ("sep" if separate else "")
+    if separate and args.connections % count:
+        raise SystemExit(f"--separate: --connections ({args.connections}) must be a multiple of {count}")
+    lanes: list[Lane] = []
+    names = [f"{label}d{i}" for i in range(count if separate else 1)]
+    for name in names:
+        dsn = postgres.create_database(name)
+        with contextlib.closing(pgstats.connect(dsn)) as conn:
+            pgstats.reset_statements(conn)  # the extension, created before the workers' schema
+        sink = start_sink()
+        cleanup.append(sink.stop)
+        lanes.append(Lane(dsn, sink, [free_port() for _ in range(1 if separate else count)]))
+    groups = []
+    for lane in lanes:
+        for port in lane.ports:
+            i = len(groups)
+            group = cgroups.create(f"{label}-w{i}")
+            cleanup.append(lambda g=group: cgroups.remove(g))  # after the worker has stopped (reversed)
+            groups.append(group)
+            config = worker_config(work / f"{label}-{i}.toml", database=lane.dsn, port=port,
+                                   relay=(lane.sink.host, lane.sink.port), data_dir=work / f"{label}-{i}",
+                                   log_level=args.log_level)
+            lane.workers.append(Worker(f"{label}-{i}", config, group, Path(args.code or REPO)))
+            cleanup.append(lane.workers[-1].stop)
+    workers = [w for lane in lanes for w in lane.workers]
+    for lane in lanes:
+        for worker, port in zip(lane.workers, lane.ports, strict=True):
+            worker.wait_listening(port)
     say(f"[{label}] {count} worker(s) up, {args.cap} CPU each once the games are set up; "
         f"setting up {args.games} games by mail ...")
-    prepared, keys = _moves(_games(sink, ports, args.games, label, args.connections), {})
+    for n, lane in enumerate(lanes):
+        lane.prepared, lane.keys = _moves(_games(lane.sink, lane.ports, args.games // len(lanes),
+                                                 f"{label}{n}", args.connections), {})
     for group in groups:
         group.set_quota(args.cap)
     time.sleep(2.5)  # every worker has written its first heartbeat and taken its roles
@@ -280,9 +328,9 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     time.sleep(args.idle_seconds)
     idle = [round((g.usage() - b) * 1000 / args.idle_seconds, 2) for g, b in zip(groups, before, strict=True)]
     pg_idle = round((pg_group.usage() - pg_before) * 1000 / args.idle_seconds, 2)
-    with contextlib.closing(pgstats.connect(dsn)) as conn:
+    with contextlib.closing(pgstats.connect(lanes[0].dsn)) as conn:
         pgstats.reset_statements(conn)
-    sampler = pgstats.Sampler(dsn, args.sample_seconds)
+    sampler = pgstats.Sampler(lanes[0].dsn, names, args.sample_seconds)
     cleanup.append(sampler.close)
     spies = []
     if args.py_spy:
@@ -293,8 +341,10 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     meter = CpuMeter({f"{part} {w.name}": (lambda w=w, part=part: [
         w.process.pid if part == "serve" else w.processor_pid() or 0]) for w in workers
         for part in ("serve", "processor")})
+    ports, prepared, where = _interleave(lanes, [lane.prepared for lane in lanes], args.connections)
     load = loadavg()
-    base = sink.count()
+    for lane in lanes:
+        lane.base = lane.sink.count()
     say(f"[{label}] {len(prepared)} moves over {args.connections} connections (load average {load}) ...")
     before = [g.usage() for g in groups]
     throttled = [g.throttled() for g in groups]
@@ -304,9 +354,10 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     meter.start()
     t0 = time.monotonic()
     submitted = smtp_submit_raw(ports, prepared, args.connections)
-    arrivals = sink.wait_until(all_replied(base, set(keys)), max(120.0, len(prepared) * 0.5), "all replies")
-    replied = sorted(a.at - t0 for a in arrivals[base:] if (a.game, a.ply) in keys)
-    elapsed = replied[-1]
+    arrived = [lane.sink.wait_until(all_replied(lane.base, set(lane.keys)), max(120.0, len(prepared) * 0.5),
+                                    "all replies") for lane in lanes]
+    elapsed = max(a.at for lane, arrivals in zip(lanes, arrived, strict=True)
+                  for a in arrivals[lane.base:] if (a.game, a.ply) in lane.keys) - t0
     db = sampler.stop()
     by_process = meter.stop()
     used = [g.usage() - b for g, b in zip(groups, before, strict=True)]
@@ -316,19 +367,23 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     bench_used = own_cpu() - bench_before
     for spy in spies:
         spy.stop()
-    latency = _latencies([start for start, _ in submitted], keys, arrivals, base)
-    with contextlib.closing(pgstats.connect(dsn)) as conn:
-        found = pgstats.statements(conn)
+    latency = []
+    for n, lane in enumerate(lanes):
+        sent = [submitted[j][0] for j, (ln, _) in enumerate(where) if ln == n]
+        latency += _latencies(sent, lane.keys, arrived[n], lane.base)
+    with contextlib.closing(pgstats.connect(lanes[0].dsn)) as conn:
+        found = pgstats.statements(conn, names)
     moves = len(prepared)
-    per_move = processing_ms(workers, set(keys.values()))
+    timed = {mid for lane in lanes for mid in lane.keys.values()}
+    per_move = processing_ms(workers, timed)
     row: dict[str, Any] = {
-        "setup": label, "workers": count, "cap": args.cap, "moves": moves, "loadavg": load,
-        "seconds": round(elapsed, 3), "moves_per_second": round(moves / elapsed, 1),
+        "setup": label, "workers": count, "databases": len(lanes), "cap": args.cap, "moves": moves,
+        "loadavg": load, "seconds": round(elapsed, 3), "moves_per_second": round(moves / elapsed, 1),
         "latency_s": {"p50": round(percentile(latency, 50), 3), "p99": round(percentile(latency, 99), 3)},
         "worker_cpu_ms_per_move": [round(u * 1000 / moves, 2) for u in used],
         "workers_cpu_ms_per_move": round(sum(used) * 1000 / moves, 2),
         "worker_cpu_share": [round(u / elapsed, 3) for u in used],
-        "moves_by_worker": [len(processing_ms([w], set(keys.values()))) for w in workers],
+        "moves_by_worker": [len(processing_ms([w], timed)) for w in workers],
         # /proc's ticks, for the split between the two processes of each worker
         "cpu_ms_per_move_by_process": {
             part: round(sum(v for k, v in by_process.items() if k.startswith(part)) * 1000 / moves, 2)
@@ -340,36 +395,49 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
         "idle_cpu_ms_per_second": {"workers": idle, "postgresql": pg_idle},
         "database": db, "claims": pgstats.claim_conflicts(found),
         "statements_per_move": round(sum(s["calls"] for s in found) / moves, 1),
-        "statements_top": found[:12],
+        "statements": found,
         "processing_ms": {"p50": percentile(per_move, 50), "p99": percentile(per_move, 99)},
     }
     # The second moves, at a rate every setup is given the same: the latency a player sees.
     rate = paced_rate or row["moves_per_second"] / 2
-    your_move = {}
-    for a in arrivals[base:]:
-        if (a.game, a.ply) in keys and a.headline.startswith("Your move"):
-            your_move.setdefault(a.game, a)
-    second, keys2 = _moves(dict(sorted(your_move.items())[: args.paced_moves]), {})
+    batches = []
+    for lane, arrivals in zip(lanes, arrived, strict=True):
+        your_move = {}
+        for a in arrivals[lane.base:]:
+            if (a.game, a.ply) in lane.keys and a.headline.startswith("Your move"):
+                your_move.setdefault(a.game, a)
+        share = sorted(your_move.items())[: args.paced_moves // len(lanes)]
+        lane.prepared, lane.keys = _moves(dict(share), {})
+        batches.append(lane.prepared)
+        lane.base = lane.sink.count()
+    ports, second, where = _interleave(lanes, batches, args.connections)
     if second:
         say(f"[{label}] {len(second)} moves at {rate:.1f}/s ...")
-        base = sink.count()
         sent = smtp_submit_paced(ports, second, rate, args.connections)
-        arrivals = sink.wait_until(all_replied(base, set(keys2)), max(120.0, len(second) * 0.5),
-                                   "all replies")
-        paced = _latencies(sent, keys2, arrivals, base)
+        paced = []
+        for n, lane in enumerate(lanes):
+            arrivals = lane.sink.wait_until(all_replied(lane.base, set(lane.keys)),
+                                            max(120.0, len(second) * 0.5), "all replies")
+            paced += _latencies([sent[j] for j, (ln, _) in enumerate(where) if ln == n], lane.keys,
+                                arrivals, lane.base)
         row["paced"] = {"moves": len(second), "rate": round(rate, 2),
                         "latency_s": {"p50": round(percentile(paced, 50), 3),
                                       "p99": round(percentile(paced, 99), 3)}}
-    sink.wait_quiet(2.0, 60.0)
-    with contextlib.closing(pgstats.connect(dsn)) as conn:
-        row["lost_or_doubled"] = _lost_or_doubled(conn, sink.since(0))
+    bad: dict[str, int] = {}
+    for lane in lanes:
+        lane.sink.wait_quiet(2.0, 60.0)
+        with contextlib.closing(pgstats.connect(lane.dsn)) as conn:
+            for key, value in _lost_or_doubled(conn, lane.sink.since(0)).items():
+                bad[key] = bad.get(key, 0) + value
+    row["lost_or_doubled"] = bad
     row["log_problems"] = [p for w in workers for p in w.problems()][:5]
     for w in workers:
         w.stop()
     for group in groups:
         cgroups.remove(group)
     sampler.close()
-    sink.stop()
+    for lane in lanes:
+        lane.sink.stop()
     return row
 
 
@@ -391,8 +459,10 @@ def capped_run(args: argparse.Namespace, work: Path, cleanup: list[Callable[[], 
             pg_group.add(pid)
     rows: list[dict[str, Any]] = []
     for count in [int(n) for n in args.workers.split(",") if n]:
-        rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group,
-                           args.paced_rate or (rows[0]["moves_per_second"] / 2 if rows else None)))
+        rate = args.paced_rate or (rows[0]["moves_per_second"] / 2 if rows else None)
+        rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group, rate))
+        if args.separate and count > 1:
+            rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group, rate, separate=True))
     return rows
 
 
@@ -500,6 +570,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             cleanup.append(postgres.close)
             results: dict[str, Any] = {"machine": machine(postgres)}
             if args.cap:
+                results["machine"]["workers_run"] = args.code or str(REPO)
                 results["capped"] = capped_run(args, work, cleanup, postgres)
             elif args.only in (None, "throughput"):
                 sqlite = f"sqlite:///{work / 'tp.sqlite3'}"
@@ -676,6 +747,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="each PostgreSQL worker in a cgroup of its own limited to CPUS (0.15: 15 ms "
                              "of every 100 ms), PostgreSQL and the load outside every limit; runs only "
                              "this scale-out measurement (needs root and cgroup v1 or v2)")
+    parser.add_argument("--code", metavar="DIR",
+                        help="--cap: the checkout whose pbem the workers run (default: this one), e.g. "
+                             "an export of an earlier commit, to compare two versions on one machine")
+    parser.add_argument("--separate", action="store_true",
+                        help="--cap: after each setup of several workers, the same workers each on a "
+                             "database of its own (the same load on the machine, nothing shared but the "
+                             "server): what the machine costs, apart from what sharing costs")
     parser.add_argument("--paced-moves", type=int, default=200,
                         help="--cap: second moves sent at a steady rate for the reply latency (200)")
     parser.add_argument("--paced-rate", type=float,

@@ -20,13 +20,14 @@ from typing import Any
 
 from bench.harness.workers import cpu_seconds
 
-#: The statements whose calls without a row are claim conflicts: a pending message (the processor)
-#: or a due reply (the sender) another worker had claimed, or had finished, by the time this one
-#: asked. Matched on the start of the normalised text pg_stat_statements keeps.
+#: The statements whose calls without a row are claim conflicts: the pending message (the processor)
+#: or due reply (the sender) asked for, and any others asked for with it, another worker had
+#: claimed, or had finished, by the time this one asked. Matched on the start of the normalised
+#: text pg_stat_statements keeps (with ``SKIP LOCKED``).
 CLAIMS = {"inbound": "SELECT id, raw, source, received_at, message_id, sha256, status, outcome,",
-          "outbound": "SELECT id FROM outbound WHERE id = $1 AND sent_at IS NULL"}
+          "outbound": "SELECT id FROM outbound WHERE id "}
 _SAMPLE = ("SELECT state, wait_event_type, wait_event, 0 FROM pg_stat_activity"
-           " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+           " WHERE datname = ANY(%s) AND pid <> pg_backend_pid()"
            " AND backend_type = 'client backend'"
            " UNION ALL SELECT 'ungranted', NULL, NULL, COUNT(*) FROM pg_locks WHERE NOT granted")
 
@@ -53,12 +54,13 @@ def reset_statements(conn: Any) -> None:
     conn.execute("SELECT pg_stat_statements_reset()")
 
 
-def statements(conn: Any) -> list[dict[str, Any]]:
-    """Every statement the workers sent to this database since the reset, dearest first."""
+def statements(conn: Any, databases: list[str]) -> list[dict[str, Any]]:
+    """Every statement the workers sent to these databases since the reset, dearest first (the same
+    statement in several databases summed)."""
     rows = conn.execute(
-        "SELECT s.query, s.calls, s.rows, s.total_exec_time FROM pg_stat_statements s"
-        " JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database()"
-        " ORDER BY s.total_exec_time DESC").fetchall()
+        "SELECT s.query, SUM(s.calls), SUM(s.rows), SUM(s.total_exec_time) FROM pg_stat_statements s"
+        " JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = ANY(%s)"
+        " GROUP BY s.query ORDER BY 4 DESC", (databases,)).fetchall()
     return [{"query": " ".join(q.split()), "calls": int(c), "rows": int(r), "ms": round(float(ms), 1)}
             for q, c, r, ms in rows
             if "pg_stat" not in q and "pg_locks" not in q]
@@ -75,10 +77,12 @@ def claim_conflicts(found: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 class Sampler:
-    """``pg_stat_activity`` and ``pg_locks`` every ``interval`` seconds in a thread of its own."""
+    """``pg_stat_activity`` (the sessions of these databases) and ``pg_locks`` every ``interval``
+    seconds in a thread of its own."""
 
-    def __init__(self, dsn: str, interval: float = 0.05) -> None:
+    def __init__(self, dsn: str, databases: list[str], interval: float = 0.05) -> None:
         self.conn = connect(dsn)
+        self.databases = databases
         self.backend = int(self.conn.execute("SELECT pg_backend_pid()").fetchone()[0])
         self.interval = interval
         self.samples = 0
@@ -98,7 +102,7 @@ class Sampler:
     def _run(self) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
-            rows = self.conn.execute(_SAMPLE).fetchall()
+            rows = self.conn.execute(_SAMPLE, (self.databases,)).fetchall()
             locks = 0
             for state, kind, event, count in rows:
                 if state == "ungranted":

@@ -70,9 +70,10 @@ class CpuMeter:
 
 class Worker:
     """``pbem serve -c CONFIG`` in a process of its own; its log is a file beside the config. With a
-    ``group`` (``bench.harness.cgroups``) the process, and so every process it starts, runs in it."""
+    ``group`` (``bench.harness.cgroups``) the process, and so every process it starts, runs in it;
+    ``code`` is the checkout whose pbem it runs (another one: to compare two versions)."""
 
-    def __init__(self, name: str, config: Path, group: Group | None = None) -> None:
+    def __init__(self, name: str, config: Path, group: Group | None = None, code: Path = REPO) -> None:
         self.name = name
         self.config = config
         self.group = group
@@ -80,7 +81,7 @@ class Worker:
         command = [sys.executable, "-m", "pbem.cli", "serve", "-c", str(config)]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(join_command(group, command) if group else command,
-                                            env={**os.environ, "PYTHONPATH": str(REPO)},
+                                            env={**os.environ, "PYTHONPATH": str(code)},
                                             stdout=log, stderr=log)
 
     def wait_listening(self, port: int, timeout: float = 60.0) -> None:
