@@ -136,9 +136,9 @@ def daemon_child(settings: dict[str, Any], conn: Any, log_file: str, log_level: 
     processor = Processor(config, store)
     rec = _Recorder()
     # Instance attributes shadow the methods; every caller goes through ``self.<name>``.
-    # Every message goes through ``_process(inbound_id)`` (None: not claimed, so not recorded by id).
+    # Every message goes through ``_process`` (None: nothing claimed, so not recorded by id).
     processor._process = rec.wrap(  # type: ignore[method-assign]
-        "process", processor._process, lambda result, args: (args[0] if result is not None else None,))
+        "process", processor._process, lambda result, args: (result[0] if result is not None else None,))
     store.accept_inbound = rec.wrap(  # type: ignore[method-assign]
         "accept", store.accept_inbound, lambda result, args: (result.inbound_id, result.new))
     many = getattr(store, "accept_inbound_many", None)

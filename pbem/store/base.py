@@ -136,11 +136,12 @@ class Tx(Protocol):
     """Operations inside one transaction; all commit together or not at all."""
 
     # intake
-    def claim_inbound(self, inbound_id: int) -> Inbound | None:
+    def claim_inbound(self, *inbound_ids: int) -> Inbound | None:
         """Take a pending message for processing in this transaction, and read it: None unless it is
         still pending, no other worker holds it, and no earlier message about the same game is still
         pending (so one game's mail is applied in arrival order). The claim ends with the
-        transaction."""
+        transaction. Given several, the oldest of them that can be taken, in one statement: a worker
+        whose first choice another has taken loses no round trip finding the next."""
         ...
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
                      sender: str | None = None, game_id: str | None = None,

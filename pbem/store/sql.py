@@ -341,10 +341,14 @@ class SqlTx:
 
     # intake
 
-    def claim_inbound(self, inbound_id: int) -> Inbound | None:
+    def claim_inbound(self, *inbound_ids: int) -> Inbound | None:
+        if not inbound_ids:
+            return None
         db = self._c
-        row = db.one(f"SELECT {INBOUND_COLS} FROM inbound i WHERE i.id = ? AND {_CLAIMABLE}"
-                     f"{db.dialect.skip_locked}", (inbound_id,))
+        marks = ",".join("?" * len(inbound_ids))
+        # PostgreSQL locks the rows in this order, skipping those another transaction holds.
+        row = db.one(f"SELECT {INBOUND_COLS} FROM inbound i WHERE i.id IN ({marks}) AND {_CLAIMABLE}"
+                     f" ORDER BY i.id LIMIT 1{db.dialect.skip_locked}", inbound_ids)
         return inbound_of(row) if row else None
 
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,

@@ -54,7 +54,7 @@ def test_claims_skip_what_another_worker_holds(stores: tuple[PostgresStore, Post
         started = time.monotonic()
         with two.transaction() as tx2:
             assert tx2.claim_inbound(ids[0]) is None  # held: skipped, not waited for
-            taken = tx2.claim_inbound(ids[1])
+            taken = tx2.claim_inbound(*ids)  # the first held: the next in the same statement
             assert taken is not None and taken.raw.startswith(b"Message-ID: <m1@x>")
         assert time.monotonic() - started < 1
     with one.claim_outbound(T0) as first, two.claim_outbound(T0) as second:
