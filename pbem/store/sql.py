@@ -856,18 +856,23 @@ class SqlStore:
         return [inbound_of(r) for r in rows]
 
     def pending_fair(self, now: datetime, per_sender_per_minute: int, limit: int) -> list[int]:
-        # The head of each sender's queue (one scan of the pending rows' index), leaving out senders
-        # who had their cap processed within the minute (one index lookup per sender; NULL, no
-        # sender, is one sender too). One message per sender per call: the caller's next call
-        # starts the next round.
+        # The pending rows in id order, each kept if it is its sender's oldest (one probe of the
+        # pending rows' sender index) and its sender did not have their cap processed within the
+        # minute (one more); NULL, no sender, is one sender too. The walk stops at ``limit`` heads,
+        # so a call costs what it returns, not what is pending (grouping every pending row by
+        # sender cost 0.9 ms with 600 waiting, and several workers ask often). One message per
+        # sender per call: the caller's next call starts the next round.
         since = dt_to_text(now - timedelta(minutes=1))
-        recent = ("SELECT COUNT(*) FROM inbound AS done WHERE done.sender {} AND done.processed_at >= ?")
+        earlier = ("NOT EXISTS (SELECT 1 FROM inbound AS e WHERE e.status = 'pending' AND e.sender {}"
+                   " AND e.id < i.id)")
+        recent = "(SELECT COUNT(*) FROM inbound AS done WHERE done.sender {} AND done.processed_at >= ?)"
         rows = self._db().all(
-            "SELECT head FROM (SELECT MIN(id) AS head, sender FROM inbound WHERE status = 'pending'"
-            "  GROUP BY sender) AS heads"
-            f" WHERE ? = 0 OR CASE WHEN heads.sender IS NULL THEN ({recent.format('IS NULL')})"
-            f"  ELSE ({recent.format('= heads.sender')}) END < ?"
-            " ORDER BY head LIMIT ?",
+            "SELECT i.id FROM inbound AS i WHERE i.status = 'pending'"
+            f" AND CASE WHEN i.sender IS NULL THEN {earlier.format('IS NULL')}"
+            f"  ELSE {earlier.format('= i.sender')} END"
+            f" AND (? = 0 OR CASE WHEN i.sender IS NULL THEN {recent.format('IS NULL')}"
+            f"  ELSE {recent.format('= i.sender')} END < ?)"
+            " ORDER BY i.id LIMIT ?",
             (per_sender_per_minute, since, since, per_sender_per_minute, limit))
         return [int(r[0]) for r in rows]
 
