@@ -24,8 +24,8 @@ from bench.harness.workers import cpu_seconds
 #: or due reply (the sender) asked for, and any others asked for with it, another worker had
 #: claimed, or had finished, by the time this one asked. Matched on the start of the normalised
 #: text pg_stat_statements keeps (with ``SKIP LOCKED``).
-CLAIMS = {"inbound": "SELECT id, raw, source, received_at, message_id, sha256, status, outcome,",
-          "outbound": "SELECT id FROM outbound WHERE id "}
+CLAIMS = {"inbound": ("SELECT id, raw, source, received_at, message_id, sha256, status, outcome,",),
+          "outbound": ("SELECT id FROM outbound WHERE id ", "SELECT id, raw FROM outbound WHERE id ")}
 _SAMPLE = ("SELECT state, wait_event_type, wait_event, 0 FROM pg_stat_activity"
            " WHERE datname = ANY(%s) AND pid <> pg_backend_pid()"
            " AND backend_type = 'client backend'"
@@ -69,8 +69,8 @@ def statements(conn: Any, databases: list[str]) -> list[dict[str, Any]]:
 def claim_conflicts(found: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """By claim: attempts, and conflicts (attempts that found the row taken)."""
     out = {}
-    for name, start in CLAIMS.items():
-        rows = [s for s in found if s["query"].startswith(start) and "SKIP LOCKED" in s["query"]]
+    for name, starts in CLAIMS.items():
+        rows = [s for s in found if s["query"].startswith(starts) and "SKIP LOCKED" in s["query"]]
         calls = sum(s["calls"] for s in rows)
         out[name] = {"attempts": calls, "conflicts": calls - sum(s["rows"] for s in rows)}
     return out

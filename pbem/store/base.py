@@ -104,7 +104,8 @@ class Worker:
 class OutboxBatch(Protocol):
     """Due outbox rows for one pass of a sender (``Store.claim_outbound``). Before sending a row the
     sender takes it (False: another worker's sender has it, or sent it already), then reports its
-    fate; where the mark is written (at once, or when the batch ends) is the store's."""
+    fate; where the mark is written (at once, or when the batch ends) is the store's. A row's
+    ``raw`` may be read only when it is taken."""
 
     rows: list[Outbound]
 

@@ -171,7 +171,8 @@ def inbound_of(row: Sequence[Any]) -> Inbound:
 
 def outbound_of(row: Sequence[Any]) -> Outbound:
     return Outbound(id=row[0], message_id=row[1], sender=row[2], recipients=json_loads(row[3]),
-                    raw=bytes(row[4]), created_at=dt_from_text(row[5]),  # type: ignore[arg-type]
+                    raw=b"" if row[4] is None else bytes(row[4]),  # None: not read (yet)
+                    created_at=dt_from_text(row[5]),  # type: ignore[arg-type]
                     attempts=row[6], next_attempt_at=dt_from_text(row[7]),
                     sent_at=dt_from_text(row[8]), last_error=row[9],
                     given_up_at=dt_from_text(row[10]))
@@ -914,10 +915,13 @@ class SqlStore:
     # outbox sender
 
     def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]:
+        return self._due_outbound(now, limit, raw=True)
+
+    def _due_outbound(self, now: datetime, limit: int, raw: bool) -> list[Outbound]:
         # Round-robin by recipient, each recipient's mails oldest first: one player's mails arrive
         # in move order, and two thousand answers to one flooding address do not hold up the
         # next player's board. The ids are chosen on the small columns (and the partial index of
-        # migration 7) before the rows, raw messages included, are read.
+        # migration 7) before the rows, raw messages included unless ``raw`` is False, are read.
         db = self._db()
         ids = [r[0] for r in db.all(
             "SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY recipients ORDER BY id) AS k"
@@ -925,7 +929,8 @@ class SqlStore:
             " AS due ORDER BY k, id LIMIT ?", (dt_to_text(now), limit))]
         if not ids:
             return []
-        rows = db.all(f"SELECT {OUTBOUND_COLS} FROM outbound WHERE id IN ({','.join('?' * len(ids))})", ids)
+        columns = OUTBOUND_COLS if raw else OUTBOUND_COLS.replace(" raw,", " NULL AS raw,")
+        rows = db.all(f"SELECT {columns} FROM outbound WHERE id IN ({','.join('?' * len(ids))})", ids)
         by_id = {r[0]: r for r in rows}
         return [outbound_of(by_id[i]) for i in ids if i in by_id]
 
@@ -984,10 +989,14 @@ class SqlStore:
         sender's row is free again at once, and a sender killed between the relay's "250" and the
         mark re-sends one mail at most. Without them (SQLite: one sender per file) the marks are
         written together when the batch ends: one commit for the batch, and no write lock held while
-        mails are sent, since that would stop the processor for as long."""
-        rows = self.due_outbound(now, limit)
+        mails are sent, since that would stop the processor for as long. With row locks a row's
+        raw message is read when it is taken: every sender looks at the same due rows, and most of
+        them another sender sends."""
         batch: _MarkLater | _MarkEach
-        batch = _MarkEach(self, rows, now) if self.dialect.skip_locked else _MarkLater(rows)
+        if self.dialect.skip_locked:
+            batch = _MarkEach(self, self._due_outbound(now, limit, raw=False), now)
+        else:
+            batch = _MarkLater(self.due_outbound(now, limit))
         try:
             yield batch
         finally:
@@ -1124,7 +1133,7 @@ class _MarkEach:
         try:
             # in the batch's order (round-robin by recipient), not by id
             order = " ".join(f"WHEN ? THEN {k}" for k in range(len(ahead)))
-            found = db.one(f"SELECT id FROM outbound WHERE id IN ({','.join('?' * len(ahead))})"
+            found = db.one(f"SELECT id, raw FROM outbound WHERE id IN ({','.join('?' * len(ahead))})"
                            " AND sent_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= ?"
                            f" ORDER BY CASE id {order} END LIMIT 1{db.dialect.skip_locked}",
                            (*ahead, dt_to_text(self.now), *ahead))
@@ -1137,6 +1146,7 @@ class _MarkEach:
             manager.__exit__(None, None, None)
             return False
         self._open = (taken, manager, db)
+        next(r for r in self.rows if r.id == taken).raw = bytes(found[1])
         return taken == row.id
 
     def sent(self, outbound_id: int) -> None:

@@ -75,17 +75,17 @@ def test_a_sender_passes_over_the_rows_others_send_in_one_step(
     the rows several senders share cost no round trip each; the row it locked waits for it."""
     one, two = stores
     with one.transaction() as tx:
-        ids = [tx.queue_outbound(message_id=f"<{n}@p>", sender="s", recipients=[f"r{n}"], raw=b"",
-                                 now=T0) for n in range(3)]
+        ids = [tx.queue_outbound(message_id=f"<{n}@p>", sender="s", recipients=[f"r{n}"],
+                                 raw=f"mail {n}".encode(), now=T0) for n in range(3)]
     with one.claim_outbound(T0) as first, two.claim_outbound(T0) as second:
-        assert first.take(first.rows[0])
+        assert first.take(first.rows[0]) and first.rows[0].raw == b"mail 0"  # read when taken
         assert not second.take(second.rows[0])  # the first's: the second locked the next row
         first.sent(ids[0])
         assert not first.take(first.rows[1])  # the second's: the first locked the last one
-        assert second.take(second.rows[1])
+        assert second.take(second.rows[1]) and second.rows[1].raw == b"mail 1"
         second.sent(ids[1])
         assert not second.take(second.rows[2])  # locked by the first
-        assert first.take(first.rows[2])
+        assert first.take(first.rows[2]) and first.rows[2].raw == b"mail 2"
         first.sent(ids[2])
     assert one.outbound_counts() == {"pending": 0, "sent": 3, "given_up": 0}
 
