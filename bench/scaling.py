@@ -22,13 +22,16 @@ games, measured side by side in one run on the harness of ``bench/harness/``.
    worker, latency, each worker's and PostgreSQL's CPU per move from the cgroups' counters, the idle
    CPU of workers and database, the database's sessions (lock waits, "idle in transaction") and
    claim conflicts (``bench/harness/pgstats.py``), mail lost or doubled; then second moves at one
-   steady rate for every setup, for the latency a player sees.
+   steady rate for every setup, for the latency a player sees. ``--separate`` adds, for each
+   setup of several workers, the same workers each on a database of its own: the same load on
+   the machine with nothing shared but the server, so what the machine costs shows apart from
+   what sharing costs. ``--code DIR`` runs the workers from another checkout (A/B on one machine).
 
 Usage::
 
     .venv/bin/python bench/scaling.py [--games N] [--workers 1,2,4] [--sizes 10,1000,10000,100000]
     .venv/bin/python bench/scaling.py --only throughput --py-spy /tmp/spy   # py-spy of the processors
-    .venv/bin/python bench/scaling.py --cap 0.15 [--workers 1,2,4] [--games 600]
+    .venv/bin/python bench/scaling.py --cap 0.15 [--workers 1,2,4] [--games 600] [--separate]
     .venv/bin/python bench/scaling.py --json
 
 Everything listens on 127.0.0.1; every server and temporary directory is removed at the end.
@@ -72,10 +75,13 @@ from bench.harness.players import (
 from bench.harness.report import REPO, commit, cpu_model, loadavg, own_cpu, percentile, say, workdir
 from bench.harness.sink import all_replied, start_sink
 from bench.harness.stages import normalise_id
-from bench.harness.workers import CpuMeter, Worker, postgres_pids, worker_config
+from bench.harness.workers import CpuMeter, Worker, postgres_pids, switches, worker_config
 
 GOALS = {"sqlite_moves_per_second": 200.0, "sqlite_share_of_bare": 0.40,
          "postgresql_moves_per_second": 120.0, "two_workers_speedup": 1.5}
+#: --cap (issue 23): x of one worker at 2 and 4 workers; the workers' CPU per move at 4 at most this
+#: much above one worker's; one worker's CPU per move and PostgreSQL's, in ms.
+CAP_GOALS = {2: 1.9, 4: 3.7, "cpu_growth": 0.10, "worker_ms": 6.0, "postgresql_ms": 2.5}
 _MS = re.compile(r"msgid=(\S+) .* ms=([0-9.]+)$")
 
 
@@ -350,6 +356,11 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     throttled = [g.throttled() for g in groups]
     pg_before = pg_group.usage()
     bench_before = own_cpu()
+    def woken() -> dict[str, int]:
+        return {part: sum(switches(w.process.pid if part == "serve" else w.processor_pid() or 0)
+                          for w in workers) for part in ("serve", "processor")}
+
+    switched = woken()
     sampler.start()
     meter.start()
     t0 = time.monotonic()
@@ -360,6 +371,7 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
                   for a in arrivals[lane.base:] if (a.game, a.ply) in lane.keys) - t0
     db = sampler.stop()
     by_process = meter.stop()
+    switched = {part: n - switched[part] for part, n in woken().items()}
     used = [g.usage() - b for g, b in zip(groups, before, strict=True)]
     held = [(now[0] - t[0], now[1] - t[1])
             for now, t in zip((g.throttled() for g in groups), throttled, strict=True)]
@@ -388,6 +400,7 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
         "cpu_ms_per_move_by_process": {
             part: round(sum(v for k, v in by_process.items() if k.startswith(part)) * 1000 / moves, 2)
             for part in ("serve", "processor")},
+        "context_switches_per_move": {part: round(n / moves, 1) for part, n in switched.items()},
         "throttled": [{"periods": n, "throttled": t} for n, t in held],
         "postgresql_cpu_ms_per_move": round(pg_used * 1000 / moves, 2),
         "postgresql_cores_busy": round(pg_used / elapsed, 2),
@@ -619,6 +632,37 @@ def judged(results: dict[str, Any]) -> dict[str, tuple[float, float, bool]]:
     if one and two:
         out["PostgreSQL, two workers / one"] = (round(two / one, 2), GOALS["two_workers_speedup"],
                                                two / one >= GOALS["two_workers_speedup"])
+    out.update(_capped_goals(results.get("capped", [])))
+    return out
+
+
+def _capped_goals(rows: list[dict[str, Any]]) -> dict[str, tuple[float, float, bool]]:
+    shared = {r["workers"]: r for r in rows if r.get("databases", 1) == 1}
+    one = shared.get(1)
+    if not one:
+        return {}
+    out: dict[str, tuple[float, float, bool]] = {
+        "capped, one worker: workers' CPU ms per move": (
+            one["workers_cpu_ms_per_move"], CAP_GOALS["worker_ms"],
+            one["workers_cpu_ms_per_move"] <= CAP_GOALS["worker_ms"]),
+        "capped, one worker: PostgreSQL CPU ms per move": (
+            one["postgresql_cpu_ms_per_move"], CAP_GOALS["postgresql_ms"],
+            one["postgresql_cpu_ms_per_move"] <= CAP_GOALS["postgresql_ms"])}
+    for n in (2, 4):
+        if n in shared:
+            x = round(shared[n]["moves_per_second"] / one["moves_per_second"], 2)
+            out[f"capped, {n} workers: x one"] = (x, CAP_GOALS[n], x >= CAP_GOALS[n])
+    if 4 in shared:
+        four = shared[4]
+        growth = round(four["workers_cpu_ms_per_move"] / one["workers_cpu_ms_per_move"] - 1, 3)
+        out["capped, 4 workers: CPU per move above one worker's"] = (
+            growth, CAP_GOALS["cpu_growth"], growth <= CAP_GOALS["cpu_growth"])
+        if "paced" in four and "paced" in one:
+            p99 = four["paced"]["latency_s"]["p99"]
+            out["capped, 4 workers: paced p99 latency (s), at most one worker's"] = (
+                p99, one["paced"]["latency_s"]["p99"], p99 <= one["paced"]["latency_s"]["p99"])
+    bad = sum(sum(r["lost_or_doubled"].values()) for r in rows)
+    out["capped: messages lost or doubled"] = (bad, 0, bad == 0)
     return out
 
 
@@ -644,8 +688,9 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
            "outside every limit. Latency: from sending a move to its reply at the relay (burst: all "
            "moves at once; paced: the second moves at one rate for every setup). CPU per move from "
            "the cgroups' own counters (PostgreSQL's without the sampler's backend). Sessions: means "
-           "of pg_stat_activity samples; claims: attempts that found the row taken "
-           "(pg_stat_statements).", "",
+           "of pg_stat_activity samples; claim conflicts: claim statements that found every "
+           "message (or reply) they asked for taken or done by another worker, of all claim "
+           "statements (pg_stat_statements).", "",
            "| workers | moves/s | x one | latency p50 / p99 burst; paced (s) | workers' CPU ms per move "
            "(each) | PostgreSQL CPU ms per move (cores busy) | idle CPU ms/s per worker; PostgreSQL "
            "| lock waits mean / max | idle in transaction per worker | claim conflicts inbound; "
@@ -653,6 +698,7 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         x = f"{r['moves_per_second'] / one['moves_per_second']:.2f}" if one else "-"
+        name = f"{r['workers']}" + (f" ({r['databases']} databases)" if r.get("databases", 1) > 1 else "")
         paced = r.get("paced")
         lat = (f"{r['latency_s']['p50']:.2f} / {r['latency_s']['p99']:.2f}; "
                + (f"{paced['latency_s']['p50']:.3f} / {paced['latency_s']['p99']:.3f} at "
@@ -663,7 +709,7 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
         lost = bad["inbound_not_done"] + bad["replies_unsent"]
         doubled = bad["sent_twice"] + bad["made_twice"]
         conflicts = "; ".join(f"{c['conflicts']} of {c['attempts']}" for c in claims.values())
-        out.append(f"| {r['workers']} | **{r['moves_per_second']}** | {x} | {lat} | "
+        out.append(f"| {name} | **{r['moves_per_second']}** | {x} | {lat} | "
                    f"{r['workers_cpu_ms_per_move']:.1f} ({each}) | {r['postgresql_cpu_ms_per_move']:.1f} "
                    f"({r['postgresql_cores_busy']:.2f}) | {idle}; "
                    f"{r['idle_cpu_ms_per_second']['postgresql']:.1f} | "
@@ -672,9 +718,10 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
                    f"{r['statements_per_move']} | {lost} / {doubled} | {r['loadavg']} |")
     out.append("")
     for r in rows:
+        name = f"{r['workers']}" + (f" ({r['databases']} databases)" if r.get("databases", 1) > 1 else "")
         waits = ", ".join(f"{k} {v}" for k, v in r["database"]["active_waits"].items())
         throttled = ", ".join(f"{t['throttled']} of {t['periods']}" for t in r["throttled"])
-        out.append(f"- {r['workers']} worker(s): active sessions by wait event (mean) {waits or '-'}; "
+        out.append(f"- {name} worker(s): active sessions by wait event (mean) {waits or '-'}; "
                    f"periods in which the quota ran out {throttled}; processor ms p50 / p99 "
                    f"{r['processing_ms']['p50']:.1f} / {r['processing_ms']['p99']:.1f}.")
     out.append("")

@@ -33,6 +33,25 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
+def switches(pid: int) -> int:
+    """Context switches (voluntary and not) of every thread of one process so far: how often it
+    was woken or put aside (0 once it is gone)."""
+    total = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            text = (task / "status").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if "ctxt_switches:" in line:
+                total += int(line.split()[-1])
+    return total
+
+
 def children(pid: int) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
