@@ -121,6 +121,55 @@ def processing_ms(workers: list[Worker], message_ids: set[str]) -> list[float]:
     return found
 
 
+_LOGGED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
+_SENT = re.compile(r"sender: outbound \d+ (\S+) to ")
+
+
+def _log_times(workers: list[Worker]) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """From the workers' logs, on time.monotonic's scale (the logs' wall clock, to the millisecond,
+    moved by the difference between the two clocks now): by Message-ID of a processed message, when
+    its processing began and ended; by Message-ID of a reply, when the relay accepted it."""
+    shift = time.monotonic() - time.time()
+    processed: dict[str, tuple[float, float]] = {}
+    sent: dict[str, float] = {}
+    for worker in workers:
+        for line in worker.log.read_text(errors="replace").splitlines():
+            stamp = _LOGGED.match(line)
+            if not stamp:
+                continue
+            at = dt.datetime.strptime(stamp.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp() + shift
+            if (match := _MS.search(line)) is not None:
+                processed[match.group(1)] = (at - float(match.group(2)) / 1000, at)
+            elif (match := _SENT.search(line)) is not None:
+                sent[match.group(1)] = at
+    return processed, sent
+
+
+def stages(workers: list[Worker], sent: list[float], keys: dict[tuple[str, int], str],
+           arrivals: list[Any], base: int) -> dict[str, float]:
+    """Where each move's reply latency went, medians in ms: from sending the move to the start of
+    its processing (intake, the wake-up, waiting), the processing, from its commit to the relay's
+    acceptance of the reply (the sender's wake-up, flush and SMTP), and on to the sink."""
+    processed, relayed = _log_times(workers)
+    reply = {}
+    for a in arrivals[base:]:
+        if (a.game, a.ply) in keys and (a.game, a.ply) not in reply:
+            head = a.data[:4000]
+            match = _MESSAGE_ID.search(head)
+            reply[(a.game, a.ply)] = (a.at, normalise_id(match.group(1).decode()) if match else "")
+    parts: dict[str, list[float]] = {"to_processing": [], "processing": [], "to_relay": [], "to_sink": []}
+    for (key, mid), at in zip(keys.items(), sent, strict=True):
+        arrived, reply_id = reply.get(key, (None, ""))
+        if mid not in processed or arrived is None or reply_id not in relayed:
+            continue
+        start, end = processed[mid]
+        parts["to_processing"].append(start - at)
+        parts["processing"].append(end - start)
+        parts["to_relay"].append(relayed[reply_id] - end)
+        parts["to_sink"].append(arrived - relayed[reply_id])
+    return {k: round(percentile(v, 50) * 1000, 1) for k, v in parts.items() if v}
+
+
 def throughput(label: str, database: str, count: int, args: argparse.Namespace, work: Path,
                cleanup: list[Callable[[], None]], postgres: Any) -> dict[str, Any]:
     from tests.services.requirements import free_port
@@ -428,14 +477,19 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
         say(f"[{label}] {len(second)} moves at {rate:.1f}/s ...")
         sent = smtp_submit_paced(ports, second, rate, args.connections)
         paced = []
+        split: dict[str, list[float]] = {}
         for n, lane in enumerate(lanes):
             arrivals = lane.sink.wait_until(all_replied(lane.base, set(lane.keys)),
                                             max(120.0, len(second) * 0.5), "all replies")
-            paced += _latencies([sent[j] for j, (ln, _) in enumerate(where) if ln == n], lane.keys,
-                                arrivals, lane.base)
+            mine = [sent[j] for j, (ln, _) in enumerate(where) if ln == n]
+            paced += _latencies(mine, lane.keys, arrivals, lane.base)
+            for part, ms in stages(lane.workers, mine, lane.keys, arrivals, lane.base).items():
+                split.setdefault(part, []).append(ms)
         row["paced"] = {"moves": len(second), "rate": round(rate, 2),
                         "latency_s": {"p50": round(percentile(paced, 50), 3),
-                                      "p99": round(percentile(paced, 99), 3)}}
+                                      "p99": round(percentile(paced, 99), 3)},
+                        # medians of the lanes' medians
+                        "stages_ms_p50": {k: percentile(v, 50) for k, v in split.items()}}
     bad: dict[str, int] = {}
     for lane in lanes:
         lane.sink.wait_quiet(2.0, 60.0)
@@ -721,9 +775,12 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
         name = f"{r['workers']}" + (f" ({r['databases']} databases)" if r.get("databases", 1) > 1 else "")
         waits = ", ".join(f"{k} {v}" for k, v in r["database"]["active_waits"].items())
         throttled = ", ".join(f"{t['throttled']} of {t['periods']}" for t in r["throttled"])
+        split = r.get("paced", {}).get("stages_ms_p50")
+        paced = ("; paced moves, median ms: "
+                 + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in split.items()) if split else "")
         out.append(f"- {name} worker(s): active sessions by wait event (mean) {waits or '-'}; "
                    f"periods in which the quota ran out {throttled}; processor ms p50 / p99 "
-                   f"{r['processing_ms']['p50']:.1f} / {r['processing_ms']['p99']:.1f}.")
+                   f"{r['processing_ms']['p50']:.1f} / {r['processing_ms']['p99']:.1f}{paced}.")
     out.append("")
     return out
 
