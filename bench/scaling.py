@@ -69,7 +69,6 @@ from bench.harness.players import (
     raw_bytes,
     setup_games,
     smtp_submit,
-    smtp_submit_paced,
     smtp_submit_raw,
 )
 from bench.harness.report import REPO, commit, cpu_model, loadavg, own_cpu, percentile, say, workdir
@@ -475,7 +474,7 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     ports, second, where = _interleave(lanes, batches, args.connections)
     if second:
         say(f"[{label}] {len(second)} moves at {rate:.1f}/s ...")
-        sent = smtp_submit_paced(ports, second, rate, args.connections)
+        sent = [at for at, _ in smtp_submit_raw(ports, second, args.connections, rate=rate)]
         paced = []
         split: dict[str, list[float]] = {}
         for n, lane in enumerate(lanes):
@@ -592,7 +591,7 @@ def growth(kind: str, database: str, args: argparse.Namespace, work: Path,
         while len(latency) < args.growth_moves and your_move:
             prepared, keys = _moves(your_move, players)
             base_count = sink.count()
-            sent = smtp_submit_paced(port, prepared, args.rate)
+            sent = [at for at, _ in smtp_submit_raw(port, prepared, 1, rate=args.rate)]
             arrivals = sink.wait_until(all_replied(base_count, set(keys)), 120.0, "all replies")
             reply = {}
             for a in arrivals[base_count:]:

@@ -95,19 +95,26 @@ def smtp_submit(port: int, messages: list[EmailMessage], connections: int) -> No
 
 
 def smtp_submit_raw(port: int | Sequence[int], prepared: list[tuple[str, list[str], bytes]],
-                    connections: int) -> list[tuple[float, float]]:
+                    connections: int, rate: float | None = None) -> list[tuple[float, float]]:
     """Send ``(sender, recipients, data)`` over ``connections`` parallel SMTP sessions, each sending
     its share (every ``connections``-th message) in order on one connection; with several ports
-    (several servers), connection i goes to port i modulo their number. Returns per message
-    (time.monotonic before MAIL FROM, after the 250 to DATA)."""
+    (several servers), connection i goes to port i modulo their number. With a ``rate`` (messages
+    per second in all) message i is due ``i / rate`` seconds after the start, and one that falls
+    behind goes as soon as its session is free; without, each goes as soon as the one before it
+    was taken. Returns per message (time.monotonic before MAIL FROM, after the 250 to DATA)."""
     ports = [port] if isinstance(port, int) else list(port)
     times: list[tuple[float, float]] = [(math.nan, math.nan)] * len(prepared)
     errors: list[BaseException] = []
+    start = time.monotonic() + 0.05
 
     def run(first: int) -> None:
         try:
             with smtplib.SMTP("127.0.0.1", ports[first % len(ports)], timeout=120) as smtp:
                 for index in range(first, len(prepared), connections):
+                    if rate:
+                        delay = start + index / rate - time.monotonic()
+                        if delay > 0:
+                            time.sleep(delay)
                     sender, rcpts, data = prepared[index]
                     before = time.monotonic()
                     smtp.sendmail(sender, rcpts, data)
@@ -124,39 +131,3 @@ def smtp_submit_raw(port: int | Sequence[int], prepared: list[tuple[str, list[st
     if errors:
         raise RuntimeError(f"SMTP submission failed: {errors[0]!r}") from errors[0]
     return times
-
-
-
-def smtp_submit_paced(port: int | Sequence[int], prepared: list[tuple[str, list[str], bytes]],
-                      rate: float, connections: int = 1) -> list[float]:
-    """Send at ``rate`` messages per second in all, message i due ``i / rate`` seconds after the
-    start, over ``connections`` SMTP sessions (message i on session i modulo their number, session
-    c to port c modulo the ports'); a message that falls behind is sent as soon as its session is
-    free. Returns, per message, when its sending began (time.monotonic)."""
-    ports = [port] if isinstance(port, int) else list(port)
-    connections = max(1, min(connections, len(prepared)))
-    sent = [math.nan] * len(prepared)
-    errors: list[BaseException] = []
-    start = time.monotonic() + 0.05
-
-    def run(first: int) -> None:
-        try:
-            with smtplib.SMTP("127.0.0.1", ports[first % len(ports)], timeout=120) as smtp:
-                for index in range(first, len(prepared), connections):
-                    delay = start + index / rate - time.monotonic()
-                    if delay > 0:
-                        time.sleep(delay)
-                    sender, rcpts, data = prepared[index]
-                    sent[index] = time.monotonic()
-                    smtp.sendmail(sender, rcpts, data)
-        except BaseException as exc:
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(i,), name=f"bench-paced-{i}") for i in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise RuntimeError(f"SMTP submission failed: {errors[0]!r}") from errors[0]
-    return sent

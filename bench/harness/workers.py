@@ -99,8 +99,9 @@ class Worker:
         self.log = config.with_suffix(".log")
         command = [sys.executable, "-m", "pbem.cli", "serve", "-c", str(config)]
         with self.log.open("ab") as log:
+            # In the checkout's folder: ``python -m`` puts the working folder first on the path.
             self.process = subprocess.Popen(join_command(group, command) if group else command,
-                                            env={**os.environ, "PYTHONPATH": str(code)},
+                                            env={**os.environ, "PYTHONPATH": str(code)}, cwd=code,
                                             stdout=log, stderr=log)
 
     def wait_listening(self, port: int, timeout: float = 60.0) -> None:
