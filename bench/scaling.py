@@ -329,18 +329,18 @@ def _interleave(lanes: list[Lane], batches: list[list[Any]], connections: int
 
 def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Callable[[], None]],
            postgres: Any, cgroups: Cgroups, pg_group: Group, paced_rate: float | None,
-           separate: bool = False) -> dict[str, Any]:
+           separate: bool = False, code: Path = REPO) -> dict[str, Any]:
     """``count`` workers on one database (``separate``: each on a database of its own, with its share
     of the games: the same load on the machine with nothing shared but the PostgreSQL server), each
     in a cgroup of its own limited to ``args.cap`` CPUs (PostgreSQL, the load and the sinks outside
     every limit). The games are set up without the limit; then the first moves of all games as fast
     as the SMTP connections take them (moves/s, the CPU of each worker and of PostgreSQL per move,
     the database's sessions and claims), then the second moves of ``args.paced_moves`` games at
-    ``paced_rate`` per second (reply latency)."""
+    ``paced_rate`` per second (reply latency). The workers run the pbem of ``code``."""
     from bench.harness import pgstats
     from tests.services.requirements import free_port
 
-    label = f"cap{count}" + ("sep" if separate else "")
+    label = f"cap{count}" + ("sep" if separate else "") + ("" if code == REPO else "was")
     if separate and args.connections % count:
         raise SystemExit(f"--separate: --connections ({args.connections}) must be a multiple of {count}")
     lanes: list[Lane] = []
@@ -362,7 +362,7 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
             config = worker_config(work / f"{label}-{i}.toml", database=lane.dsn, port=port,
                                    relay=(lane.sink.host, lane.sink.port), data_dir=work / f"{label}-{i}",
                                    log_level=args.log_level)
-            lane.workers.append(Worker(f"{label}-{i}", config, group, Path(args.code or REPO)))
+            lane.workers.append(Worker(f"{label}-{i}", config, group, code))
             cleanup.append(lane.workers[-1].stop)
     workers = [w for lane in lanes for w in lane.workers]
     for lane in lanes:
@@ -438,6 +438,7 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     per_move = processing_ms(workers, timed)
     row: dict[str, Any] = {
         "setup": label, "workers": count, "databases": len(lanes), "cap": args.cap, "moves": moves,
+        "code": "this checkout" if code == REPO else str(code),
         "loadavg": load, "seconds": round(elapsed, 3), "moves_per_second": round(moves / elapsed, 1),
         "latency_s": {"p50": round(percentile(latency, 50), 3), "p99": round(percentile(latency, 99), 3)},
         "worker_cpu_ms_per_move": [round(u * 1000 / moves, 2) for u in used],
@@ -524,11 +525,14 @@ def capped_run(args: argparse.Namespace, work: Path, cleanup: list[Callable[[], 
         with contextlib.suppress(OSError):
             pg_group.add(pid)
     rows: list[dict[str, Any]] = []
+    code = Path(args.code).resolve() if args.code else REPO
     for count in [int(n) for n in args.workers.split(",") if n]:
-        rate = args.paced_rate or (rows[0]["moves_per_second"] / 2 if rows else None)
-        rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group, rate))
-        if args.separate and count > 1:
-            rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group, rate, separate=True))
+        runs = [(False, Path(args.compare).resolve())] if args.compare else []  # the same minutes
+        runs += [(False, code)] + ([(True, code)] if args.separate and count > 1 else [])
+        for separate, checkout in runs:
+            rate = args.paced_rate or (rows[0]["moves_per_second"] / 2 if rows else None)
+            rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group, rate,
+                               separate=separate, code=checkout))
     return rows
 
 
@@ -637,6 +641,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results: dict[str, Any] = {"machine": machine(postgres)}
             if args.cap:
                 results["machine"]["workers_run"] = args.code or str(REPO)
+                results["machine"]["compared_with"] = args.compare
                 results["capped"] = capped_run(args, work, cleanup, postgres)
             elif args.only in (None, "throughput"):
                 sqlite = f"sqlite:///{work / 'tp.sqlite3'}"
@@ -690,6 +695,7 @@ def judged(results: dict[str, Any]) -> dict[str, tuple[float, float, bool]]:
 
 
 def _capped_goals(rows: list[dict[str, Any]]) -> dict[str, tuple[float, float, bool]]:
+    rows = [r for r in rows if r.get("code", "this checkout") == "this checkout"]
     shared = {r["workers"]: r for r in rows if r.get("databases", 1) == 1}
     one = shared.get(1)
     if not one:
@@ -733,10 +739,15 @@ def _ceiling(rows: list[dict[str, Any]], cores: int) -> list[str]:
             f"one worker's {one['moves_per_second']}.", ""]
 
 
+def _row_name(r: dict[str, Any]) -> str:
+    return (f"{r['workers']}" + (f" ({r['databases']} databases)" if r.get("databases", 1) > 1 else "")
+            + (f" [{Path(r['code']).name}]" if r.get("code", "this checkout") != "this checkout" else ""))
+
+
 def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
-    one = rows[0] if rows[0]["workers"] == 1 else None
+    ones = {r.get("code"): r for r in rows if r["workers"] == 1}
     out = [f"Each worker in a cgroup of its own, {rows[0]['cap']} CPU; PostgreSQL, the load and the sink "
            "outside every limit. Latency: from sending a move to its reply at the relay (burst: all "
            "moves at once; paced: the second moves at one rate for every setup). CPU per move from "
@@ -750,8 +761,9 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
            "outbound | statements per move | lost / doubled | load average |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
+        one = ones.get(r.get("code"))
         x = f"{r['moves_per_second'] / one['moves_per_second']:.2f}" if one else "-"
-        name = f"{r['workers']}" + (f" ({r['databases']} databases)" if r.get("databases", 1) > 1 else "")
+        name = _row_name(r)
         paced = r.get("paced")
         lat = (f"{r['latency_s']['p50']:.2f} / {r['latency_s']['p99']:.2f}; "
                + (f"{paced['latency_s']['p50']:.3f} / {paced['latency_s']['p99']:.3f} at "
@@ -771,7 +783,7 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
                    f"{r['statements_per_move']} | {lost} / {doubled} | {r['loadavg']} |")
     out.append("")
     for r in rows:
-        name = f"{r['workers']}" + (f" ({r['databases']} databases)" if r.get("databases", 1) > 1 else "")
+        name = _row_name(r)
         waits = ", ".join(f"{k} {v}" for k, v in r["database"]["active_waits"].items())
         throttled = ", ".join(f"{t['throttled']} of {t['periods']}" for t in r["throttled"])
         split = r.get("paced", {}).get("stages_ms_p50")
@@ -853,6 +865,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code", metavar="DIR",
                         help="--cap: the checkout whose pbem the workers run (default: this one), e.g. "
                              "an export of an earlier commit, to compare two versions on one machine")
+    parser.add_argument("--compare", metavar="DIR",
+                        help="--cap: before each setup, the same setup with the workers running the "
+                             "pbem of DIR (e.g. `git archive` of an earlier commit with its compiled "
+                             "catalogs): before and after in the same minutes of the machine")
     parser.add_argument("--separate", action="store_true",
                         help="--cap: after each setup of several workers, the same workers each on a "
                              "database of its own (the same load on the machine, nothing shared but the "
