@@ -182,6 +182,25 @@ class State(ABC):
         so that self-play and property tests cover them."""
         return rng.choice(self.legal_moves())
 
+    def move_variants(self, move: Any) -> list[Any]:
+        """``move`` (one of ``legal_moves``) with each legal choice of the optional parts that
+        ``legal_moves`` leaves out (Alien City's claims, Space Truckin's ships), the move without
+        them first. Games with such parts override it; a move without any is its only variant."""
+        return [move]
+
+    def forced_move(self) -> Any | None:
+        """The move of the seat to move when it has no choice at all: one legal move, with nothing
+        optional to add to it (a pass that is the only move, the only build that can take no
+        claim). None whenever there is a choice, or no move to make. What a server may play for a
+        player who asked it to, without asking them."""
+        if self.is_over or self.to_move is None or self.pending_chance() is not None:
+            return None
+        moves = self.legal_moves()
+        if len(moves) != 1:
+            return None
+        variants = self.move_variants(moves[0])
+        return variants[0] if len(variants) == 1 else None
+
     # --- chance (server-drawn randomness recorded in the record) ------------------------------------
     def pending_chance(self) -> str | None:
         """Name of the chance event the server must draw before the next move, or None."""

@@ -16,6 +16,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
+#: A reading of the wall clock this much earlier than one already seen is the clock stepping back
+#: (an NTP correction, ``date -s``), not two threads reading it in the other order.
+STEP_TOLERANCE = timedelta(seconds=1)
+
 
 @runtime_checkable
 class Clock(Protocol):
@@ -60,6 +64,35 @@ class ManualClock:
     def set(self, when: datetime) -> None:
         with self._lock:
             self._now = when.astimezone(UTC)
+
+
+class StepWatch:
+    """Notices the wall clock stepping back (an NTP correction of an hour, say).
+
+    Most of the server follows the wall clock as it is, backwards too: deadlines and reminders are
+    once-keyed, so going through a time again repeats nothing. What does not is a time that was
+    stored as "not before" (a mail's next attempt in the outbox): after a step back it would wait
+    out the step as well. ``back(now)``, fed with each reading, says by how much the clock went
+    back when it did (the time since the latest reading counted by the monotonic clock, which no
+    correction moves), once per step; None otherwise. Thread-safe.
+    """
+
+    def __init__(self, tolerance: timedelta = STEP_TOLERANCE) -> None:
+        self.tolerance = tolerance
+        self._latest: tuple[datetime, float] | None = None  # the latest wall time seen, monotonic then
+        self._lock = threading.Lock()
+
+    def back(self, now: datetime) -> timedelta | None:
+        mono = time.monotonic()
+        with self._lock:
+            latest = self._latest
+            if latest is None or now >= latest[0]:
+                self._latest = (now, mono)
+                return None
+            if now >= latest[0] - self.tolerance:
+                return None
+            self._latest = (now, mono)  # the new timeline: the same step is reported once
+            return latest[0] + timedelta(seconds=mono - latest[1]) - now
 
 
 def wait_until(event: threading.Event, timeout: float | None) -> bool:

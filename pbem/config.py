@@ -3,13 +3,13 @@ with a default that works on one machine, so ``pbem serve`` runs with no file at
 
 from __future__ import annotations
 
-import ssl
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pbem.resources import SchemaError, validate
+# Kept off the import path of ``pbem deliver`` (started by the MTA once per mail): the schema
+# validator (jsonschema, ~35 ms to import) and ssl are imported where they are used.
 
 
 class ConfigError(ValueError):
@@ -19,6 +19,8 @@ class ConfigError(ValueError):
 def tls_problem(exc: BaseException, section: str) -> str | None:
     """What a failed TLS handshake means for the ``[section]`` settings, in the words of one log
     line; None when ``exc`` is no TLS failure."""
+    import ssl
+
     if isinstance(exc, ssl.SSLCertVerificationError):
         return (f"TLS certificate not accepted ({exc.verify_message}); set [{section}] ca_file if "
                 "the server has its own CA")
@@ -77,6 +79,8 @@ class DeadlineConfig:
     reminders_hours: list[float] = field(default_factory=lambda: [48, 12])
     policy: str = "forfeit"  # forfeit | notify (the moderators decide)
     grace_reminder: bool = True  # forfeit only after a final reminder and 24 more hours
+    # Days a year a player may be away: their vacations, and the days spent for them when their time
+    # runs out (a whole day at a time, in all their games, before the deadline's policy); 0: neither.
     vacation_days_per_year: int = 30
     outage_threshold_minutes: float = 30
 
@@ -107,6 +111,15 @@ class ChallengeConfig:
 
 
 @dataclass
+class TournamentConfig:
+    """Tournaments (``tournament new ...``): who may announce one, and how long a round lasts unless
+    the organizer says (``round DAYS``)."""
+
+    organizers: str = "moderators"  # moderators | players (any player with a proven address)
+    round_days: float = 21
+
+
+@dataclass
 class ComputerConfig:
     """Computer players (``new GAME with computer:N``): the time a move of each searching level may
     take (levels 1 and 2 do not search), and the worker processes that think, apart from the mail."""
@@ -124,12 +137,22 @@ class Config:
     address: str = "pbem@localhost"
     name: str = "pbem"
     language: str = "en"  # of mails to a player who chose none (``set language``, README "Languages")
+    # "movable": ``pbem admin clock +2d`` moves a running server's time forward (tests and demos
+    # only; ``pbem check-config`` warns). "system": the real time.
+    clock: str = "system"
     data_dir: Path = Path("./pbem-data")
     database: str = ""
     max_message_bytes: int = 2_000_000
     log_level: str = "INFO"
     auth_notice_interval_seconds: int = 3600
+    # How often the processor looks for stored mail that nothing woke it for (a safety net: every
+    # door and ``pbem deliver`` wake it); None: 5 s, or 1 s on PostgreSQL, where other workers store
+    # mail too.
+    poll_seconds: float | None = None
     smtp_enabled: bool = True
+    # The MTA's pipe runs ``pbem deliver`` for each message (deploy/pipe/): a door of its own, so
+    # ``pbem serve`` need open none and only processes and sends what ``deliver`` stored.
+    pipe_enabled: bool = False
     smtp_host: str = "127.0.0.1"
     smtp_port: int = 2525
     imap: ImapConfig = field(default_factory=ImapConfig)
@@ -138,6 +161,7 @@ class Config:
     deadlines: DeadlineConfig = field(default_factory=DeadlineConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)
     challenges: ChallengeConfig = field(default_factory=ChallengeConfig)
+    tournaments: TournamentConfig = field(default_factory=TournamentConfig)
     computer: ComputerConfig = field(default_factory=ComputerConfig)
     source: Path | None = None  # the file it was read from
 
@@ -165,16 +189,36 @@ def _secret(section: dict[str, Any], base: Path, where: str) -> str:
 
 
 def config_from_dict(data: dict[str, Any], base: Path | None = None,
-                     source: Path | None = None) -> Config:
-    try:
-        validate(data, "config", what=str(source or "configuration"))
-    except SchemaError as exc:
-        raise ConfigError(str(exc)) from None
+                     source: Path | None = None, *, check: bool = True) -> Config:
+    """The configuration a parsed pbem.toml describes, validated against its schema.
+
+    ``check=False`` skips the schema (``pbem deliver``, which the MTA starts once per mail, and
+    which uses only the address, the size limit and where the data is: a file the schema would
+    refuse still fails here when a value cannot be used, and ``pbem serve`` refuses it anyway).
+    """
+    if check:
+        from pbem.resources import SchemaError, validate
+
+        try:
+            validate(data, "config", what=str(source or "configuration"))
+        except SchemaError as exc:
+            raise ConfigError(str(exc)) from None
+    else:
+        try:
+            return _config_of(data, base, source)
+        except (TypeError, ValueError, AttributeError) as exc:
+            what = source or "configuration"
+            raise ConfigError(f"{what}: {exc}; `pbem check-config` says what is wrong") from None
+    return _config_of(data, base, source)
+
+
+def _config_of(data: dict[str, Any], base: Path | None, source: Path | None) -> Config:
     base = base or Path.cwd()
     server = data.get("server", {})
     smtp = data.get("smtp", {})
     imap = data.get("imap", {})
     relay = data.get("relay", {})
+    pipe_enabled = data.get("pipe", {}).get("enabled", False)
     data_dir = Path(server.get("data_dir", "./pbem-data")).expanduser()
     if not data_dir.is_absolute():
         data_dir = base / data_dir
@@ -195,12 +239,15 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
         address=server.get("address", "pbem@localhost").lower(),
         name=server.get("name", "pbem"),
         language=server.get("language", "en"),
+        clock=server.get("clock", "system"),
         data_dir=data_dir,
         database=database,
         max_message_bytes=server.get("max_message_bytes", 2_000_000),
         log_level=server.get("log_level", "INFO"),
         auth_notice_interval_seconds=server.get("auth_notice_interval_seconds", 3600),
-        smtp_enabled=smtp.get("enabled", imap_cfg.host is None),
+        poll_seconds=server.get("poll_seconds"),
+        smtp_enabled=smtp.get("enabled", imap_cfg.host is None and not pipe_enabled),
+        pipe_enabled=pipe_enabled,
         smtp_host=smtp.get("host", "127.0.0.1"),
         smtp_port=smtp.get("port", 2525),
         imap=imap_cfg,
@@ -209,17 +256,19 @@ def config_from_dict(data: dict[str, Any], base: Path | None = None,
         deadlines=DeadlineConfig(**data.get("deadlines", {})),
         limits=LimitsConfig(**data.get("limits", {})),
         challenges=ChallengeConfig(**data.get("challenges", {})),
+        tournaments=TournamentConfig(**data.get("tournaments", {})),
         computer=ComputerConfig(**data.get("computer", {})),
         source=source,
     )
 
 
-def load_config(path: Path | None) -> Config:
-    """Read ``path``; with None, read ./pbem.toml when present, else use the defaults."""
+def load_config(path: Path | None, *, check: bool = True) -> Config:
+    """Read ``path``; with None, read ./pbem.toml when present, else use the defaults. ``check``:
+    see ``config_from_dict``."""
     if path is None:
         default = Path("pbem.toml")
         if not default.exists():
-            return config_from_dict({})
+            return config_from_dict({}, check=check)
         path = default
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -229,7 +278,7 @@ def load_config(path: Path | None) -> Config:
         raise ConfigError(f"{path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    return config_from_dict(data, base=path.resolve().parent, source=path)
+    return config_from_dict(data, base=path.resolve().parent, source=path, check=check)
 
 
 # Ports whose protocol fixes the security setting: implicit TLS, or plain text first (STARTTLS or none).
@@ -275,6 +324,9 @@ name = "pbem"
 language = "en"
 # Where the database, the outbox Maildir and logs live (relative to this file).
 data_dir = "./pbem-data"
+# The server's time: "system", or "movable" for end-to-end checks and demos only: then
+# `pbem admin clock +2d` moves a running server two days ahead (deadlines, reminders, banks).
+clock = "system"
 # The database: a SQLite file (a path relative to this file, or sqlite:///path), or PostgreSQL, which
 # several `pbem serve` workers can share (README "Scaling out"; the password goes in ~/.pgpass).
 # database = "./pbem-data/pbem.sqlite3"            # default: DATA_DIR/pbem.sqlite3
@@ -284,14 +336,24 @@ max_message_bytes = 2000000
 log_level = "INFO"
 # At most one "failed authentication" notice per seat within this interval.
 auth_notice_interval_seconds = 3600
+# How often the processor looks for stored mail nothing woke it for: every door, `pbem deliver`
+# and `pbem admin` wake the server at once, so this is a safety net (default 5, 1 on PostgreSQL).
+# poll_seconds = 5
 
-# The embedded SMTP listener: on by default when no IMAP host is set.
+# The embedded SMTP listener: on by default when neither an IMAP host nor the pipe is set.
 [smtp]
 # enabled = true
 host = "127.0.0.1"
 port = 2525
 
-# A real mailbox, watched with IMAP IDLE (or polled). Uncomment to use.
+# Mail handed over by the MTA on this machine: Postfix's pipe service runs
+# `pbem deliver -c THIS-FILE -f ${sender}` for each message (deploy/pipe/ holds the Postfix files).
+# Then `pbem serve` opens no door of its own; it processes what deliver stored and sends replies.
+[pipe]
+enabled = false
+
+# A real mailbox, watched with IMAP IDLE (or polled), e.g. Dovecot fed by Postfix over LMTP
+# (deploy/dovecot/). Uncomment to use.
 [imap]
 # host = "imap.example.org"
 # port = 993
@@ -323,7 +385,8 @@ probe_seconds = 30
 [moderators]
 addresses = []
 
-# Move clocks. A game's time control is chosen at 'new' (command 'timecontrol'); this is the default.
+# Move clocks. A game's time control is chosen at 'new' (time 5, time fischer 10+1.5 cap 10, time
+# total 30, weekends off, nights off; command 'timecontrol'); this is the default: days per move.
 [deadlines]
 default_days = 7
 # Reminders this many hours before a deadline (at most one reminder mail per player per day).
@@ -331,6 +394,8 @@ reminders_hours = [48, 12]
 policy = "forfeit"            # forfeit | notify (mail the moderators, who decide)
 # With forfeit: at the deadline send a final reminder and allow 24 more hours, once.
 grace_reminder = true
+# Days a year of vacation ('vacation FROM..TO'); a player whose time runs out spends them first, a
+# day at a time in all their games, before the policy applies. 0: no vacations, no days spent.
 vacation_days_per_year = 30
 # A scheduler that was down longer than this extends every deadline by the outage.
 outage_threshold_minutes = 30
@@ -350,6 +415,12 @@ sender_messages_per_minute = 120
 # Open challenges ('new alien-city open'): anyone may join one until it expires.
 [challenges]
 open_days = 14
+
+# Tournaments ('tournament new alien-city swiss rounds 5'): who may announce one (moderators, or
+# any player), and the days a round lasts unless the organizer says ('round 14').
+[tournaments]
+organizers = "moderators"
+round_days = 21
 
 [computer]
 # Computer players (new GAME with computer:N): seconds a move may take at levels 3 and 4 (levels

@@ -4,7 +4,8 @@ lookup. The points: ``after-commit`` (a message's transaction committed, before 
 before its replies are sent); ``queued-reply`` (inside a message's transaction, after the opponent's
 move was applied and before the queued reply is: pbem.community.queued_moves); ``computer-move`` (the
 computer's move was found, before it is stored as its mail) and ``computer-stored`` (stored, before
-the processor was woken): pbem.daemon.thinker."""
+the processor was woken): pbem.daemon.thinker; ``tournament-paired`` (a tournament round's games
+were created, before their transaction commits): pbem.tournaments.running."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gettext
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
@@ -109,9 +109,25 @@ def language_of(settings: dict[str, Any], default: str = DEFAULT_LANGUAGE) -> st
     return chosen if chosen in LANGUAGES else default
 
 
-def speaking_to(tx: Any, email: str | None, default: str = DEFAULT_LANGUAGE) -> AbstractContextManager[str]:
-    """For the text of a mail to ``email`` (``tx``: a store transaction): in their language."""
-    return speaking(language_of(tx.get_player(email), default) if email else default)
+_READER: ContextVar[str | None] = ContextVar("pbem_reader", default=None)
+
+
+@contextmanager
+def speaking_to(tx: Any, email: str | None, default: str = DEFAULT_LANGUAGE) -> Iterator[str]:
+    """For the text of a mail to ``email`` (``tx``: a store transaction): in their language. Within
+    the block ``reader()`` is ``email``, for a text that depends on who reads it, not only in which
+    language (what a player wrote is left out for a reader who has shut that player out)."""
+    token = _READER.set(email)
+    try:
+        with speaking(language_of(tx.get_player(email), default) if email else default) as code:
+            yield code
+    finally:
+        _READER.reset(token)
+
+
+def reader() -> str | None:
+    """The address the text being written is for (inside ``speaking_to``); None elsewhere."""
+    return _READER.get()
 
 
 def parse_language_header(value: str | None) -> str | None:
@@ -152,6 +168,7 @@ __all__ = [
     "language_of",
     "ngettext",
     "parse_language_header",
+    "reader",
     "say",
     "speaking",
     "speaking_to",

@@ -10,7 +10,7 @@ import copy
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,8 +22,12 @@ from pbem.i18n import _, ngettext, status_word
 from pbem.resources import schema_errors
 
 FORMAT = "pbem-record/1"
-# Server-side keys a player may not see: each seat's queued replies (a queue is its player's plan).
-PRIVATE_KEYS = ("queue",)
+# Server-side keys a player may not see: each seat's queued replies (a queue is its player's plan)
+# and each seat's private notes (``note GAME TEXT``: shown only in that player's own mails).
+PRIVATE_KEYS = ("queue", "notes")
+# Keys sealed until the game has a result, then part of the record everyone sees: the notes a
+# player wrote to be read at the end (``note GAME secret TEXT``).
+SEALED_KEYS = ("secret_notes",)
 # Actions the players take (the others are moderators'): shown as "players' action" in replays.
 PLAYER_ACTIONS = ("undo", "proposal", "address", "rekey")
 
@@ -47,6 +51,19 @@ class MissingRecordError(RecordError):
 
 def iso(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def place_order(totals: Mapping[str, Any], winners: Sequence[str] = (),
+                ranking: Sequence[str] | None = None) -> list[str]:
+    """The seats of a result in the order a reader takes it in: the winners first, then the others
+    by their points, most first ("Bo wins 35-27", not the seats' order "27-35"). A result's own
+    ``ranking`` (players dropped at a deadline after everyone who played on) decides where it has
+    one."""
+    if ranking:
+        order = [s for s in ranking if s in totals] + [s for s in totals if s not in ranking]
+    else:
+        order = sorted(totals, key=lambda seat: -totals[seat])  # stable: equal points keep seat order
+    return [*(s for s in order if s in winners), *(s for s in order if s not in winners)]
 
 
 def check_record(data: Any, source: str = "record") -> tuple[dict[str, Any], Game]:
@@ -270,10 +287,18 @@ def _proposed(action: Mapping[str, Any]) -> str:
     return _("a draw") if action.get("what") == "draw" else _("to abandon the game")
 
 
+def hidden_keys(record: Mapping[str, Any]) -> tuple[str, ...]:
+    """The keys that a player's (or the public's) view of ``record`` leaves out now: the private
+    ones always, the sealed ones until the game has a result."""
+    return PRIVATE_KEYS if record.get("result") else PRIVATE_KEYS + SEALED_KEYS
+
+
 def player_view(record: Mapping[str, Any], game: Game | None = None) -> dict[str, Any]:
-    """The record as a player may see it: hidden setup (future draws) and queued replies removed."""
+    """The record as a player may see it: hidden setup (future draws), queued replies and private
+    notes removed, and notes sealed until the end while it has not come."""
     game = game or get_game(record["game"])
-    view = copy.deepcopy({k: v for k, v in record.items() if k not in PRIVATE_KEYS})
+    hidden = hidden_keys(record)
+    view = copy.deepcopy({k: v for k, v in record.items() if k not in hidden})
     view["setup"] = game.redact_setup(record["setup"])
     return view
 
@@ -298,7 +323,8 @@ def replay_json(state: State) -> dict[str, Any]:
     return line
 
 
-__all__ = ["FORMAT", "RecordError", "ReplayError", "append_move", "check_record", "describe_action",
-           "draw_chances", "dump_record", "iso", "load_record", "new_record", "parse_record",
+__all__ = ["FORMAT", "PRIVATE_KEYS", "SEALED_KEYS", "RecordError", "ReplayError", "append_move",
+           "check_record", "describe_action", "draw_chances", "dump_record", "hidden_keys", "iso",
+           "load_record", "new_record", "parse_record", "place_order",
            "player_view", "positions", "positions_with_actions", "replay_json", "replay_record",
            "write_record"]

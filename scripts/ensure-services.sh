@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Installs the real servers the test suite starts for itself: Dovecot with its IMAP server
-# (dovecot-imapd), PostgreSQL 15, and Chromium (headless, for the archive site). Nothing is started here: the harness in tests/services/
-# runs private throw-away instances on free loopback ports, as the unprivileged user pbemtest.
+# Installs the real servers the test suite starts for itself: Dovecot with its IMAP and LMTP servers
+# (dovecot-imapd, dovecot-lmtpd), Postfix, PostgreSQL 15, Chromium (headless, for the archive site)
+# and systemd's systemd-analyze (the deploy tests verify the units in deploy/), and libfaketime
+# (faketime: tests/faults/test_clock_step.py steps the wall clock of a real pbem serve back).
+# Nothing is started here: the harness in tests/services/ runs private throw-away instances on
+# free loopback ports, as the unprivileged user pbemtest (Postfix: its own config, queue and data
+# directories).
 #
 # Called by `make test` (as root on CI machines). Idempotent; when everything is present it does
 # no apt work at all. Without root it only reports what is missing: the tests that need a
@@ -18,6 +22,16 @@ have_dovecot() {
     { [ -x /usr/lib/dovecot/imap ] || [ -x /usr/libexec/dovecot/imap ]; }
 }
 
+have_lmtp() {
+  [ -x /usr/lib/dovecot/lmtp ] || [ -x /usr/libexec/dovecot/lmtp ]
+}
+
+have_postfix() {
+  # The pipe and virtual delivery agents are part of the postfix package itself.
+  [ -x /usr/sbin/postfix ] && [ -x /usr/sbin/postmap ] &&
+    { [ -x /usr/lib/postfix/sbin/pipe ] || [ -x /usr/libexec/postfix/pipe ]; }
+}
+
 have_postgres() {
   [ -x "/usr/lib/postgresql/${PG_MAJOR}/bin/initdb" ] && [ -x "/usr/lib/postgresql/${PG_MAJOR}/bin/pg_ctl" ]
 }
@@ -25,9 +39,14 @@ have_postgres() {
 missing() {
   need=()
   have_dovecot || need+=(dovecot-imapd)
+  have_lmtp || need+=(dovecot-lmtpd)
+  [ -n "${skip_postfix:-}" ] || have_postfix || need+=(postfix)
+  command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
   have_postgres || need+=("postgresql-${PG_MAJOR}")
   # Headless Chromium opens the static archive site in tests/archive.
   command -v chromium >/dev/null 2>&1 || need+=(chromium)
+  # libfaketime steps the wall clock of a real pbem serve in tests/faults/test_clock_step.py.
+  compgen -G '/usr/lib/*/faketime/libfaketimeMT.so.1' >/dev/null || need+=(faketime)
 }
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
@@ -52,6 +71,17 @@ give_up() {
   exit 0
 }
 
+# Installing Postfix would remove another MTA (exim4, sendmail) that the machine may rely on: leave
+# it, and let the Postfix tests skip (or fail under CI=true) with this reason.
+if printf '%s\n' "${need[@]}" | grep -qx postfix && [ -e /usr/sbin/sendmail ]; then
+  echo "ensure-services: another mail server provides /usr/sbin/sendmail; not replacing it with" \
+    "postfix (the Postfix deploy tests need it: apt-get install postfix)" >&2
+  [ "${CI:-}" = "true" ] && exit 1
+  skip_postfix=1
+  missing
+  [ ${#need[@]} -eq 0 ] && exit 0
+fi
+
 if ! is_root; then
   give_up "missing ${need[*]}; install them as root: apt-get install ${need[*]}"
 fi
@@ -72,6 +102,12 @@ if [ ! -e "$policy" ]; then
   trap 'rm -f "$policy"' EXIT
 fi
 
+# Postfix asks which kind of mail server this is: "No configuration" writes no /etc/postfix/main.cf,
+# so the system Postfix cannot start (nothing holds port 25); the tests run their own instances.
+if printf '%s\n' "${need[@]}" | grep -qx postfix; then
+  echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections
+fi
+
 apt_opts=(-o DPkg::Lock::Timeout=300 -qq)
 apt-get "${apt_opts[@]}" update
 apt-get "${apt_opts[@]}" install -y --no-install-recommends "${need[@]}" >/dev/null
@@ -82,6 +118,7 @@ apt-get "${apt_opts[@]}" install -y --no-install-recommends "${need[@]}" >/dev/n
 for pkg in "${need[@]}"; do
   case "$pkg" in
     dovecot-*) services=(dovecot) ;;
+    postfix) services=(postfix) ;;
     postgresql-*) services=(postgresql) ;;
     *) services=() ;;
   esac

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.services import dovecot as _dovecot
+from tests.services import postfix as _postfix
 from tests.services import postgres as _postgres
 from tests.services.dovecot import Dovecot, ImapUser
 from tests.services.postgres import Postgres
@@ -32,8 +33,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     dovecot = f"dovecot {dv} ({_dovecot.binaries()[0]})" if dv else "dovecot MISSING"
     postgres = f"postgresql {pg} ({_postgres.bindir()})" if pg else "postgresql MISSING"
     smtp = f"aiosmtpd {importlib.metadata.version('aiosmtpd')}"
+    pf = _postfix.version()
+    postfix = f"postfix {pf}" if pf else "postfix MISSING"
     mode = "missing services FAIL (CI=true)" if in_ci() else "missing services skip"
-    return [f"services: {dovecot}, {postgres}, {smtp}; {mode}"]
+    return [f"services: {dovecot}, {postgres}, {smtp}, {postfix}; {mode}"]
 
 
 @pytest.fixture(scope="session")

@@ -29,7 +29,8 @@ _THIRD_PERSON = re.compile(r"\b(they|them|their|it|its)\b", re.IGNORECASE)
 _SK_PRONOUNS = {"vy", "vás", "vám", "vami", "ste"}
 # Words ending in "-te" that are no verbs: adverbs and nouns (ešte, ceste, ...), and English words
 # the Slovak texts quote (command keys, placeholders' neighbours).
-SK_NOT_VERBS = {"ešte", "ceste", "planéte", "siete", "monte", "white", "late", "date", "note", "state"}
+SK_NOT_VERBS = {"ešte", "ceste", "planéte", "siete", "monte", "white", "late", "date", "note", "state",
+                "mieste", "promote", "adjudicate"}
 
 
 def _flat(text: str) -> str:

@@ -125,8 +125,14 @@ class Unparsed(Exception):
         self.partial = partial
 
 
+#: What the legal listing prints around the moves, read as written: the star after a build that
+#: ends the game ("D5*"), the colon after a piece's label ("red tower: D5") and the quotes around
+#: the example of a claim.
+_DECORATION = re.compile(r"[*:\"“”„«»]")
+
+
 def _tokens(text: str) -> list[str]:
-    s = text.strip()
+    s = _DECORATION.sub(" ", text).strip()
     while s.endswith("."):
         s = s[:-1].rstrip()
     s = re.sub(r"([+()])", r" \1 ", s)

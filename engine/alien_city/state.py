@@ -421,6 +421,16 @@ class AlienCityState(State):
                 move = move.with_claim(targets[rng.randrange(len(targets))])
         return move
 
+    def move_variants(self, move: Move) -> list[Move]:
+        """The build alone, then with each claim it may take (a cap left, an unclaimed tower on the
+        board or the tower being built, and not the last build of the game)."""
+        if not self.can_claim(move):
+            return [move]
+        targets = self.claimable_towers()
+        if move.kind == "tower" and move.lot not in targets:
+            targets.append(move.lot)
+        return [move, *(move.with_claim(lot) for lot in targets)]
+
     # --- the search's fast path ---------------------------------------------------------------------
     # Random playouts need one random legal build per move, not the listing of all of them, and no
     # validation of a build they picked from the rules themselves. Same rules (rules.BuildProbe),

@@ -182,9 +182,26 @@ def _is_cell(tok: str) -> bool:
     return len(tok) == 2 and parse_cell(tok) is not None
 
 
+#: The black hole's choices are listed "(a) ...", "(b) ...", "(c) pass": the letter is no part of
+#: the move copied from there.
+_CHOICE_LETTER = re.compile(r"^\s*\(\s*[abc]\s*\)\s*", re.IGNORECASE)
+#: The listing gives a cell's rotations together ("B3 0/90", a swap's "A1 0/90 C4 any").
+_ROTATION_CHOICE = re.compile(r"(\d+)(?:\s*/\s*\d+)+")
+
+
 def parse(text: str, suggest: Callable[[str], list[str]]) -> Move:
-    """Read one move; ``suggest(partial)`` supplies legal alternatives for error messages."""
+    """Read one move; ``suggest(partial)`` supplies legal alternatives for error messages. What
+    the legal listing prints is read as written: a line that names one move parses, and one that
+    offers a choice of rotations is answered with one of them."""
+    text = _CHOICE_LETTER.sub("", text)
     tokens = [t for t in tokenize(text) if t not in _FILLER]
+    anywhere = {"any", fold(_("any"))}
+    if _ROTATION_CHOICE.search(text) or anywhere & set(tokens):
+        one = parse(" ".join("0" if word in anywhere else word
+                             for word in tokenize(_ROTATION_CHOICE.sub(r"\1", text))), suggest)
+        raise NotationError(_("{text} offers a choice of rotations: write one of them, e.g. {example}.")
+                            .format(text=repr(text.strip()), example=local_move_text(one)),
+                            suggestions=suggest(" ".join(move_text(one).split()[:2])))
     if not tokens:
         w = words()
         raise NotationError(_("empty move: write e.g. '{place} E4 90', '{swap} E5 0 F6 270' or '{pass_}'.")
@@ -192,7 +209,9 @@ def parse(text: str, suggest: Callable[[str], list[str]]) -> Move:
                             suggestions=suggest(""))
     verb = _VERBS.get(tokens[0])
     if verb is None:
-        if _is_cell(tokens[0]):
+        if _is_cell(tokens[0]) and len(tokens) > 2 and _is_cell(tokens[2]):
+            verb, rest = "swap", tokens  # "A1 90 C4 0", as the swaps are listed
+        elif _is_cell(tokens[0]):
             verb, rest = "place", tokens
         else:
             raise NotationError(

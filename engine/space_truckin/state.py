@@ -482,6 +482,10 @@ class SpaceTruckinState(State):
                 return next(m for m in self._members[root] if self._ship[m] >= 0)
         return -1
 
+    def move_variants(self, move: Move) -> list[Move]:
+        """A placement with each ship it may deploy (``ship_options``); other moves have none."""
+        return self.ship_options(move) if isinstance(move, Place) else [move]
+
     def ship_options(self, move: Place) -> list[Place]:
         """The ship deployments allowed with a placement (the move itself, without ship, first)."""
         cell = parse_cell(move.cell)

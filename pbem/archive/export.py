@@ -22,6 +22,7 @@ from typing import Any
 from pbem.archive.importer import INDEX_NAME
 from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, iter_games, summary
+from pbem.clocks.privacy import others_view
 from pbem.record import iso, player_view
 from pbem.store.base import GameRow, Store
 
@@ -73,7 +74,7 @@ def archive_record(row: GameRow, public: bool = False) -> dict[str, Any]:
     record["id"] = row.id
     if not isinstance(record.get("players"), dict) and row.seats:
         record["players"] = {s.seat: {"name": s.name, "email": s.email} for s in row.seats}
-    return player_view(record) if public else record
+    return others_view(player_view(record)) if public else record
 
 
 @dataclass

@@ -1,31 +1,49 @@
-"""Who the public archive names, and how: a player's nickname, else the seat - never an address.
+"""Who the public archive names, and how: a player's nickname, else a pseudonym - never an address.
 
 The site is public and players never agreed to show their mail address, nor its local part, nor
 the display name of their mail client. A player chooses a nickname by mail (``set nickname``,
-kept in their settings); without one the site says "Black" or "Red". Everything the site prints
-about a game goes through here, so this module is the one place that decides.
+kept in their settings); without one the site gives them a pseudonym, "Player K7QXM", the same in
+every game, standings and tournament table, so a reader can follow one player from game to game.
+The pseudonym is an HMAC of the address with the server's secret: stable while the secret is, and
+no one without the secret can test a guessed address against it. Everything the site prints about
+a player goes through here, so this module is the one place that decides.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from pbem.archive.search import players_of
+from pbem.i18n import _
 from pbem.store.base import GameRow, Store
+from pbem.store.secret import server_secret
 
 # Anything shaped like an address (``someone@somewhere``), wherever it hides in a record.
 _ADDRESS = re.compile(r"[^\s<>\"'@,;:()\[\]]+@[^\s<>\"'@,;:()\[\]]+")
 HIDDEN = "(address hidden)"
+_CODE = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 
 
-def public_name(seat: str, settings: Mapping[str, Any] | None) -> str:
-    """The nickname in a player's settings, else the seat capitalised ("Black", "Red"). A nickname
-    that looks like an address is not used (the site shows none)."""
+def pseudonym(email: str, key: bytes) -> str:
+    """"Player K7QXM": five characters of an HMAC of the address (32**5, about 33 million codes)."""
+    digest = hmac.new(key, email.strip().lower().encode(), hashlib.sha256).digest()
+    return _("Player {code}").format(code="".join(_CODE[b % len(_CODE)] for b in digest[:5]))
+
+
+def public_name(seat: str, settings: Mapping[str, Any] | None, email: str | None = None,
+                key: bytes | None = None) -> str:
+    """The nickname in a player's settings, else the pseudonym of their address (with the
+    server's ``key``), else the seat capitalised ("Black", "Red"). A nickname that looks like an
+    address is not used (the site shows none); computer seats keep their seat name."""
     nickname = " ".join(str((settings or {}).get("nickname") or "").split())
     if nickname and not _ADDRESS.search(nickname):
         return nickname
+    if email and key and not email.lower().endswith(".invalid"):
+        return pseudonym(email, key)
     return seat.capitalize()
 
 
@@ -41,15 +59,30 @@ class PublicNames:
     def __init__(self, store: Store | None):
         self._store = store
         self._settings: dict[str, dict[str, Any]] = {}
+        self._key = server_secret(store) if store is not None else None
 
-    def of(self, row: GameRow) -> dict[str, str]:
-        emails = players_of(row)
-        unknown = sorted({e for e in emails.values() if e and e not in self._settings})
+    def _read(self, emails: list[str]) -> None:
+        unknown = sorted({e for e in emails if e and e not in self._settings})
         if unknown and self._store is not None:
             with self._store.transaction(durable=False) as tx:
                 for email in unknown:
                     self._settings[email] = tx.get_player(email)
-        return {seat: public_name(seat, self._settings.get(email)) for seat, email in emails.items()}
+
+    def of(self, row: GameRow) -> dict[str, str]:
+        emails = players_of(row)
+        self._read(list(emails.values()))
+        return {seat: public_name(seat, self._settings.get(email), email, self._key)
+                for seat, email in emails.items()}
+
+    def has_nickname(self, email: str) -> bool:
+        """Whether the player chose a name (``set nickname``): the others go by a pseudonym."""
+        self._read([email])
+        return public_name("", self._settings.get(email)) != ""
+
+    def person(self, email: str) -> str:
+        """A player named apart from a game (standings, tournament tables)."""
+        self._read([email])
+        return public_name("", self._settings.get(email), email, self._key) or _("a player")
 
 
 def public_record(value: Any, names: Mapping[str, str]) -> Any:
@@ -74,4 +107,4 @@ def public_record(value: Any, names: Mapping[str, str]) -> Any:
     return value
 
 
-__all__ = ["HIDDEN", "PublicNames", "public_name", "public_record", "seat_label"]
+__all__ = ["HIDDEN", "PublicNames", "pseudonym", "public_name", "public_record", "seat_label"]

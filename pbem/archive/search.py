@@ -17,6 +17,7 @@ from typing import Any
 from engine import get_game
 from engine.registry import UnknownGameError, available_games
 from pbem.i18n import _, status_word
+from pbem.record import place_order
 from pbem.store.base import GAME_STATUSES, RESULT_FILTERS, GameRow, Store
 from pbem.store.common import result_columns
 
@@ -216,6 +217,8 @@ def result_text(record: Mapping[str, Any], status: str) -> str:
     if reason in ("declined", "cancelled"):
         by = result.get("by")
         word = status_word(reason)
+        if result.get("bounced"):
+            return _("cancelled: mail to {player} bounced").format(player=result["bounced"])
         return _("{what} by {player}").format(what=word, player=by) if by else word
     if not winners:
         text = _("no winner")
@@ -237,8 +240,9 @@ def result_text(record: Mapping[str, Any], status: str) -> str:
     elif reason and reason not in ("scored", "resigned"):
         text = f"{text} ({reason})"
     totals = result.get("totals")
-    if isinstance(totals, Mapping) and totals:
-        text += " [" + " ".join(f"{s} {p}" for s, p in totals.items()) + "]"
+    if isinstance(totals, Mapping) and totals:  # in place order, the winners' first
+        order = place_order(totals, winners, result.get("ranking"))
+        text += " [" + " ".join(f"{s} {totals[s]}" for s in order) + "]"
     return text
 
 

@@ -8,7 +8,7 @@ slider. Without JavaScript the previous/next links still work, through ``:target
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
@@ -21,6 +21,10 @@ from pbem.archive.export import archive_text, file_stem, write_atomic
 from pbem.archive.names import PublicNames, public_name, public_record, seat_label
 from pbem.archive.progress import Progress
 from pbem.archive.search import Filters, game_date, iter_games, players_of, result_text
+from pbem.clocks import reliability
+from pbem.clocks.control import kind_text, normalize
+from pbem.clocks.privacy import others_view
+from pbem.config import DeadlineConfig
 from pbem.i18n import N_, _, language, ngettext, speaking, status_word
 from pbem.record import describe_action, iso, player_view, positions_with_actions
 from pbem.store.base import RESULT_FILTERS, GameRow, Store
@@ -148,7 +152,7 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
     names = dict(names or {})
     by_address = {email.lower(): names.get(seat) or public_name(seat, None)
                   for seat, email in players_of(row).items() if email}
-    view = public_record(player_view(row.record, game), by_address)
+    view = public_record(others_view(player_view(row.record, game)), by_address)
     prefix = f"{file_stem(row.id)}-"
     title = f"{row.id}: {game.title}"
     figures: list[str] = []
@@ -228,7 +232,9 @@ def game_page(row: GameRow, names: Mapping[str, str] | None = None) -> str:
 
 def index_page(rows: list[GameRow], filters: Filters, now: datetime,
                names: Mapping[str, Mapping[str, str]] | None = None,
-               challenges: list[GameRow] | None = None) -> str:
+               challenges: list[GameRow] | None = None,
+               reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None,
+               default_days: float = 7, extra: str = "") -> str:
     """The list of games; ``names`` maps a game id to its seats' public names."""
     body = []
     heads = [escape(_(h)) for h in (N_("Game"), N_("Kind"), N_("Players"), N_("Result"), N_("Date"),
@@ -255,7 +261,8 @@ def index_page(rows: list[GameRow], filters: Filters, now: datetime,
             n=len(rows), which=filters.describe(), when=iso(now))) + "</p>",
         search_form() if body else "",
         table,
-        challenges_section(challenges or [], names or {}),
+        challenges_section(challenges or [], names or {}, reliable or {}, default_days),
+        extra,
         f"<script>{_SEARCH_SCRIPT}</script>" if body else "",
         "\n</body></html>\n",
     ])
@@ -335,35 +342,78 @@ def search_form() -> str:
             "</fieldset></form>")
 
 
-def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]]) -> str:
-    """Open challenges anyone may join by mail (``join GAME``); the author by public name only."""
+def challenges_section(rows: list[GameRow], names: Mapping[str, Mapping[str, str]],
+                       reliable: Mapping[str, tuple[str, reliability.Reliability]] | None = None,
+                       default_days: float = 7) -> str:
+    """Open challenges anyone may join by mail (``join GAME``); the author by public name only,
+    with their reliability, in one sentence, with the time control the challenge has (the
+    server's default when it set none)."""
     if not rows:
         return ""
     items = []
     for row in rows:
         info = row.record.get("open") or {}
-        control = row.record.get("time_control") or {}
         rating = info.get("rating")
-        items.append(
-            f'<li class="challenge" data-id="{escape(row.id)}">{escape(row.id)}: '
-            f"{escape(get_game(row.game).title)} for {int(info.get('players', 2))} players, by "
-            f"{_players_html(row, names.get(row.id, {}))}; "
-            f"{escape(str(control.get('days_per_move', '?')))} day(s) per move"
-            + (f"; ratings {int(rating[0])} to {int(rating[1])}" if rating else "")
-            + f"; expires {escape(str(info.get('expires_at', ''))[:10])}. "
-            f"To play, mail <code>join {escape(row.id)}</code>.</li>")
-    return f'<h2>Open challenges</h2><ul class="challenges">{"".join(items)}</ul>'
+        count = int(info.get("players", 2))
+        seats = names.get(row.id, {})
+        author = next((seat_label(s, seats.get(s) or public_name(s, None)) for s, e in players_of(row).items()
+                       if e == info.get("by")), "")
+        known = (reliable or {}).get(str(info.get("by", "")))
+        if known and known[1].finished:
+            author += f" ({reliability.short_text(known[1])})"
+        control = kind_text(normalize(row.record.get("time_control"),
+                                      DeadlineConfig(default_days=default_days)))
+        text = _("{id}: {game} for {n} players, by {author}; {control}").format(
+            id=row.id, game=get_game(row.game).title, n=count, author=author, control=control)
+        if rating:
+            text += "; " + _("ratings {low} to {high}").format(low=int(rating[0]), high=int(rating[1]))
+        if info.get("reliable"):
+            text += "; " + _("reliable {n} %").format(n=int(info["reliable"]))
+        text += "; " + _("expires {date}.").format(date=str(info.get("expires_at", ""))[:10])
+        items.append(f'<li class="challenge" data-id="{escape(row.id)}">{escape(text)} '
+                     + escape(_("To play, mail {command}.")).replace(
+                         "{command}", f"<code>join {escape(row.id)}</code>") + "</li>")
+    return (f'<h2>{escape(_("Open challenges"))}</h2><ul class="challenges">{"".join(items)}</ul>')
+
+
+#: Pages written beside the games' (e.g. one per tournament): hook(store, directory, names, now)
+#: writes them and returns the HTML of their section of the index.
+SITE_PAGES: list[Callable[[Store, Path, PublicNames, datetime], str]] = []
+
+
+def reliability_section(reliable: Mapping[str, tuple[str, reliability.Reliability]]) -> str:
+    """The reliability of each player (``email -> (public name, line)``): games finished and lost
+    on time, moves in time, the time used. On the standings page (``pbem.community.standings_page``)."""
+    lines = sorted(((name, line) for name, line in reliable.values() if line.finished or line.moves),
+                   key=lambda item: item[0].lower())
+    if not lines:
+        return ""
+    heads = [escape(_(h)) for h in (N_("Player"), N_("Games finished"), N_("Lost on time"),
+                                    N_("Reliable"), N_("Moves in time"), N_("Time used"))]
+
+    def percent(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0f} %"
+    body = "".join(
+        f'<tr class="reliability"><td>{escape(name)}</td><td data-label="{heads[1]}">{line.finished}</td>'
+        f'<td data-label="{heads[2]}">{line.lost_on_time}</td>'
+        f'<td data-label="{heads[3]}">{percent(line.percent if line.finished else None)}</td>'
+        f'<td data-label="{heads[4]}">{percent(line.in_time_percent)}</td>'
+        f'<td data-label="{heads[5]}">{percent(line.time_used_percent)}</td></tr>' for name, line in lines)
+    title = escape(_("Reliability"))
+    return (f"<h2>{title}</h2><table class=\"games\"><thead><tr>"
+            + "".join(f"<th>{h}</th>" for h in heads) + f"</tr></thead><tbody>{body}</tbody></table>")
 
 
 def write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None = None,
-               now: datetime | None = None, language: str = "en") -> SiteReport:
-    """The site in one ``language`` (en, de, sk): the pages' words and the engine's alike."""
+               now: datetime | None = None, language: str = "en", default_days: float = 7) -> SiteReport:
+    """The site in one ``language`` (en, de, sk): the pages' words and the engine's alike.
+    ``default_days``: the server's time control, for challenges that set none."""
     with speaking(language):
-        return _write_site(store, directory, filters, progress=progress, now=now)
+        return _write_site(store, directory, filters, progress=progress, now=now, default_days=default_days)
 
 
 def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Progress | None,
-                now: datetime | None) -> SiteReport:
+                now: datetime | None, default_days: float) -> SiteReport:
     now = now or datetime.now(UTC)
     games_dir = directory / "games"
     games_dir.mkdir(parents=True, exist_ok=True)
@@ -372,20 +422,21 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
     public_names = PublicNames(store)
     shown: dict[str, dict[str, str]] = {}
     challenges: list[GameRow] = []
+    reliable: dict[str, reliability.Reliability] = {}
     for row in iter_games(store, filters):
+        names = shown[row.id] = public_names.of(row)
+        reliability.add(reliable, row)
         if row.status == "open":  # not a game yet: listed apart, with how to join it
             challenges.append(row)
-            shown[row.id] = public_names.of(row)
             continue
         stem = file_stem(row.id)
-        names = shown[row.id] = public_names.of(row)
         try:
             page = game_page(row, names)
         except (EngineError, KeyError, TypeError, ValueError) as exc:  # a damaged record: skip, report
             failed.append((row.id, f"{type(exc).__name__}: {exc}"))
             continue
         _write(games_dir / f"{stem}.html", page)
-        public = public_record(player_view(row.record), {
+        public = public_record(others_view(player_view(row.record)), {
             email.lower(): names[seat] for seat, email in players_of(row).items() if email})
         public["id"] = row.id
         _write(games_dir / f"{stem}.json", archive_text(public))
@@ -396,9 +447,14 @@ def _write_site(store: Store, directory: Path, filters: Filters, *, progress: Pr
                               seats=row.seats, created_at=row.created_at, finished_at=row.finished_at))
         if progress is not None:
             progress.update()
+    extra = "".join(pages(store, directory, public_names, now) for pages in SITE_PAGES)
     index = directory / "index.html"
-    _write(index, index_page(listed, filters, now, shown, challenges))
+    by_name = {email: (public_names.person(email), line) for email, line in reliable.items()}
+    _write(index, index_page(listed, filters, now, shown, challenges, by_name, default_days, extra))
     return SiteReport(pages=len(listed), index=index, failed=failed)
 
 
-__all__ = ["SiteReport", "game_page", "index_page", "write_site"]
+__all__ = ["SITE_PAGES", "SiteReport", "game_page", "head", "index_page", "reliability_section", "write",
+           "write_site"]
+head = _head  # for pages of other features (tournaments): the same head and style
+write = _write

@@ -17,11 +17,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from engine import EngineError, ReplayError
-from engine.registry import UnknownGameError
-from pbem.cli.common import SetupError, UsageError, game_help
-from pbem.config import ConfigError
-from pbem.record import MissingRecordError, RecordError
+# Only what every command needs is imported here: ``pbem deliver`` is started by the MTA once per
+# mail and takes a short way (``pbem.cli.deliver``) that never loads the games or the mail stack.
 
 # Each module has ``register_all(subparsers)``; the order is the order of ``pbem --help``. Modules
 # load their heavy imports (the mail stack) only when one of their commands runs.
@@ -30,6 +27,8 @@ COMMAND_MODULES = ("pbem.cli.play", "pbem.cli.computer", "pbem.cli.serve", "pbem
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from pbem.cli.common import game_help
+
     parser = argparse.ArgumentParser(
         prog="pbem", description="Play-by-email game server and game-record tools.",
         epilog=game_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -41,6 +40,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["deliver"]:
+        from pbem.cli.deliver import main as deliver_main
+
+        return deliver_main(argv[1:])
+    from engine import EngineError, ReplayError
+    from engine.registry import UnknownGameError
+    from pbem.cli.common import SetupError, UsageError
+    from pbem.config import ConfigError
+    from pbem.record import MissingRecordError, RecordError
+
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and not getattr(args, "takes_options", False):

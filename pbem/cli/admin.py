@@ -12,8 +12,10 @@ import argparse
 import getpass
 import sys
 from collections.abc import Callable
+from datetime import datetime, timedelta
 
-from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store
+from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store, setup_line
+from pbem.clocks.movable import MOVABLE, ClockMoveError, configured_clock, move, parse_shift, read_offset
 from pbem.community.addresses import move_by_moderator, rekey_by_moderator
 from pbem.community.moderation import (
     Moderation,
@@ -32,6 +34,7 @@ from pbem.community.moderation import (
     show_game,
     unblock,
 )
+from pbem.community.scheduler import HEARTBEAT
 from pbem.config import Config
 from pbem.outbox.wake import notify
 from pbem.processing.context import MailContext
@@ -55,7 +58,8 @@ def _run(args: argparse.Namespace, operation: Callable[[MailContext], None]) -> 
     config = _config(args)
     store = open_configured_store(config)
     try:
-        headline, sections, queued = Moderation(config, store).run(args.by, operation)
+        moderation = Moderation(config, store, configured_clock(config))
+        headline, sections, queued = moderation.run(args.by, operation)
     except ModerationError as exc:
         print(f"pbem admin {args.admin_command}: {exc}", file=sys.stderr)
         return 1
@@ -90,6 +94,62 @@ def cmd_token(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def _exactly(span: timedelta) -> str:
+    """``3 d 0 h 1 min``: a shift as given, to the second."""
+    seconds = round(span.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    parts = [f"{n} {unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "min"), (seconds, "s")) if n]
+    return " ".join(parts) or "0 s"
+
+
+def cmd_clock(args: argparse.Namespace, extra: list[str]) -> int:
+    """Shows the server's time; with ``+2d``, moves a movable clock forward and wakes the server."""
+    if extra:  # "-1d" reads as an option to argparse: said here, in the words of the command
+        if args.shift is not None or len(extra) > 1 or not extra[0][1:2].isdigit():
+            print(f"pbem admin clock: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
+            return 2
+        args.shift = extra[0]
+    config = _config(args)
+    clock = configured_clock(config)
+    where = config.source or "the configuration"
+    if args.shift is None:
+        now = f"{clock.now():%a %Y-%m-%d %H:%M:%S} UTC"
+        if config.clock != MOVABLE:
+            print(f'clock: the system\'s ([server] clock = "system" in {where}): {now}')
+        else:
+            ahead = read_offset(config.data_dir)
+            print(f"clock: movable, {_exactly(ahead)} ahead of the system clock: {now}")
+        return 0
+    if config.clock != MOVABLE:
+        print(f'pbem admin clock: this server runs on the system clock ([server] clock = "system" in '
+              f'{where}); only a server with clock = "movable" (for checks and demos) can be moved',
+              file=sys.stderr)
+        return 1
+    try:
+        shift = parse_shift(args.shift)
+    except ClockMoveError as exc:
+        print(f"pbem admin clock: {exc}", file=sys.stderr)
+        return 2
+    store = open_configured_store(config)
+    try:  # a moved clock is no outage: the scheduler's heartbeat moves with it
+        with store.transaction() as tx:
+            beat = tx.get_meta(HEARTBEAT)
+            if beat:
+                tx.set_meta(HEARTBEAT, (datetime.fromisoformat(beat) + shift).isoformat())
+    finally:
+        store.close()
+    ahead = move(config.data_dir, shift)
+    print(f"clock moved forward by {_exactly(shift)}: it is now {clock.now():%a %Y-%m-%d %H:%M:%S} UTC "
+          f"({_exactly(ahead)} ahead of the system clock)")
+    if notify(config.data_dir):
+        print("the running server was woken: what is due by then (deadlines, reminders) happens now")
+    else:
+        print("no server is running here: the next `pbem serve` starts at the new time")
+    return 0
+
+
 def status_text(store: Store, limit: int = 20) -> str:
     """What needs a look: mail the relay refused for good, intake by status, bouncing addresses."""
     counts = store.outbound_counts()
@@ -117,7 +177,7 @@ def cmd_status(args: argparse.Namespace, extra: list[str]) -> int:
     config = _config(args)
     store = open_configured_store(config)
     try:
-        sys.stdout.write(status_text(store, args.limit))
+        sys.stdout.write(setup_line(config) + "\n" + status_text(store, args.limit))
     finally:
         store.close()
     return 0
@@ -154,6 +214,14 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-c", "--config", help=CONFIG_HELP)
     p.add_argument("--limit", type=int, default=20, help="given-up mails to list (default: %(default)s)")
     p.set_defaults(func=cmd_status)
+    p = ops.add_parser("clock", help="show the server's time, or move a movable clock forward (+2d)",
+                       description='Shows the time the server runs on. With [server] clock = "movable" '
+                                   "(end-to-end checks and demos only), moves a running server's time "
+                                   "forward: deadlines, reminders and banks running out happen by mail "
+                                   "at once.")
+    p.add_argument("-c", "--config", help=CONFIG_HELP)
+    p.add_argument("shift", nargs="?", metavar="+TIME", help="how far forward: +2d, +36h, +1w, +1d12h, +90m")
+    p.set_defaults(func=cmd_clock, takes_options=True)
     p = add("token", cmd_token, "print the token line a moderator's admin mails must carry", why=False)
     p.add_argument("address", help="the moderator's address, as in [moderators] addresses")
     p = add("list", _op(lambda a: lambda ctx: list_games(ctx, a.filters)),

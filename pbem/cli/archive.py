@@ -26,16 +26,17 @@ STANDINGS_HELP = (
     "Ratings are Elo: start 1500, K=32, expected score 1/(1+10^((Rb-Ra)/400)), applied in the order "
     "games finished. A game of n>2 players counts as pairwise results between all its players, each "
     "weighted K/(n-1): winners beat non-winners, winners tie among themselves, non-winners tie among "
-    "themselves. Only finished games count; a resignation or forfeit is a loss.")
+    "themselves. Only finished games count; a resignation or forfeit is a loss. ON TIME: of each "
+    "player's finished games (of every game), the share not lost on time.")
 
 
 class CommandProblem(Exception):
     """The command cannot run as asked: exit 2 with the message."""
 
 
-def _open(args: argparse.Namespace) -> Store:
+def _open(args: argparse.Namespace, *, create: bool = False) -> Store:
     try:
-        return open_configured_store(config_of(args))
+        return open_configured_store(config_of(args), create=create)
     except SetupError as exc:
         raise CommandProblem(str(exc)) from None
 
@@ -66,6 +67,7 @@ def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
 
 def cmd_export(args: argparse.Namespace) -> int:
     from pbem.archive.export import export_games
+    from pbem.tournaments.export import export_tournaments
 
     filters = _filters(args)
     out = Path(args.output)
@@ -75,14 +77,17 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         with progress_bar("exporting") as bar:
             report = export_games(store, out, filters, public=args.public, progress=bar)
+        tournaments = export_tournaments(store, out, public=args.public)
     finally:
         store.close()
-    print(f"exported {report.written} game(s) ({filters.describe()}) to {out}; index {report.index}")
+    print(f"exported {report.written} game(s) ({filters.describe()}) to {out}; index {report.index}"
+          + (f"; {tournaments} finished tournament(s) in {out / 'tournaments'}" if tournaments else ""))
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from pbem.archive.importer import import_archive
+    from pbem.tournaments.export import import_tournaments
 
     directory = Path(args.directory)
     if not directory.exists():
@@ -91,16 +96,24 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise CommandProblem(f"{directory} is not a directory")
     if args.jobs is not None and args.jobs < 1:
         raise CommandProblem("--jobs takes a number of processes, 1 or more")
-    store = _open(args)
+    store = _open(args, create=True)  # an archive may fill a new server's database
     try:
         with progress_bar("importing") as bar:
             report = import_archive(store, directory, jobs=args.jobs, progress=bar)
+        tournaments = import_tournaments(store, directory)  # after their games
     finally:
         store.close()
     for bad in report.bad:
         print(f"bad: {bad.path}: {bad.reason}", file=sys.stderr)
+    for path, reason in tournaments.bad:
+        print(f"bad: {path}: {reason}", file=sys.stderr)
+    for ident, games in tournaments.missing_games.items():
+        print(f"note: {ident} names games the archive does not hold: {', '.join(games)} (its table is "
+              "complete; their pages are missing)", file=sys.stderr)
     print(report.summary_line())
-    return 0 if report.ok else 1
+    if (directory / "tournaments").is_dir():
+        print(tournaments.summary_line())
+    return 0 if report.ok and not tournaments.bad else 1
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -125,6 +138,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_html(args: argparse.Namespace) -> int:
     from pbem.archive.site import write_site
+    from pbem.tournaments import site as tournament_pages  # registers the tournaments' (and standings) pages
+
+    assert tournament_pages
 
     filters = _filters(args)
     out = Path(args.directory)
@@ -133,8 +149,9 @@ def cmd_html(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         with progress_bar("writing pages") as bar:
-            report = write_site(store, out, filters, progress=bar,
-                                language=args.language or config_of(args).language)
+            config = config_of(args)
+            report = write_site(store, out, filters, progress=bar, language=args.language or config.language,
+                                default_days=config.deadlines.default_days)
     finally:
         store.close()
     for game_id, reason in report.failed:
@@ -154,19 +171,25 @@ def cmd_standings(args: argparse.Namespace) -> int:
         game = check_game(args.game) if args.game else None
     except FilterError as exc:
         raise CommandProblem(str(exc)) from None
+    from pbem.clocks import reliability
+
     store = _open(args)
     try:
-        standings = compute(iter_games(store, make_filters(game=game, status="over")), game)
+        finished = list(iter_games(store, make_filters(status="over")))
+        standings = compute([row for row in finished if game is None or row.game == game], game)
+        reliable = reliability.compute(finished)
     finally:
         store.close()
     if args.json:
-        print(json.dumps(as_json(standings), indent=1, ensure_ascii=False))
+        data = as_json(standings)
+        data["reliability"] = {email: line.as_json() for email, line in sorted(reliable.items())}
+        print(json.dumps(data, indent=1, ensure_ascii=False))
         return 0
     if not standings:
         print("No finished games" + (f" of {title_of(game)}" if game else "") + " yet.")
         return 0
     for name, lines in standings.items():
-        print(f"{title_of(name)}\n{table_text(name, lines)}\n")
+        print(f"{title_of(name)}\n{table_text(name, lines, reliable)}\n")
     print(STANDINGS_HELP)
     return 0
 

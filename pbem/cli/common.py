@@ -11,9 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from engine import get_game
-from engine.options import describe_options
-from engine.registry import available_games
 from pbem.config import Config, load_config
 
 if TYPE_CHECKING:
@@ -34,9 +31,9 @@ def out(text: str = "") -> None:
     sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
 
 
-def load_cli_config(path: str | None) -> Config:
+def load_cli_config(path: str | None, *, check: bool = True) -> Config:
     """``-c FILE``, else ./pbem.toml if present, else the built-in defaults."""
-    return load_config(Path(path) if path else None)
+    return load_config(Path(path) if path else None, check=check)
 
 
 def config_of(args: argparse.Namespace) -> Config:
@@ -49,17 +46,57 @@ def setup_logging(config: Config) -> None:
     # aiosmtpd logs every SMTP command at INFO; our one line per processed message says enough.
     if config.log_level != "DEBUG":
         logging.getLogger("mail.log").setLevel(logging.WARNING)
+        # imapclient says "Connection closed" at every reconnection; the fault tracker says more
+        logging.getLogger("imapclient").setLevel(logging.WARNING)
 
 
-def open_configured_store(config: Config) -> Store:
-    """The configured database, its data folder (and a SQLite file's folder) created first.
+def setup_line(config: Config) -> str:
+    """Which configuration and database a command reads: a wrong folder must not look like an empty
+    server."""
+    return f"Configuration: {_source(config)}; database: {_database(config)}"
 
+
+def _source(config: Config) -> str:
+    if config.source is None:
+        return f"none (no pbem.toml in {Path.cwd()}; built-in defaults)"
+    return str(config.source.resolve())
+
+
+def _database(config: Config) -> str:
+    """The database as messages show it: a SQLite file's full path, a PostgreSQL URI without password."""
+    from pbem.store import database_name, sqlite_path
+
+    try:
+        path = sqlite_path(config.database_url)
+    except ValueError:
+        path = None
+    return str(path.resolve()) if path is not None else database_name(config.database_url)
+
+
+def open_configured_store(config: Config, *, create: bool = False) -> Store:
+    """The configured database, its data folder (and a SQLite file's folder) created first when
+    ``create`` (the server, and commands that fill a new database: ``import``, a copy's target).
+
+    Every other command looks at, or changes, a server's database, which exists: run in the wrong
+    folder, or without ``-c``, it would otherwise create an empty one and report "0 sent" as if the
+    server were new. It refuses in one line instead, naming the configuration and the database.
     What can go wrong here is the setup, not the program: one line (``SetupError``), no traceback.
     """
     import sqlite3
 
     from pbem.store import StoreError, database_name, open_store, sqlite_path
 
+    try:
+        missing = not create and (path := sqlite_path(config.database_url)) is not None and not path.exists()
+    except ValueError:
+        missing = False  # a malformed URL: open_store below says what is wrong with it
+    if missing and config.source is None:
+        raise SetupError(f"no pbem.toml in {Path.cwd()} and no database at {_database(config)} (the "
+                         "built-in defaults): pass -c with the server's pbem.toml, or run this in the "
+                         "server's folder")
+    if missing:
+        raise SetupError(f"there is no database {_database(config)} (as {_source(config)} says): check its "
+                         "[server] data_dir and database, or pass -c with the server's pbem.toml")
     try:
         config.data_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -82,6 +119,11 @@ def players_text(low: int, high: int) -> str:
 
 def game_help() -> str:
     """The games and their options, wrapped to 78 columns (the epilog is printed as it is)."""
+    # Here, not at the top: ``pbem deliver`` shares this module and must not load the games.
+    from engine import get_game
+    from engine.options import describe_options
+    from engine.registry import available_games
+
     lines = []
     for name in available_games():
         game = get_game(name)

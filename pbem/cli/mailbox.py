@@ -125,7 +125,9 @@ def cmd_send(args: argparse.Namespace, extra: list[str]) -> int:
         print(f"pbem send: cannot submit to {host}:{port}: {exc} (is `pbem serve` running?)",
               file=sys.stderr)
         return 1
-    print(f"sent {message['Subject']!r} from {args.sender} to {message['To']}")
+    subject = str(message["Subject"] or "")
+    print(f"sent {subject!r} from {args.sender} to {message['To']}" if subject
+          else f"sent (no subject) from {args.sender} to {message['To']}")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ from engine import MoveError, get_game
 from engine.options import parse_option_words
 from pbem.cli.common import UsageError, game_help, out
 from pbem.cli.computer import add_selfplay_options, cmd_selfplay_levels
+from pbem.clocks import show as clock_show
 from pbem.record import (
     append_move,
     describe_action,
@@ -126,7 +128,27 @@ def cmd_replay(args: argparse.Namespace, extra: list[str]) -> int:
             return 0
     if args.ply is not None:
         raise UsageError(f"--ply {args.ply}: the record has plies 0 to {replay_record(record, game).ply}")
-    return 0
+    return _replay_clock(record, args.json, args.clock)
+
+
+def _replay_clock(record: dict, as_json: bool, clock_line: bool) -> int:
+    """After the positions, the move clocks: every event, its bank and deadline recomputed from the
+    times (in JSON, one more line only when asked, so that the last line stays the last position);
+    exit 1 when a stored value is not what the times give."""
+    if not record.get("clock_log"):
+        return 0
+    lines, problems = clock_show.clock_lines(record)
+    if as_json:
+        if clock_line:
+            out(json.dumps(clock_show.clock_json(record), separators=(", ", ": ")))
+    else:
+        out("=== clock ===")
+        for text in lines:
+            out(text)
+        out(clock_show.summary(record))
+    for problem in problems:
+        print(f"pbem replay: {problem}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def cmd_selfplay(args: argparse.Namespace, extra: list[str]) -> int:
@@ -212,10 +234,13 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", help=RECORD_HELP)
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("replay", help="print every position of a record (or one, with --ply)")
+    p = sub.add_parser("replay", help="print every position of a record (or one, with --ply), then its "
+                                      "move clocks recomputed from the times (exit 1 if they disagree)")
     p.add_argument("file", help=RECORD_HELP)
     p.add_argument("--ply", type=int, help="only this ply (0 = before the first move)")
     p.add_argument("--json", action="store_true", help="one JSON object per position")
+    p.add_argument("--clock", action="store_true", help="with --json: one more line, the clock's events "
+                                                        "with their recomputed banks and deadlines")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("selfplay", help="random legal games, or matches between computer levels",

@@ -18,7 +18,8 @@ from pathlib import Path
 from pbem.config import Config, setting_problems
 from pbem.store import database_name, database_problem, sqlite_path
 
-NO_DOOR = "no door is open: set [imap] host or enable [smtp]"
+NO_DOOR = ("no door is open: set [imap] host, enable [smtp], or set [pipe] enabled = true when the "
+           "MTA pipes mail into `pbem deliver`")
 
 # The bind errors that are the configuration's fault (the port, the address), not the program's.
 LISTEN_ERRNOS = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
@@ -27,7 +28,7 @@ LISTEN_ERRNOS = (errno.EADDRINUSE, errno.EADDRNOTAVAIL, errno.EACCES)
 def startup_problems(config: Config) -> list[str]:
     """Every reason the server would not start with ``config``, one line each (empty: it would)."""
     found = setting_problems(config)
-    if not config.imap.host and not config.smtp_enabled:
+    if not config.imap.host and not config.smtp_enabled and not config.pipe_enabled:
         found.append(NO_DOOR)
     found.append(folder_problem("data directory", config.data_dir))
     database = database_problem(config.database_url)

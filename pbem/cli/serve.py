@@ -9,9 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pbem.cli.common import SetupError, add_command, config_of, open_configured_store, setup_logging
+from pbem.cli.deliver import HELP as DELIVER_HELP
+from pbem.cli.deliver import add_arguments as add_deliver_arguments
+from pbem.cli.deliver import cmd_deliver
 from pbem.cli.preflight import LISTEN_ERRNOS, listen_error, startup_problems
-from pbem.config import EXAMPLE, ConfigError
+from pbem.config import EXAMPLE, Config
 from pbem.store import database_name, is_postgresql
+
+MOVABLE_WARNING = ('[server] clock = "movable": `pbem admin clock +2d` moves this server\'s time '
+                   "forward (deadlines, reminders, banks); for end-to-end checks and demos only, never "
+                   "for real games")
 
 
 def refused(command: str, problems: list[str]) -> int:
@@ -22,6 +29,7 @@ def refused(command: str, problems: list[str]) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
+    from pbem.clocks.movable import configured_clock
     from pbem.daemon.runner import Daemon
     from pbem.processing.processor import Processor
 
@@ -30,16 +38,20 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         return 2
     setup_logging(config)
     try:
-        store = open_configured_store(config)
+        store = open_configured_store(config, create=True)
     except SetupError as exc:
         return refused("serve", [str(exc)])
     try:
-        processor = Processor(config, store)
+        clock = configured_clock(config)  # the system's, or for checks and demos the movable one
+        if config.clock != "system":
+            logging.getLogger("pbem").warning(MOVABLE_WARNING)
+        processor = Processor(config, store, clock)
         # The processor gets a process (and so a core) of its own; see pbem/daemon/runner.py. With
         # PostgreSQL other workers may store mail too: look for it every second, not every five.
         shared = is_postgresql(config.database_url)
-        daemon = Daemon(config, store, processor, processor_process=True,
-                        processor_poll_seconds=1.0 if shared else 5.0,
+        poll = config.poll_seconds or (1.0 if shared else 5.0)
+        daemon = Daemon(config, store, processor, clock, processor_process=True,
+                        processor_poll_seconds=poll,
                         sender_options={"idle_poll_seconds": 5.0} if shared else None)
         out = "Maildir " + str(config.outbox_maildir) if not config.relay.host else (
             f"relay {config.relay.host}:{config.relay.effective_port}")
@@ -58,23 +70,12 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
-def cmd_deliver(args: argparse.Namespace, extra: list[str]) -> int:
-    from pbem.doors.deliver import EX_TEMPFAIL, deliver, read_message
-
-    try:
-        config = config_of(args)
-    except ConfigError as exc:
-        print(f"pbem deliver: {exc}", file=sys.stderr)
-        return EX_TEMPFAIL
-    raw = read_message(sys.stdin.buffer, config.max_message_bytes)
-    return deliver(config, raw, lambda: open_configured_store(config), envelope_from=args.sender)
-
-
 def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
     """One pass without a daemon (for cron jobs after ``pbem deliver``): process stored mail, run the
     deadline scheduler once, send the outbox."""
     import threading
 
+    from pbem.clocks.movable import configured_clock
     from pbem.outbox.sender import OutboxSender
     from pbem.processing.processor import Processor
 
@@ -82,11 +83,12 @@ def cmd_process(args: argparse.Namespace, extra: list[str]) -> int:
     setup_logging(config)
     from pbem.community.scheduler import Scheduler
 
-    store = open_configured_store(config)
-    processor = Processor(config, store)
+    store = open_configured_store(config, create=True)
+    clock = configured_clock(config)
+    processor = Processor(config, store, clock)
     processed = processor.process_pending(10_000)
-    report = Scheduler(config, store, secret=processor.secret).run_once()
-    sent = OutboxSender(store, config, stop=threading.Event()).send_due_once()
+    report = Scheduler(config, store, clock, secret=processor.secret).run_once()
+    sent = OutboxSender(store, config, clock, stop=threading.Event()).send_due_once()
     counts = store.outbound_counts()
     store.close()
     print(f"processed {processed} message(s); scheduler queued {report.mails} mail(s); sent {sent}; "
@@ -118,9 +120,27 @@ def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
               f"mailbox {config.imap.mailbox} -> {config.imap.processed_folder}")
     if config.smtp_enabled:
         print(f"  SMTP listener {config.smtp_host}:{config.smtp_port}")
+    if config.pipe_enabled:
+        print(f"  pipe: the MTA runs `{deliver_command(config)}` for each message "
+              "(deploy/pipe/master.cf); serve processes what it stores")
     print("  mail out: " + (f"relay {config.relay.host}:{config.relay.effective_port}"
                             if config.relay.host else f"Maildir {config.outbox_maildir}"))
+    if config.clock != "system":
+        print(f"  warning: {MOVABLE_WARNING}")
+    if config.deadlines.policy == "notify" and not config.moderators:
+        print('  warning: [deadlines] policy = "notify" leaves every late player to the moderators, and '
+              "[moderators] addresses is empty: nobody would decide (players may not choose notify "
+              "either)")
     return 0
+
+
+def deliver_command(config: Config) -> str:
+    """The command line an MTA pipe runs for this configuration, as Postfix's master.cf writes it:
+    this very program (by its full path when run as the installed ``pbem`` script) and this file."""
+    program = Path(sys.argv[0])
+    pbem = str(program.absolute()) if program.name == "pbem" else "pbem"
+    source = str(config.source.absolute()) if config.source is not None else "pbem.toml"
+    return f"{pbem} deliver -c {source} -f ${{sender}}"
 
 
 def register_all(sub: argparse._SubParsersAction) -> None:
@@ -128,11 +148,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
         return add_command(sub, name, func, help_text)
 
     add("serve", cmd_serve, "run the mail server (IMAP and/or the embedded SMTP listener)")
-    p = add("deliver", cmd_deliver, "store one message from standard input (for an MTA pipe); "
-                                    "exit 0 stored, 75 try later")
-    p.add_argument("-f", "--sender", metavar="SENDER",
-                   help="the envelope sender (Postfix pipe: -f ${sender}); '' or <> for a bounce; "
-                        "default: the message's Return-Path")
+    add_deliver_arguments(add("deliver", cmd_deliver, DELIVER_HELP))
     add("process", cmd_process, "process stored mail and send the outbox once, without a daemon")
     p = add("init", cmd_init, "write a commented example pbem.toml")
     p.add_argument("-o", "--output", default="pbem.toml", metavar="FILE",

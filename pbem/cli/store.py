@@ -23,11 +23,11 @@ from pbem.config import Config
 _PARALLEL_FROM = 64  # fewer games than this are replayed in this process
 
 
-def _open(url: str, config: Config) -> Any:
+def _open(url: str, config: Config, *, create: bool = False) -> Any:
     """A store for ``--from``/``--to``, with the one-line errors of the configured one."""
     from dataclasses import replace
 
-    return open_configured_store(replace(config, database=url))
+    return open_configured_store(replace(config, database=url), create=create)
 
 
 def _same_database(one: str, other: str) -> bool:
@@ -115,7 +115,7 @@ def cmd_copy(args: argparse.Namespace, extra: list[str]) -> int:
         return 2
     try:
         try:
-            target = _open(args.target, config)
+            target = _open(args.target, config, create=True)
         except SetupError as exc:
             print(f"pbem store copy: {exc}", file=sys.stderr)
             return 2

@@ -19,12 +19,14 @@ KEYWORDS: dict[str, dict[str, str]] = {
            "help": "hilfe", "message": "nachricht", "settings": "einstellungen", "set": "setze",
            "new": "neu", "accept": "annehmen", "decline": "ablehnen", "rematch": "revanche",
            "record": "partie", "resign": "aufgeben", "observe": "beobachten", "undo": "zurücknehmen",
-           "vacation": "urlaub", "standings": "rangliste"},
+           "vacation": "urlaub", "standings": "rangliste", "tournament": "turnier",
+           "tournaments": "turniere", "enter": "anmelden"},
     "sk": {"move": "ťah", "board": "doska", "history": "história", "games": "hry", "rules": "pravidlá",
            "help": "pomoc", "message": "správa", "settings": "nastavenia", "set": "nastav",
            "new": "nová", "accept": "prijať", "decline": "odmietnuť", "rematch": "odveta",
            "record": "záznam", "resign": "vzdať", "observe": "sledovať", "undo": "späť",
-           "vacation": "dovolenka", "standings": "poradie"},
+           "vacation": "dovolenka", "standings": "poradie", "tournament": "turnaj",
+           "tournaments": "turnaje", "enter": "prihlásiť"},
 }
 # Words inside commands: "neu alien-city mit bob@example.org als white", "aufgeben ac-1 bestätigen X".
 INNER_WORDS: dict[str, dict[str, str]] = {
@@ -72,5 +74,10 @@ def keywords_help() -> str:
     inner = INNER_WORDS[language()]
     pairs = [f"{word} = {english}" for english, word in words.items()]
     pairs += [f"{word} = {english}" for english, word in inner.items()]
+    lines = [""]
+    for pair in pairs:  # as many as fit the mail's width
+        if lines[-1] and len(lines[-1]) + len(pair) + 4 > 76:
+            lines.append("")
+        lines[-1] += (", " if lines[-1] else "") + pair
     return _("Commands in your language (the English words always work too):") + "\n" + "\n".join(
-        "  " + ", ".join(pairs[i:i + 4]) for i in range(0, len(pairs), 4))
+        f"  {line}" for line in lines)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -90,7 +90,7 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "observe": ("game",), "unobserve": ("game",), "undo": ("game",), "accept undo": ("game",),
     "decline undo": ("game",),
     "vacation": ("from", "to", "cancel"), "timezone": ("name",),
-    "timecontrol": ("game", "days", "policy"),
+    "timecontrol": ("game", "days", "fischer=", "cap=", "total=", "policy", "weekends=", "nights="),
     "history": ("name", "from=", "to=", "player="), "standings": ("name",),
     # the commands of the mail experience (pbem/processing/*.py)
     "rules": ("topic",), "message": ("game", "all", "text"), "settings": (), "set": ("key", "value"),
@@ -100,19 +100,30 @@ JSON_FIELDS: dict[str, tuple[str, ...]] = {
     "propose": ("game", "what"), "reject": ("game",), "withdraw": ("game",), "join": ("game",),
     "rekey": ("game",), "queue": ("game", "clear"), "preview": ("game", "move"),
     "challenges": ("name",), "confirm address": ("code",),
+    # what players keep for themselves (pbem/players: notes, automove, blocking)
+    "note": ("game", "secret", "text"), "notes": ("game", "clear"), "block": ("address",),
+    "unblock": ("address",), "blocked": (),
     "admin": ("op", "filters", "game", "seat", "address", "when", "n", "result", "why"),
+    # tournaments (pbem/tournaments/commands.py)
+    "tournament": ("id", "action", "game", "format", "settings", "target", "why"),
+    "tournaments": ("name",), "enter": ("tournament",),
 }
 
 # Extra command words registered by feature modules (observe, vacation, admin, history, ...):
 # verb -> parser of the words after the verb. A parser returns a Command or a CommandError.
 ExtraParser = Callable[[str, list[str], bool], "Command | CommandError"]
 _EXTRA: dict[str, ExtraParser] = {}
+#: Command words people also write as the label of a remark ("Note: I am away next week", below a
+#: move): with the colon, a line after another command is free text (a note to the opponents), not
+#: the command. Registered with ``register_verb(..., label=True)``.
+LABEL_WORDS: set[str] = set()
 
 
-def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
+def register_verb(verb: str, usage: str, parser: ExtraParser, *, label: bool = False) -> None:
     """Teach the reader a new command word (or two words, like "accept undo", which then take
     precedence over the first word's own meaning); ``usage`` appears in help and in suggestions.
-    The word needs its JSON twin in ``JSON_FIELDS`` (and in the schema) first."""
+    The word needs its JSON twin in ``JSON_FIELDS`` (and in the schema) first. ``label``: see
+    ``LABEL_WORDS``."""
     if verb not in JSON_FIELDS:
         raise ValueError(f"command {verb!r} has no JSON twin: add its fields to "
                          "pbem.commands.parsing.JSON_FIELDS and schemas/command.schema.json")
@@ -121,6 +132,8 @@ def register_verb(verb: str, usage: str, parser: ExtraParser) -> None:
         _close_verbs.cache_clear()
     USAGE[verb] = usage
     _EXTRA[verb] = parser
+    if label:
+        LABEL_WORDS.add(verb)
 
 
 def game_verb_parser(verb: str) -> ExtraParser:
@@ -176,6 +189,8 @@ def looks_like_command(line: str, *, near: bool = True) -> bool:
     if not words or text.endswith("?"):
         return False
     word = words[0].lower().rstrip(":")
+    if word in LABEL_WORDS and words[0].endswith(":"):
+        return False
     if word in VERBS or word == "token" or is_keyword(word) or any(v.startswith(word + " ") for v in _EXTRA):
         return True
     if not near or len(word) < 4 or len(words) > 3 or text[-1] in "!.,;":
@@ -295,8 +310,7 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     if "with" not in lowered and "open" in lowered[1:]:
         return _parse_open(line, rest)
     if "with" not in lowered:
-        return CommandError(line, _("say whom you challenge: {usage} (or 'new GAME open' for anyone)"
-                                    ).format(usage=usage("new")))
+        return CommandError(line, _("say whom you challenge: {usage}").format(usage=usage("new")))
     at = lowered.index("with")
     option_words = rest[1:at]
     tail = rest[at + 1:]
@@ -318,8 +332,9 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
 
 
 def _parse_open(line: str, rest: list[str]) -> Command:
-    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [as SEAT]``: a challenge anyone may
-    take (pbem.community.challenges reads ``players`` and ``rating`` from the option words)."""
+    """``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [reliable PERCENT] [as SEAT]``: a
+    challenge anyone may take (pbem.community.challenges reads ``players``, ``rating`` and
+    ``reliable`` from the option words)."""
     words = [w for w in rest[1:] if w.lower() != "open"]
     seat = None
     if len(words) >= 2 and words[-2].lower() == "as":
@@ -352,11 +367,44 @@ def parse_text(lines: list[str], *, in_game_reply: bool) -> list[Command | Comma
     return results
 
 
+def read_commands(lines: list[str], *, subject_first: bool, in_game_reply: bool
+                  ) -> tuple[list[str], list[Command | CommandError]]:
+    """The commands of a mail: ``lines`` are its command lines, the subject first when
+    ``subject_first``. Returns the lines read (without the subject when it is not) and their
+    commands.
+
+    People title a new mail as they would any other ("new game", "Fancy a game?") and write the
+    commands below; some write the command in both places. So the subject is read as a command
+    only when it looks like one and adds one: not when the body holds the same command ("games"
+    and "games" is one command), and not when it is no command at all while the body holds
+    commands (then "new game" is a title, and answering it "Not understood" would only confuse).
+    Alone, a subject that looks like a command is answered as one, errors included."""
+    if subject_first and lines and not looks_like_command(lines[0], near=False):
+        lines, subject_first = lines[1:], False
+    if subject_first and len(lines) > 1:
+        body = parse_text(lines[1:], in_game_reply=in_game_reply)
+        subject = parse_line(lines[0], in_game_reply=in_game_reply)
+        if subject is None or any(_same(subject, found) for found in body) or (
+                isinstance(subject, CommandError) and any(isinstance(found, Command) for found in body)):
+            return lines[1:], body
+    return lines, parse_text(lines, in_game_reply=in_game_reply)
+
+
+def _same(one: Command | CommandError, other: Command | CommandError) -> bool:
+    """The same command however it was written (case, spacing, a full stop, a note below it)."""
+    if isinstance(one, CommandError) or isinstance(other, CommandError):
+        return (isinstance(one, CommandError) and isinstance(other, CommandError)
+                and " ".join(one.line.lower().rstrip(".").split())
+                == " ".join(other.line.lower().rstrip(".").split()))
+    return replace(one, line="", note=[]) == replace(other, line="", note=[])
+
+
 def parse_json(document: Any) -> list[Command | CommandError]:
     """A turn file already decoded from JSON; schema errors name the JSON path."""
     errors = sorted(validator("command").iter_errors(document), key=lambda e: len(e.absolute_path))
     if errors:
-        best = _deepest(errors)
+        listed = isinstance(document, dict) and "commands" in document
+        best = _deepest(errors, 2 if listed else int(isinstance(document, list)))
         return [CommandError("(JSON turn file)", f"{json_path(best)}: {best.message}")]
     defaults: dict[str, Any] = {}
     if isinstance(document, dict) and "commands" in document:
@@ -380,6 +428,11 @@ def parse_json(document: Any) -> list[Command | CommandError]:
 
 
 def _parse_json_new(item: dict[str, Any]) -> Command:
+    if item.get("open"):  # the twin of 'new GAME open [players N] [rating LOW-HIGH] [reliable PERCENT]'
+        words = [word for key in ("players", "rating", "reliable") if item.get(key) is not None
+                 for word in (key, _json_word(item[key]))]
+        return Command("new", _describe_json(item), game=item["game"].lower(), seat=item.get("as"),
+                       options=item.get("options"), option_words=words, args={"open": True})
     return Command("new", _describe_json(item), game=item["game"].lower(),
                    opponents=[a.lower() for a in item["with"]], seat=item.get("as"),
                    options=item.get("options"))
@@ -412,11 +465,16 @@ def _json_word(value: Any) -> str:
     return " ".join(str(value).split())
 
 
-def _deepest(errors: list[Any]) -> Any:
-    """For oneOf failures, the most specific sub-error tells the writer what to fix."""
+def _deepest(errors: list[Any], shape: int) -> Any:
+    """For oneOf failures, the most specific sub-error tells the writer what to fix; at the top, of
+    the form the document has (``shape``: 0 one command, 1 a list, 2 ``{"commands": [...]}``), not a
+    deeper one of a form it does not try to be (a lone command's "game" against the list's)."""
     best = max(errors, key=lambda e: len(e.absolute_path))
     while best.context:
-        best = max(best.context, key=lambda e: len(e.absolute_path))
+        context = best.context
+        if not best.absolute_path and list(best.schema_path) == ["oneOf"]:
+            context = [e for e in context if e.relative_schema_path[0] == shape] or context
+        best = max(context, key=lambda e: len(e.absolute_path))
     return best
 
 
@@ -424,6 +482,9 @@ def _describe_json(item: dict[str, Any]) -> str:
     parts = [item["command"], str(item.get("game", ""))]
     if item.get("with"):
         parts += ["with", *item["with"]]
+    if item.get("open"):
+        parts += ["open", *(f"{key} {_json_word(item[key])}" for key in ("players", "rating", "reliable")
+                            if item.get(key) is not None)]
     if item.get("as"):
         parts += ["as", str(item["as"])]
     return " ".join(p for p in parts if p)

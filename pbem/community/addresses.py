@@ -27,6 +27,7 @@ from pbem.community.agreements import answer
 from pbem.community.moderation import ADDRESS, ModerationError, record_action
 from pbem.i18n import N_, _, language_of, ngettext, speaking, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
+from pbem.processing import hooks
 from pbem.processing.context import EVENT, NOTICE, MailContext, PlannedMail
 from pbem.processing.gamemail import board_section, game_names, scores_line, who
 from pbem.processing.games import CommandFailed, authenticate, game_id_of, load_game, rekey_seat
@@ -175,6 +176,8 @@ def move_address(ctx: MailContext, old: str, new: str, *, by: str, why: str = ""
         ctx.tx.save_game(row)
         moved.append(row)
     ctx.tx.move_player(old, new)
+    for hook in hooks.ADDRESS_MOVED:
+        hook(ctx, old, new)
     if ctx.mail.message_id and ctx.mail.from_addr == new:
         for row in moved:  # their first mail at the new address answers the confirmation
             ctx.tx.set_mail_thread(row.id, new, ctx.mail.message_id, ctx.mail.message_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from pbem.archive.search import FilterError, check_game, game_date, make_filters, table
+from pbem.clocks import reliability
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community.standings import compute, table_text, title_of
 from pbem.i18n import N_, _, ngettext
@@ -18,6 +19,7 @@ from pbem.processing import handlers, hooks
 from pbem.processing.context import MailContext
 from pbem.processing.games import CommandFailed
 from pbem.processing.handlers import register_handler
+from pbem.processing.mail_names import player_name
 from pbem.store.base import GameRow
 
 HISTORY_USAGE = N_("history GAME | history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (a "
@@ -28,6 +30,9 @@ RATING_NOTE = N_(
     "Ratings: Elo from 1500 with K=32, expected score 1/(1+10^((Rb-Ra)/400)), in the order games "
     "finished. Games of more than two players count as results between every two players, weighted "
     "K/(n-1): winners beat the others and tie among themselves. Resignations and forfeits are losses.")
+RELIABILITY_NOTE = N_(
+    "ON TIME: of each player's finished games (of every game), the share not lost on time; an open "
+    "challenge may ask for it: new GAME open reliable 90.")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -112,7 +117,9 @@ def finished_games(ctx: MailContext, game: str | None) -> list[GameRow]:
 
 def do_standings(ctx: MailContext, command: Command) -> None:
     game = command.args.get("game")
-    standings = compute(finished_games(ctx, game), game)
+    everything = finished_games(ctx, None)
+    standings = compute([row for row in everything if game is None or row.game == game], game)
+    reliable = reliability.compute(everything)
     if not standings:
         ctx.reply(Section(title=_("Standings"), lines=[
             _("No finished games of {game} yet.").format(game=title_of(game)) if game
@@ -123,13 +130,22 @@ def do_standings(ctx: MailContext, command: Command) -> None:
         notes = []
         for rank, line in enumerate(lines, 1):
             if line.player == me:
-                notes.append(_("You are number {rank} of {count}: {games} games, {wins} won, {losses} lost, "
-                               "{draws} drawn, rating {rating}.").format(
+                notes.append(ngettext(
+                    "You are number {rank} of {count}: {games} game, {wins} won, {losses} lost, {draws} "
+                    "drawn, rating {rating}.",
+                    "You are number {rank} of {count}: {games} games, {wins} won, {losses} lost, {draws} "
+                    "drawn, rating {rating}.", line.games).format(
                     rank=rank, count=len(lines), games=line.games, wins=line.wins, losses=line.losses,
                     draws=line.draws, rating=f"{line.rating:.0f}"))
+        # players as every mail names them (a nickname, else the address), the reader marked
+        names = {line.player: player_name(ctx.tx, line.player) for line in lines}
+        if me in names:
+            names[me] = _("{seat} (you)").format(seat=names[me])
         ctx.reply(Section(title=_("Standings: {game}").format(game=title_of(name)), lines=notes,
-                          pre=table_text(name, lines)))
-    ctx.reply(Section(lines=[_(RATING_NOTE)]))
+                          pre=table_text(name, lines, reliable, names, width=78)))
+    mine = reliability.of_player(ctx.tx.games_for_email(me), me)
+    ctx.reply(Section(lines=[_(RATING_NOTE), _(RELIABILITY_NOTE),
+                             _("Your reliability: {text}").format(text=reliability.long_text(mine))]))
 
 
 def _mark_finished(ctx: MailContext, row: GameRow, state: object) -> None:

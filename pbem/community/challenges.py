@@ -1,11 +1,14 @@
-"""Open challenges: ``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [as SEAT]`` posts a game
-anyone may take, ``challenges [GAME-NAME]`` lists them, ``join GAME`` takes a seat, ``withdraw GAME``
-(by its author) takes it down; the scheduler lets it expire after ``[challenges] open_days``.
+"""Open challenges: ``new GAME [OPTIONS] open [players N] [rating LOW-HIGH] [reliable PERCENT]
+[as SEAT]`` posts a game anyone may take, ``challenges [GAME-NAME]`` lists them, ``join GAME`` takes
+a seat, ``withdraw GAME`` (by its author) takes it down; the scheduler lets it expire after
+``[challenges] open_days``.
 
 Representation: an open challenge is a game row with status ``open``. It has its id, options, setup,
 time control and the author's seat (and token) from the start; the seats nobody has taken yet have
-no row, and ``record["open"]`` says how many players it waits for, the rating range it asks for and
-when it expires. When the last seat is taken the game starts like an accepted invitation (status
+no row, and ``record["open"]`` says how many players it waits for, the rating range and the
+reliability it asks for (``reliable 90``: at least 90 % of the joiner's finished games not lost on
+time, see ``pbem.clocks.reliability``) and when it expires. When the last seat is taken the game
+starts like an accepted invitation (status
 ``active``); an expired or withdrawn challenge becomes ``cancelled`` with the result's reason
 ``expired`` or ``withdrawn``. So the game's id, record and archive entry are the challenge's own, and
 nothing moves when it starts.
@@ -26,6 +29,8 @@ from typing import Any
 
 from engine import EngineError, get_game
 from engine.registry import UnknownGameError
+from pbem.clocks import reliability
+from pbem.clocks.control import kind_text, normalize
 from pbem.commands.parsing import Command, CommandError, game_verb_parser, register_verb
 from pbem.community.agreements import withdraw_proposal
 from pbem.community.archive_commands import finished_games
@@ -38,6 +43,7 @@ from pbem.processing.gamemail import game_names, seat_label, thread_subject
 from pbem.processing.games import CommandFailed, address_proven, authenticate, game_id_of, load_game
 from pbem.processing.handlers import register_handler
 from pbem.processing.invitations import create_game, describe_options, do_new, start_game
+from pbem.processing.mail_names import client_name, player_name
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat, Tx
 from pbem.tokens import token_hash
@@ -68,19 +74,20 @@ def _take(words: list[str], key: str) -> tuple[str | None, list[str]]:
         return None, words
     at = lowered.index(key)
     if at + 1 >= len(words):
-        raise CommandFailed(_("'{key}' needs a value: new GAME open players N rating LOW-HIGH").format(
-            key=key))
+        raise CommandFailed(_("'{key}' needs a value: new GAME open players N rating LOW-HIGH reliable "
+                              "PERCENT").format(key=key))
     return words[at + 1], words[:at] + words[at + 2:]
 
 
-def _open_terms(command: Command, game_name: str) -> tuple[int, list[int] | None]:
-    """``players N`` and ``rating LOW-HIGH``, removed from the option words."""
+def _open_terms(command: Command, game_name: str) -> tuple[int, list[int] | None, int | None]:
+    """``players N``, ``rating LOW-HIGH`` and ``reliable PERCENT``, removed from the option words."""
     try:
         game = get_game(game_name)
     except UnknownGameError as exc:
         raise CommandFailed(str(exc)) from None
     count, command.option_words = _take(command.option_words, "players")
     rating, command.option_words = _take(command.option_words, "rating")
+    reliable, command.option_words = _take(command.option_words, "reliable")
     players = game.min_players
     if count is not None:
         if not count.isdigit() or not game.min_players <= int(count) <= game.max_players:
@@ -88,30 +95,41 @@ def _open_terms(command: Command, game_name: str) -> tuple[int, list[int] | None
                                   "open players {high}").format(
                 game=game.title, low=game.min_players, high=game.max_players, count=count, name=game.name))
         players = int(count)
+    required = None
+    if reliable is not None:
+        digits = reliable.rstrip("%")
+        if not digits.isdigit() or not 1 <= int(digits) <= 100:
+            raise CommandFailed(_("'reliable' takes the share of games a player must not have lost on "
+                                  "time, 1 to 100 (percent), like reliable 90, not {value!r}").format(
+                value=reliable))
+        required = int(digits)
     if rating is None:
-        return players, None
+        return players, None, required
     match = _RATING.match(rating)
     if match is None or int(match.group(1)) > int(match.group(2)):
         raise CommandFailed(_("a rating range is two numbers, low first, like rating 1400-1700, not "
                               "{rating!r}").format(rating=rating))
-    return players, [int(match.group(1)), int(match.group(2))]
+    return players, [int(match.group(1)), int(match.group(2))], required
 
 
 def post(ctx: MailContext, command: Command) -> None:
     author = ctx.mail.from_addr
     server_keys: dict[str, Any] = {}
-    players, rating = _open_terms(command, command.game or "")
+    players, rating, required = _open_terms(command, command.game or "")
     try:
         for take in hooks.NEW_GAME_OPTIONS:
-            server_keys.update(take(command))
+            server_keys.update(take(ctx, command))
     except EngineError as exc:
         raise CommandFailed(str(exc)) from None
     expires = ctx.now + timedelta(days=ctx.config.challenges.open_days)
     server_keys["open"] = {"players": players, "by": author, "expires_at": iso(expires)}
     if rating:
         server_keys["open"]["rating"] = rating
+    if required:
+        server_keys["open"]["reliable"] = required
     row = create_game(ctx, command.game or "", command.options, command.option_words, [author],
-                      command.seat, server_keys, {author: ctx.mail.from_name}, open_seats=players - 1)
+                      command.seat, server_keys, {author: client_name(ctx.mail.from_name)},
+                      open_seats=players - 1)
     mine = row.seats[0]
     row.record["subject"] = thread_subject(row, game_names(ctx.tx, row)) + " vs anyone"
     ctx.tx.save_game(row)
@@ -128,26 +146,31 @@ def post(ctx: MailContext, command: Command) -> None:
             id=row.id, game=get_game(row.game).title, n=players - 1))
 
 
-def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None = None) -> list[str]:
+def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None = None,
+              reliable: dict[str, reliability.Reliability] | None = None) -> list[str]:
     """What a challenge offers, in the words of the listing and the confirmation."""
     info = row.record.get("open") or {}
-    control = row.record.get("time_control") or {}
-    days = control.get("days_per_move", ctx.config.deadlines.default_days)
+    control = normalize(row.record.get("time_control"), ctx.config.deadlines)
     count = int(info.get("players", len(row.seats)))
-    lines = [ngettext("{game} for {n} players, {options}; {days} day per move.",
-                      "{game} for {n} players, {options}; {days} days per move.",
-                      int(days) if float(days) == int(days) else 2).format(
+    lines = [_("{game} for {n} players, {options}; {control}.").format(
         game=get_game(row.game).title, n=count, options=describe_options(row.record.get("options") or {}),
-        days=f"{days:g}")]
+        control=kind_text(control))]
     if ratings is not None:
         author = _author(row)
+        record = (reliable or {}).get(author.email) or reliability.Reliability(author.email)
+        rating = _rating(ratings, author.email)
+        if record.finished:  # next to the rating: how reliable the challenger is
+            rating = f"{rating}; {reliability.short_text(record)}"
         lines.append(_("By {player} (rating {rating}); {taken} of {n} seats taken; free: {free}.").format(
-            player=_name(ctx.tx, author), rating=_rating(ratings, author.email), taken=len(row.seats),
-            n=info.get("players"), free=", ".join(_free_seats(row))))
+            player=_name(ctx.tx, author), rating=rating, taken=len(row.seats), n=info.get("players"),
+            free=", ".join(_free_seats(row))))
     if info.get("rating"):
         low, high = info["rating"]
         lines.append(_("For players rated {low} to {high} in {game}.").format(
             low=low, high=high, game=get_game(row.game).title))
+    if info.get("reliable"):
+        lines.append(_("For players who lost at most {lost} % of their finished games on time (reliable "
+                       "{percent}).").format(lost=100 - int(info["reliable"]), percent=info["reliable"]))
     expires = _when(info.get("expires_at"))
     if expires:
         lines.append(_("It expires on {when} UTC unless it is full by then.").format(
@@ -163,7 +186,7 @@ def _author(row: GameRow) -> Seat:
 
 
 def _name(tx: Tx, seat: Seat) -> str:
-    return tx.get_player(seat.email).get("nickname") or seat.name or seat.email
+    return player_name(tx, seat.email, seat.name)
 
 
 def _rating(ratings: dict[str, float], email: str) -> str:
@@ -183,6 +206,10 @@ def _free_seats(row: GameRow) -> list[str]:
     return [s for s in seats if s not in taken]
 
 
+def _reliability(ctx: MailContext, email: str) -> reliability.Reliability:
+    return reliability.of_player(ctx.tx.games_for_email(email), email)
+
+
 def _ratings(ctx: MailContext, game: str) -> dict[str, float]:
     return {line.player: line.rating for line in compute(finished_games(ctx, game), game).get(game, [])}
 
@@ -191,15 +218,19 @@ def _ratings(ctx: MailContext, game: str) -> dict[str, float]:
 
 def do_challenges(ctx: MailContext, command: Command) -> None:
     rows = ctx.tx.search_games(status="open", game=command.args.get("game"))
+    shut = hooks.shut_out_by(ctx.tx, ctx.mail.from_addr)  # their challenges are not for the sender
+    rows = [row for row in rows if not any(s.email in shut for s in row.seats)]
     if not rows:
         ctx.reply(Section(lines=[_("Post one that anyone may join, e.g.: new alien-city open"),
-                                 _("(options as for any new game; 'rating 1400-1700' limits who may join)")]),
+                                 _("(options as for any new game; 'rating 1400-1700' or 'reliable 90' "
+                                   "limits who may join)")]),
                   headline=_("No open challenges"))
         return
     ratings = {name: _ratings(ctx, name) for name in {r.game for r in rows}}
+    reliable = {author: _reliability(ctx, author) for author in {_author(r).email for r in rows}}
     ctx.reply(None, headline=_("Open challenges: {n}").format(n=len(rows)))
     for row in rows:
-        lines = _describe(ctx, row, ratings[row.game])
+        lines = _describe(ctx, row, ratings[row.game], reliable)
         mine = any(s.email == ctx.mail.from_addr for s in row.seats)
         lines.append((_("This is yours: withdraw {id}") if mine else _("To play: join {id}")).format(
             id=row.id))
@@ -218,6 +249,10 @@ def do_join(ctx: MailContext, command: Command) -> None:
                              ).format(id=row.id))
     if email == ctx.config.address:
         raise CommandFailed(_("{address} is the server, not a player.").format(address=email))
+    shut = hooks.shut_out_by(ctx.tx, email)
+    if any(s.email in shut for s in row.seats):  # not said why: a block is not revealed
+        raise CommandFailed(_("challenge {id} is not open to you. Send 'challenges' for the open ones."
+                              ).format(id=row.id))
     free = _free_seats(row)
     if not free:
         raise CommandFailed(_("challenge {id} is full.").format(id=row.id))
@@ -230,6 +265,15 @@ def do_join(ctx: MailContext, command: Command) -> None:
                                   "rating is {rating}.").format(id=row.id, low=low, high=high,
                                                                 game=get_game(row.game).title,
                                                                 rating=f"{mine:.0f}"))
+    if info.get("reliable"):
+        record = _reliability(ctx, email)
+        if record.percent < int(info["reliable"]):
+            raise CommandFailed(_("challenge {id} is for players who lost at most {lost} % of their finished "
+                                  "games on time (reliable {required}); you lost {count} of {n} on time, so "
+                                  "you are {percent} % reliable. Send 'challenges' for others, or post your "
+                                  "own: new {game} open").format(
+                id=row.id, lost=100 - int(info["reliable"]), required=info["reliable"],
+                count=record.lost_on_time, n=record.finished, percent=f"{record.percent:.0f}", game=row.game))
     if not address_proven(ctx, command):
         line = f"join {row.id}"
         ctx.reply(Section(lines=[
@@ -239,8 +283,9 @@ def do_join(ctx: MailContext, command: Command) -> None:
             headline=_("Confirm: {line}").format(line=line))
         return
     seat_name = free[0]
-    row.record.setdefault("players", {})[seat_name] = {"name": ctx.mail.from_name, "email": email}
-    seat = Seat(seat=seat_name, email=email, name=ctx.mail.from_name, accepted=True,
+    name = client_name(ctx.mail.from_name)
+    row.record.setdefault("players", {})[seat_name] = {"name": name, "email": email}
+    seat = Seat(seat=seat_name, email=email, name=name, accepted=True,
                 token_hash=token_hash(ctx.token_for(row.id, seat_name, row.record)))
     order = get_game(row.game).seat_names(int(info.get("players", len(row.seats) + 1)))
     row.seats = sorted([*row.seats, seat], key=lambda s: order.index(s.seat))
@@ -265,11 +310,11 @@ def _closed(row: GameRow) -> str:
     if row.status == "cancelled" and reason == "withdrawn":
         return _("challenge {id} was withdrawn by its author; send 'challenges' for the open ones.").format(
             id=row.id)
-    if row.status in ("active", "over"):
+    if row.status == "active" and "open" in row.record:
         return _("challenge {id} is full: the game has started. Send 'challenges' for the open ones.").format(
             id=row.id)
-    return _("game {id} is not an open challenge (it is {status}).").format(
-        id=row.id, status=status_word(row.status))
+    return _("game {id} is not an open challenge (it is {status}). Send 'challenges' for the open ones."
+             ).format(id=row.id, status=status_word(row.status))
 
 
 def do_withdraw(ctx: MailContext, command: Command) -> None:

@@ -12,11 +12,15 @@ times are shown and needs no token.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Callable
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from engine import State
+from pbem.clocks import allowance
+from pbem.clocks import control as tc
+from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.community import deadlines as dl
 from pbem.i18n import N_, _, ngettext, status_word
@@ -30,12 +34,33 @@ from pbem.store.base import GameRow, Seat
 
 USAGE_VACATION = N_("vacation [FROM..TO | cancel]   (dates like 2026-12-24, in your timezone)")
 USAGE_TIMEZONE = N_("timezone [Area/City]   (e.g. timezone Europe/Bratislava; shows times in it)")
-USAGE_TIMECONTROL = N_("timecontrol [GAME] [DAYS [forfeit|notify]]   (before the others accept)")
+USAGE_TIMECONTROL = N_("timecontrol [GAME] [TIME] [forfeit|notify] [weekends off] [nights off]   "
+                       "(TIME: DAYS per move, fischer INITIAL+INCREMENT [cap DAYS], or total DAYS; before "
+                       "the others accept; help time)")
 _DATE = r"\d{4}-\d{1,2}-\d{1,2}"
 _RANGE = re.compile(rf"^({_DATE})(?:\s*(?:\.\.\.?|–|—|-|to|until|till)\s*|\s+)({_DATE})$", re.IGNORECASE)
 _SINGLE = re.compile(rf"^({_DATE})$")
-_DAYS = re.compile(r"^(\d+(?:\.\d+)?)(?:d|days?)?$", re.IGNORECASE)
-_DAY_WORDS = ("d", "day", "days")
+TIME_HELP = (
+    N_("Every game has a time control, chosen with 'new' (new alien-city time fischer 10+1.5 with "
+       "ADDRESS), in an open challenge, or with 'timecontrol GAME ...' before the others accept:"),
+    N_("time 5: 5 days for each move."),
+    N_("time fischer 10+1.5 cap 10: a bank of 10 days; each move takes the time it used from it and "
+       "adds 1.5 days, up to 10 days. Quick answers bank time for a busy week."),
+    N_("time total 30: 30 days for the whole game."),
+    N_("weekends off, nights off: Saturday and Sunday, or 23:00-07:00, do not count, in the timezone "
+       "of the player to move (timezone Area/City)."),
+    N_("forfeit or notify: at the deadline the late player forfeits (after a final reminder and 24 "
+       "hours), or the moderators decide."),
+    N_("Amounts are days; 36h is hours. Where a bank carries over or time does not count, every "
+       "deadline shows what you have: 'Your time: 6 d 4 h, +36 h per move, at most 10 d.'"),
+    N_("Vacation: 'vacation FROM..TO' stops all your clocks, from a yearly allowance. When your time "
+       "runs out, a whole day of that allowance is spent for you, in all your games, before the "
+       "deadline's policy applies; 'settings' and 'vacation' show what is left."),
+    N_("Reliability: 'standings' shows each player's share of finished games not lost on time; "
+       "'new GAME open reliable 90' lets only players with at least 90 % join."),
+)
+NO_VACATIONS = N_("this server gives no vacation days ([deadlines] vacation_days_per_year = 0): to be "
+                  "away, ask its moderators to pause your games.")
 KEEP_VACATIONS_YEARS = 1  # past vacations older than last year no longer count against any allowance
 
 
@@ -75,64 +100,43 @@ def parse_timezone(line: str, rest: list[str], in_game_reply: bool) -> Command |
 def parse_timecontrol(line: str, rest: list[str], in_game_reply: bool) -> Command | CommandError:
     words = list(rest)
     game = words.pop(0).lower() if words and GAME_ID.match(words[0]) else None
-    days = policy = None
-    if words:
-        match = _DAYS.match(words.pop(0))
-        if not match:
-            return CommandError(line, _("the days per move are a number: {usage}").format(
-                usage=_(USAGE_TIMECONTROL)))
-        days = float(match.group(1))
-        if words and words[0].lower() in _DAY_WORDS:
-            words.pop(0)
-        if words and words[0].lower() == "per" and words[1:2] and words[1].lower() == "move":
-            del words[:2]
-    if words:
-        policy = words.pop(0).lower()
-        if policy not in dl.POLICIES or words:
-            return CommandError(line, _("after the days comes forfeit or notify: {usage}").format(
-                usage=_(USAGE_TIMECONTROL)))
-    return Command("timecontrol", line, game=game, args={"days": days, "policy": policy})
+    try:
+        said, _rest = tc.said_in(words, whole=True)  # the game's control fills in the rest
+    except tc.ClockError as exc:
+        return CommandError(line, f"{exc}. {_(USAGE_TIMECONTROL)}")
+    return Command("timecontrol", line, game=game, args={"said": said})
 
 
-def take_time_option(command: Command) -> dict[str, Any]:
-    """For ``new GAME time 3 with ...``: removes ``time N [days] [forfeit|notify]`` from the option
-    words (or ``"time"`` from a turn file's options) and returns the record keys to add, e.g.
-    ``{"time_control": {"days_per_move": 3, "policy": "forfeit"}}``; ``{}`` when absent.
+def take_time_option(ctx: MailContext, command: Command) -> dict[str, Any]:
+    """For ``new GAME time 3 with ...`` and open challenges: removes the time-control words
+    (``pbem.clocks.control.take``: ``time ...``, ``weekends off``, ``nights off``) from the option
+    words, or ``"time"`` from a turn file's options, and returns the record keys to add, e.g.
+    ``{"time_control": {"kind": "move", "days_per_move": 3, "policy": "forfeit"}}``; ``{}`` when
+    absent.
 
     Meant for ``handlers.do_new``, which must strip the words before the game parses its options.
     """
-    days: Any = None
-    policy: str | None = None
-    if command.options is not None and "time" in command.options:
-        options = dict(command.options)
-        value = options.pop("time")
-        command.options = options
-        if isinstance(value, dict):
-            days, policy = value.get("days_per_move"), value.get("policy")
-        else:
-            days = value
-    else:
-        words = command.option_words
-        lowered = [w.lower() for w in words]
-        if "time" not in lowered:
-            return {}
-        at = lowered.index("time")
-        end = at + 2
-        days = words[at + 1] if at + 1 < len(words) else None
-        if end < len(words) and lowered[end] in _DAY_WORDS:
-            end += 1
-        if end < len(words) and lowered[end] in dl.POLICIES:
-            policy = lowered[end]
-            end += 1
-        command.option_words = words[:at] + words[end:]
-        match = _DAYS.match(str(days or ""))
-        days = float(match.group(1)) if match else days
-    row = GameRow(id="", game="", status="invited", record={})
+    config = ctx.config.deadlines
     try:
-        dl.set_time_control(row, days, policy)
-    except dl.ClockError as exc:
+        if command.options is not None and "time" in command.options:
+            options = dict(command.options)
+            control = tc.from_json(options.pop("time"), config=config)
+            command.options = options
+        else:
+            control, command.option_words = tc.take(command.option_words, config=config)
+    except tc.ClockError as exc:
         raise CommandFailed(_("time: {error}").format(error=exc)) from None
-    return {"time_control": row.record["time_control"]}
+    if control is not None:
+        _somebody_decides(ctx, control)
+    return {"time_control": control} if control is not None else {}
+
+
+def _somebody_decides(ctx: MailContext, control: dict[str, Any]) -> None:
+    """'notify' leaves a late player to the moderators: on a server without any, nobody would."""
+    if control.get("policy") == "notify" and not ctx.config.moderators:
+        raise CommandFailed(_("'notify' leaves a late player to the moderators, and this server has none: "
+                              "at a deadline nobody would decide. Leave it out (the late player forfeits), "
+                              "or write forfeit."))
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
@@ -177,6 +181,9 @@ def _deadline_lines(ctx: MailContext, email: str, settings: dict[str, Any]) -> l
         if row.deadline_at is not None:
             lines.append(_("{id}: your move, deadline {when}").format(
                 id=row.id, when=dl.format_when(row.deadline_at, zone, ctx.now)))
+            bank = dl.bank_line(row, ctx.now)
+            if bank:  # wrapped here: the mail's own wrapping would lose the indent
+                lines.append(textwrap.fill(bank, 72, initial_indent="  ", subsequent_indent="  "))
         elif dl.is_paused(row):
             lines.append(_("{id}: your move; the clock is paused").format(id=row.id))
     return lines
@@ -204,7 +211,7 @@ def _retime(ctx: MailContext, email: str, old: list[dl.Interval], new: list[dl.I
 def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
     zone = dl.player_zone(settings)
     year = ctx.now.astimezone(zone).year
-    allowance = ctx.config.deadlines.vacation_days_per_year
+    days_a_year = ctx.config.deadlines.vacation_days_per_year
     lines = []
     for entry in dl.vacations(settings):
         end = dl.vacation_intervals({"vacations": [entry]})[0][1]
@@ -215,9 +222,17 @@ def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
                 first=entry["from"], last=entry["to"], n=days))
     if not lines:
         lines.append(_("You have no vacation planned."))
-    used = dl.days_used(settings, year)
+    if days_a_year <= 0:
+        text = _(NO_VACATIONS)
+        lines += [text[:1].upper() + text[1:], _zone_line(settings)]
+        return lines
+    vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
     lines.append(_("Vacation days used in {year}: {used} of {allowance}; {left} left.").format(
-        year=year, used=used, allowance=allowance, left=max(0, allowance - used)))
+        year=year, used=vacation + timeout, allowance=days_a_year, left=left))
+    if timeout:
+        lines.append(ngettext("{n} of them was spent when your time ran out in a game.",
+                              "{n} of them were spent when your time ran out in games.", timeout).format(
+            n=timeout))
     lines.append(_zone_line(settings))
     return lines
 
@@ -232,6 +247,7 @@ def do_vacation(ctx: MailContext, command: Command) -> None:
         return
     _require_token(ctx, _("a vacation"))
     old = dl.vacation_intervals(settings)
+    years = allowance.years_of(dl.vacations(settings))
     if action == "cancel":
         cancelled = _cancel_vacations(ctx, settings)
         if not cancelled:
@@ -240,13 +256,16 @@ def do_vacation(ctx: MailContext, command: Command) -> None:
         first_lines = [_("Cancelled: {what}.").format(what=text) for text in cancelled]
     else:
         entry = _new_vacation(ctx, settings, command.args["from"], command.args["to"])
-        settings["vacations"] = [*dl.vacations(settings), entry]
+        settings["vacations"] = [*settings.get("vacations", []), entry]
         title = _("Vacation set")
         first_lines = [_("Your clocks stop from the start of {first} to the end of {last} ({zone}). Games "
                          "where you are to move wait for you; games where you are not to move go on until "
                          "it is your turn.").format(first=entry["from"], last=entry["to"],
                                                     zone=dl.player_zone(settings).key)]
     ctx.tx.set_player(email, settings)
+    recent = ctx.now.year - KEEP_VACATIONS_YEARS
+    allowance.write_vacations(ctx.tx, email, settings, {y for y in years | allowance.years_of(
+        dl.vacations(settings)) if y >= recent}, ctx.now)
     moved = _retime(ctx, email, old, dl.vacation_intervals(settings))
     lines = [*first_lines, *_vacation_summary(ctx, settings)]
     if moved:
@@ -259,13 +278,16 @@ def do_vacation(ctx: MailContext, command: Command) -> None:
 def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last: date) -> dict[str, Any]:
     zone = dl.player_zone(settings)
     today = ctx.now.astimezone(zone).date()
-    allowance = ctx.config.deadlines.vacation_days_per_year
+    days_a_year = ctx.config.deadlines.vacation_days_per_year
+    if days_a_year <= 0:
+        raise CommandFailed(_(NO_VACATIONS))
     if last < first:
-        raise CommandFailed(_("the vacation ends ({last}) before it starts ({first}).").format(
-            last=last, first=first))
+        raise CommandFailed(_("the vacation ends ({last}) before it starts ({first}): the first day comes "
+                              "first, e.g. vacation {last}..{first}").format(last=last, first=first))
     if last < today or first < today:
-        raise CommandFailed(_("a vacation cannot start in the past: today is {today} in {zone}.").format(
-            today=today, zone=zone.key))
+        raise CommandFailed(_("a vacation cannot start in the past: today is {today} in {zone}. From today "
+                              "on, e.g. vacation {today}..{until}").format(
+            today=today, zone=zone.key, until=max(last, today)))
     if (last - first).days >= 366:
         raise CommandFailed(_("a vacation is at most a year long."))
     entry = dl.vacation_entry(first, last, zone)
@@ -277,24 +299,45 @@ def _new_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last:
                                   "('vacation cancel') or choose other days.").format(
                 first=other["from"], last=other["to"]))
     for year, days in sorted(dl.vacation_days(entry).items()):
-        left = allowance - dl.days_used(settings, year)
+        left = allowance.left(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
         if days > left:
-            raise CommandFailed(ngettext(
+            text = ngettext(
                 "that is {n} vacation day in {year}, but you have only {left} of your {allowance} days a "
                 "year left for {year}.", "that is {n} vacation days in {year}, but you have only {left} of "
                 "your {allowance} days a year left for {year}.", days).format(
-                n=days, year=year, left=max(0, left), allowance=allowance))
+                n=days, year=year, left=max(0, left), allowance=days_a_year)
+            longest = _longest_vacation(ctx, settings, first, last, days_a_year)
+            if longest is not None:
+                text += " " + _("The longest you can take from {first}: vacation {first}..{last}").format(
+                    first=first, last=longest)
+            raise CommandFailed(text)
     keep_from = today.year - KEEP_VACATIONS_YEARS
-    settings["vacations"] = [v for v in dl.vacations(settings)
-                             if date.fromisoformat(v["to"]).year >= keep_from]
+    settings["vacations"] = [v for v in settings.get("vacations", [])
+                             if isinstance(v, dict) and date.fromisoformat(v["to"]).year >= keep_from]
     return entry
+
+
+def _longest_vacation(ctx: MailContext, settings: dict[str, Any], first: date, last: date,
+                      days_a_year: int) -> date | None:
+    """The last day of the longest vacation from ``first`` (to ``last`` at most) that the allowance of
+    each year it touches still covers; None when not even ``first`` is left."""
+    left: dict[int, int] = {}
+    day, end = first, None
+    while day <= last:
+        if day.year not in left:
+            left[day.year] = allowance.left(ctx.tx, ctx.mail.from_addr, day.year, days_a_year, settings)
+        if left[day.year] < 1:
+            break
+        left[day.year] -= 1
+        end, day = day, day + timedelta(days=1)
+    return end
 
 
 def _cancel_vacations(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
     """Planned vacations go; one under way ends now (its days so far stay used)."""
     zone = dl.player_zone(settings)
     today = ctx.now.astimezone(zone).date()
-    kept, cancelled = [], []
+    kept, cancelled = [v for v in settings.get("vacations", []) if v not in dl.vacations(settings)], []
     for entry in dl.vacations(settings):
         (start, end), = dl.vacation_intervals({"vacations": [entry]})
         if end <= ctx.now:
@@ -349,8 +392,8 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
             id=game_id))
     row, _state = loaded
     grace = ctx.config.deadlines.grace_reminder
-    days = command.args.get("days")
-    if days is None:
+    said = command.args.get("said")
+    if not said:
         control = dl.time_control(row.record, ctx.config.deadlines)
         lines = [_("Time control of {id}: {control}.").format(
             id=row.id, control=dl.describe_time_control(control, grace))]
@@ -359,6 +402,9 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
         return
     moderator = _is_moderator(ctx, command)
     seat: Seat | None = None
+    if row.status not in ("invited", "active"):  # for moderators too: there is no clock left to set
+        raise CommandFailed(_("game {id} is {status}; its time control no longer matters.").format(
+            id=row.id, status=status_word(row.status)))
     if not moderator:
         if row.status != "invited":
             raise CommandFailed(_("game {id} is {status}: the time control is chosen before the other "
@@ -373,11 +419,12 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
         if any(s.accepted for s in row.seats if s.seat != seat.seat):
             raise CommandFailed(_(
                 "another player has already accepted game {id} on its present terms.").format(id=row.id))
-    elif row.status not in ("invited", "active"):
-        raise CommandFailed(_("game {id} is {status}; its time control no longer matters.").format(
-            id=row.id, status=status_word(row.status)))
     try:
-        dl.set_time_control(row, days, command.args.get("policy"))
+        config = ctx.config.deadlines
+        chosen = tc.merge(dl.time_control(row.record, config), said, config=config)
+        if said.get("policy") == "notify":
+            _somebody_decides(ctx, chosen)
+        dl.set_time_control(row, chosen, ctx.now if row.status == "active" else None)
     except dl.ClockError as exc:
         raise CommandFailed(str(exc)) from None
     ctx.tx.save_game(row)
@@ -389,7 +436,7 @@ def do_timecontrol(ctx: MailContext, command: Command) -> None:
                                                           control=dl.describe_time_control(control, grace))]
     if row.status == "active":
         lines.append(_("It applies from the next move; the present deadline stays."))
-    ctx.reply(Section(title=_("Time control of {id}").format(id=row.id), lines=lines), row.id)
+    ctx.reply(Section(title=_("Time control of {id} changed").format(id=row.id), lines=lines), row.id)
     ctx.outcomes.append(f"timecontrol {row.id}")
     if game_id == just_created:
         for planned in ctx.planned:  # the invitations of this very mail, not yet composed
@@ -423,23 +470,34 @@ def _game_deadline_lines(ctx: MailContext, row: GameRow) -> list[str]:
 # --- hooks ------------------------------------------------------------------------------------------------
 
 def on_game_saved(ctx: MailContext, row: GameRow, state: State) -> None:
-    """A new turn restarts the clock for the seat to move; the end of the game stops it."""
+    """A new turn restarts the clock for the seat to move, after charging the turn that ended (to
+    the time the mover's mail arrived); the end of the game stops it."""
     config = ctx.config.deadlines
     if "time_control" not in row.record:
         row.record["time_control"] = dl.default_time_control(config)
     mover = state.to_move
     if row.status != "active" or state.is_over or mover is None:
-        dl.stop_clock(row)
+        dl.stop_clock(row, ctx.now, ctx.received)
         return
     running = row.record.get("clock") or {}
     if running.get("ply") == dl.current_ply(row.record) and running.get("seat") == mover:
         return  # the same turn (e.g. a save that changed no position): the clock keeps running
-    dl.start_clock(row, mover, ctx.now, dl.move_period(row.record, config),
+    dl.close_turn(row, ctx.now, ctx.received)
+    dl.start_clock(row, mover, ctx.now, dl.seat_zone(ctx.tx, row, mover),
                    dl.seat_vacations(ctx.tx, row, mover))
 
 
+def on_game_ended(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str],
+                  note: Callable[[], list[str]]) -> None:
+    """A game that ended without a move (a resignation, an agreement, a moderator): its clock's
+    last turn ends, so the record's clock log is complete."""
+    if dl.running(row) is not None:
+        dl.stop_clock(row, ctx.now)
+        ctx.tx.save_game(row)
+
+
 def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str]) -> None:
-    """The "your move" mail says by when."""
+    """The "your move" mail says by when, and how much time the player has."""
     if row.deadline_at is None or state.is_over:
         return
     for planned in ctx.planned:
@@ -448,6 +506,26 @@ def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callab
             with ctx.speaking_to(planned.to):
                 planned.sections[0].lines.append(_("Deadline for your move: {when}.").format(
                     when=dl.format_when(row.deadline_at, zone, ctx.now)))
+                bank = dl.bank_line(row, ctx.now)
+                if bank:
+                    planned.sections[0].lines.append(bank)
+
+
+def settings_shown(ctx: MailContext) -> list[str]:
+    """``settings`` shows the player's timezone (set with ``timezone``, not ``set``, but theirs all
+    the same) and what is left of the year's vacation allowance."""
+    settings = _settings(ctx)
+    days_a_year = ctx.config.deadlines.vacation_days_per_year
+    if days_a_year <= 0:
+        return [_zone_line(settings)]
+    year = ctx.now.astimezone(dl.player_zone(settings)).year
+    vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
+    return [_zone_line(settings), ngettext(
+        "Vacation allowance {year}: {left} of {allowance} day left ({vacation} on vacation, {timeout} spent "
+        "when your time ran out). See: vacation",
+        "Vacation allowance {year}: {left} of {allowance} days left ({vacation} on vacation, {timeout} spent "
+        "when your time ran out). See: vacation", days_a_year).format(
+        year=year, left=left, allowance=days_a_year, vacation=vacation, timeout=timeout)]
 
 
 def games_listing(ctx: MailContext) -> list[Section]:
@@ -460,6 +538,15 @@ def games_listing(ctx: MailContext) -> list[Section]:
     return [Section(title=_("Your deadlines"), lines=[*lines, _zone_line(settings)])]
 
 
+def time_help() -> str:
+    """``help time``: the clock kinds, the allowance and reliability."""
+    first, *items = [_(text) for text in TIME_HELP]
+    return "\n\n".join([textwrap.fill(first, 76), *(textwrap.fill(item, 76, initial_indent="  ",
+                                                                  subsequent_indent="    ")
+                                                    for item in items)])
+
+
+HELP_TOPICS["time"] = time_help
 register_verb("vacation", USAGE_VACATION, parse_vacation)
 register_verb("timezone", USAGE_TIMEZONE, parse_timezone)
 register_verb("timecontrol", USAGE_TIMECONTROL, parse_timecontrol)
@@ -468,7 +555,9 @@ register_handler("timezone", do_timezone)
 register_handler("timecontrol", do_timecontrol)
 hooks.GAME_SAVED.append(on_game_saved)
 hooks.BOARD_SENT.append(on_board_sent)
+hooks.GAME_ENDED.append(on_game_ended)
 hooks.GAMES_LISTING.append(games_listing)
+hooks.SETTINGS_SHOWN.append(settings_shown)
 hooks.NEW_GAME_OPTIONS.append(take_time_option)
 
 __all__ = ["do_timecontrol", "do_timezone", "do_vacation", "games_listing", "on_board_sent",

@@ -1,41 +1,59 @@
-"""Move clocks: deadline arithmetic and clock control on a GameRow, without I/O.
+"""Move clocks of one game: the clock operations on a GameRow, without I/O.
 
-Everything is stored in UTC; a player's timezone matters only for reading their vacation dates and for
-showing times. The row's ``deadline_at`` column is the one truth the scheduler queries (``games_due``);
-``record["clock"]`` keeps what that column cannot: which turn the clock belongs to, the time left while
-paused, which reminders went out, whether the grace period was used. It lives in the record so that it
-travels with the game and is committed with every other change to it.
+The arithmetic is ``pbem.clocks``: time controls (``control``), time that does not count
+(``counted``), and the clock log in the record (``log``), from which every bank and deadline
+follows. Here the game's life meets it: a turn starts when the seat to move changes, ends with the
+mover's move (at the time it was received) or without it (an undo, the end of the game), and
+moderators pause, resume and set deadlines. Everything is stored in UTC; a player's timezone
+matters for reading their vacation dates, for showing times, and for their weekends and nights.
 
-The moderation commands call ``set_deadline``, ``set_time_control``, ``pause`` and ``resume``; they raise
-``ClockError`` (a ValueError) with a sentence meant for the moderator's reply.
+The row's ``deadline_at`` column is the one truth the scheduler queries (``games_due``); it is the
+deadline the log gives after its last event. ``record["clock"]`` keeps the scheduler's bookkeeping
+for the turn: which turn the clock belongs to, which reminders went out, whether the grace period
+was used. Both live in the record so that they travel with the game and are committed with every
+other change to it. A running clock of a game from before the clock log is taken into a log on its
+first change (``ensure_log``), keeping its deadline.
+
+The moderation commands call ``set_deadline``, ``set_time_control``, ``pause`` and ``resume``; they
+raise ``ClockError`` (a ValueError) with a sentence meant for the moderator's reply.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, date, datetime, time, timedelta
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from engine import State
+from pbem.clocks import control as tc
+from pbem.clocks import log as cl
+from pbem.clocks.control import POLICIES, ClockError
+from pbem.clocks.counted import Interval, OffTime, counted, wall_after
+from pbem.clocks.counted import merge as merge_intervals
+from pbem.clocks.players import (
+    allowance_spent,
+    days_used,
+    entry_interval,
+    find_timezone,
+    format_span,
+    format_when,
+    on_vacation,
+    player_zone,
+    seat_email,
+    seat_vacations,
+    seat_zone,
+    vacation_days,
+    vacation_entry,
+    vacation_intervals,
+    vacations,
+)
 from pbem.config import DeadlineConfig
-from pbem.i18n import N_, _, ngettext
 from pbem.record import iso
-from pbem.store.base import GameRow, Tx
+from pbem.store.base import GameRow
 
-GRACE = timedelta(hours=24)
-POLICIES = ("forfeit", "notify")
-MAX_DAYS_PER_MOVE = 365
+GRACE = cl.GRACE
+MAX_DAYS_PER_MOVE = tc.MAX_DAYS
 
-Interval = tuple[datetime, datetime]
-
-
-class ClockError(ValueError):
-    """A clock operation that does not fit the game's state; the message is for a person."""
-
-
-# --- time arithmetic ----------------------------------------------------------------------------------
 
 def _aware(when: datetime, what: str) -> datetime:
     if when.tzinfo is None or when.utcoffset() is None:
@@ -43,106 +61,43 @@ def _aware(when: datetime, what: str) -> datetime:
     return when.astimezone(UTC)
 
 
-def merge_intervals(intervals: Iterable[Interval]) -> list[Interval]:
-    """Sorted, non-overlapping: overlapping vacations must not stop the clock twice."""
-    merged: list[Interval] = []
-    for start, end in sorted((s, e) for s, e in intervals if e > s):
-        if merged and start <= merged[-1][1]:
-            if end > merged[-1][1]:
-                merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((start, end))
-    return merged
+# --- time arithmetic without weekends and nights (vacations and pauses only) -----------------------------
 
-
-def running_time(start: datetime, end: datetime, paused: Iterable[Interval] = ()) -> timedelta:
+def running_time(start: datetime, end: datetime, paused: Sequence[Interval] = ()) -> timedelta:
     """How much clock time passes between ``start`` and ``end`` when the clock stops in ``paused``."""
-    if end <= start:
-        return timedelta(0)
-    total = end - start
-    for a, b in merge_intervals(paused):
-        lo, hi = max(a, start), min(b, end)
-        if hi > lo:
-            total -= hi - lo
-    return total
+    return counted(OffTime(pauses=tuple(paused)), start, end)
 
 
-def deadline_after(start: datetime, duration: timedelta, paused: Iterable[Interval] = ()) -> datetime:
+def deadline_after(start: datetime, duration: timedelta, paused: Sequence[Interval] = ()) -> datetime:
     """The moment ``duration`` of clock time has run from ``start``, the clock stopping in ``paused``
-    (the inverse of ``running_time``)."""
-    now, left = start, max(duration, timedelta(0))
-    for a, b in merge_intervals(paused):
-        if b <= now:
-            continue
-        if a > now:
-            if left <= a - now:
-                return now + left
-            left -= a - now
-        now = b
-    return now + left
+    (the inverse of ``running_time``; a duration that runs out as a pause begins lasts past it)."""
+    return wall_after(paused, start, duration)
 
 
-# --- time control --------------------------------------------------------------------------------------
+# --- time control ---------------------------------------------------------------------------------------
 
 def time_control(record: Mapping[str, Any], config: DeadlineConfig) -> dict[str, Any]:
-    """The game's own control, falling back to the server's defaults for what it does not say."""
-    own = record.get("time_control") or {}
-    return {"days_per_move": own.get("days_per_move", config.default_days),
-            "policy": own.get("policy", config.policy)}
+    """The game's own control, the server's defaults filling what it does not say."""
+    return tc.normalize(record.get("time_control"), config)
 
 
 def default_time_control(config: DeadlineConfig) -> dict[str, Any]:
-    return {"days_per_move": _number(config.default_days), "policy": config.policy}
-
-
-def move_period(record: Mapping[str, Any], config: DeadlineConfig) -> timedelta:
-    return timedelta(days=float(time_control(record, config)["days_per_move"]))
-
-
-def check_days(days: float) -> float:
-    """Days per move as given by a person: positive, at most a year; whole numbers stay whole."""
-    try:
-        value = float(days)
-    except (TypeError, ValueError):
-        raise ClockError(_("days per move must be a number, not {days}").format(days=repr(days))) from None
-    if not math.isfinite(value) or value <= 0 or value > MAX_DAYS_PER_MOVE:
-        raise ClockError(_("days per move must be more than 0 and at most {most}, not {days}").format(
-            most=MAX_DAYS_PER_MOVE, days=days))
-    if value * 24 < 1:
-        raise ClockError(_("a move needs at least one hour, 1/24 of a day ({fraction} days), not "
-                           "{days}").format(fraction=f"{1 / 24:.3f}", days=days))
-    return _number(value)
-
-
-def _number(value: float) -> float:
-    return int(value) if float(value).is_integer() else float(value)
-
-
-def set_time_control(row: GameRow, days: float, policy: str | None = None) -> None:
-    """Change the game's time control. It applies from the next move on: the deadline already running
-    stays (move it with ``set_deadline``), because a player planned their move around it."""
-    control = dict(row.record.get("time_control") or {})
-    control["days_per_move"] = check_days(days)
-    if policy is not None:
-        if policy not in POLICIES:
-            raise ClockError(_("the policy at a deadline is {policies}, not {policy}").format(
-                policies=" or ".join(POLICIES), policy=repr(policy)))
-        control["policy"] = policy
-    control.setdefault("policy", "forfeit")
-    row.record["time_control"] = control
+    return tc.default_control(config)
 
 
 def describe_time_control(control: Mapping[str, Any], grace: bool) -> str:
     """In the reader's language (called where the reader's mail is written)."""
-    days = control["days_per_move"]
-    count = days if isinstance(days, int) or float(days).is_integer() else 5  # "0.5 days": the plural
-    amount = ngettext("{days} day per move", "{days} days per move", int(count)).format(days=days)
-    if control.get("policy") == "notify":
-        return _("{amount}; at a deadline the moderators decide").format(amount=amount)
-    if grace:
-        return _("{amount}; a late player gets a final reminder and 24 more hours, then forfeits").format(
-            amount=amount)
-    return _("{amount}; a late player forfeits").format(amount=amount)
+    return tc.describe(control, grace)
+
+
+def set_time_control(row: GameRow, control: Mapping[str, Any], now: datetime | None = None) -> None:
+    """Change the game's time control (a checked value, see ``pbem.clocks.control.take``). In a
+    running game it applies from the next turn on: the deadline already running stays (move it with
+    ``set_deadline``), because a player planned their move around it; every bank starts afresh."""
+    checked = tc.check(tc.normalize(control))
+    row.record["time_control"] = checked
+    if now is not None and any(e.get("event") == "start" for e in cl.events(row.record)):
+        cl.append(row.record, {"event": "control", "at": cl.stamp(_aware(now, "now")), "control": checked})
 
 
 # --- the clock of one game -----------------------------------------------------------------------------
@@ -173,29 +128,108 @@ def turn_key(row: GameRow) -> str:
     return f"{current_ply(row.record)}.{turn(row)}"
 
 
+def ensure_log(row: GameRow) -> None:
+    """A running clock from before the clock log becomes one: its control, its turn's start, and
+    its deadline (or the time it had left when paused) kept as they were."""
+    state = row.record.get("clock") or {}
+    if cl.LOG in row.record or "started" not in state or row.status != "active":
+        return
+    started = cl.moment(str(state["started"]))
+    control = tc.normalize(row.record.get("time_control"))
+    row.record[cl.LOG] = []
+    cl.append(row.record, {"event": "control", "at": cl.stamp(started), "control": control, "migrated": True})
+    cl.append(row.record, {"event": "start", "at": cl.stamp(started), "seat": str(state.get("seat")),
+                           "zone": "UTC"})
+    paused_at = state.pop("paused_at", None)
+    remaining = state.pop("remaining_seconds", None)
+    until = (cl.moment(str(paused_at)) + timedelta(seconds=float(remaining)) if remaining is not None
+             else row.deadline_at)
+    if until is not None:
+        cl.append(row.record, {"event": "deadline", "at": cl.stamp(started), "until": cl.stamp(until),
+                               "fixed": True})
+    if paused_at is not None:
+        cl.append(row.record, {"event": "pause", "at": cl.stamp(cl.moment(str(paused_at)))})
+
+
+def running(row: GameRow) -> cl.Turn | None:
+    """The turn whose clock runs (or stands paused), from the clock log."""
+    ensure_log(row)
+    return cl.running(row.record)
+
+
 def is_paused(row: GameRow) -> bool:
-    return "remaining_seconds" in (row.record.get("clock") or {})
+    now_running = running(row)
+    return now_running is not None and now_running.paused_at is not None
 
 
-def start_clock(row: GameRow, seat: str, now: datetime, period: timedelta,
-                paused: Sequence[Interval] = ()) -> None:
-    """A new turn: the seat to move gets the full period, not counting their vacations. A game that a
-    moderator paused stays paused, with the new turn's full period waiting."""
+def _apply(row: GameRow, event: dict[str, Any]) -> dict[str, Any]:
+    stored = cl.append(row.record, event)
+    if "deadline" in stored:
+        row.deadline_at = cl.deadline_of(stored)
+    return stored
+
+
+def close_turn(row: GameRow, now: datetime, received: datetime | None = None, why: str = "stop") -> None:
+    """The running turn ends. Its player's moves since it began (the record's new move entries) are
+    charged to their bank: the first at ``received``, when their mail arrived; a reply played at once
+    from another seat's queue takes no time. Without a move of theirs it ends unpaid for (``why``:
+    an undo, the end of the game)."""
     now = _aware(now, "now")
-    was_paused = is_paused(row)
+    current = running(row)
+    if current is None:
+        return
+    moves = [entry for entry in row.record.get("moves", []) if "move" in entry]
+    since = (row.record.get("clock") or {}).get("ply")
+    new = moves[since:] if isinstance(since, int) and len(moves) > since else []
+    at = max(current.started, min(received or now, now))
+    if not new:
+        taken_back = isinstance(since, int) and len(moves) < since
+        _apply(row, {"event": "end", "at": cl.stamp(at if not taken_back else now), "seat": current.seat,
+                     "why": "taken back" if taken_back else why})
+        return
+    first, *more = new
+    if first.get("seat") == current.seat:
+        _apply(row, {"event": "move", "at": cl.stamp(at), "seat": current.seat})
+    else:
+        _apply(row, {"event": "end", "at": cl.stamp(at), "seat": current.seat, "why": why})
+        more = new
+    for entry in more:  # replies from a queue, played in the same step
+        seat = str(entry.get("seat"))
+        _apply(row, {"event": "start", "at": cl.stamp(now), "seat": seat, "zone": "UTC"})
+        _apply(row, {"event": "move", "at": cl.stamp(now), "seat": seat})
+
+
+def start_clock(row: GameRow, seat: str, now: datetime, zone: str = "UTC",
+                away: Sequence[Interval] = ()) -> None:
+    """A new turn: the seat to move gets its bank (the control's time per move, or what its Fischer
+    or total bank holds), not counting their vacations (``away``), nor weekends and nights of their
+    ``zone`` when the control says so. A game that a moderator paused stays paused, with the new
+    turn's whole time waiting. The caller ends the previous turn first (``close_turn``)."""
+    now = _aware(now, "now")
+    close_turn(row, now)
+    previous = cl.live(row.record).last
+    was_paused = previous is not None and previous.paused_at is not None
+    log = cl.events(row.record)
+    if not any(e.get("event") == "control" for e in log):
+        cl.append(row.record, {"event": "control", "at": cl.stamp(now),
+                               "control": tc.normalize(row.record.get("time_control"))})
     state: dict[str, Any] = {"ply": current_ply(row.record), "seat": seat, "started": iso(now),
                              "turn": turn(row) + 1, "reminded": []}
     row.record["clock"] = state
+    event: dict[str, Any] = {"event": "start", "at": cl.stamp(now), "seat": seat, "zone": zone}
+    ahead = [(a, b) for a, b in merge_intervals(away) if b > now]
+    if ahead:
+        event["away"] = cl.interval_texts(ahead)
     if was_paused:
-        state["remaining_seconds"] = period.total_seconds()
-        state["paused_at"] = iso(now)
-        row.deadline_at = None
-    else:
-        row.deadline_at = deadline_after(now, period, paused)
+        event["paused"] = True
+    _apply(row, event)
 
 
-def stop_clock(row: GameRow) -> None:
-    """The game is over or not running: no deadline, nothing for the scheduler to find."""
+def stop_clock(row: GameRow, now: datetime | None = None, received: datetime | None = None) -> None:
+    """The game is over or not running: the turn ends (with the last move, if it was one), no
+    deadline, nothing for the scheduler to find."""
+    if now is not None:
+        close_turn(row, now, received)
     row.deadline_at = None
     count = turn(row)
     row.record.pop("clock", None)
@@ -203,11 +237,31 @@ def stop_clock(row: GameRow) -> None:
         row.record["clock"] = {"turn": count}
 
 
+def bank_line(row: GameRow, now: datetime) -> str | None:
+    """``Your time: ...`` for the seat to move, where the deadline alone does not say it all (a bank
+    that carries over, weekends or nights that do not count); in the reader's language."""
+    current = running(row)
+    if current is None or (not tc.carries_over(current.control) and tc.counts_all_hours(current.control)):
+        return None
+    return tc.bank_line(current.control, current.left(now))
+
+
 def _retimed(row: GameRow) -> None:
     state = clock(row)
     state["gen"] = generation(row) + 1
     state["reminded"] = []
     state.pop("expired", None)
+
+
+def _sync_away(row: GameRow, now: datetime, away: Sequence[Interval]) -> None:
+    """The mover's vacations as the caller knows them now, if they differ from the log's."""
+    current = running(row)
+    if current is None:
+        return
+    ahead = cl.after(list(away), now)
+    if ahead != cl.after(current.away, now):
+        _apply(row, {"event": "away", "at": cl.stamp(now), "seat": current.seat,
+                     "intervals": cl.interval_texts(ahead)})
 
 
 def set_deadline(row: GameRow, when: datetime, now: datetime,
@@ -223,27 +277,26 @@ def set_deadline(row: GameRow, when: datetime, now: datetime,
         raise ClockError(f"game {row.id} is {row.status}; only running games have deadlines")
     if when <= now:
         raise ClockError(f"the new deadline {iso(when)} is not in the future (it is {iso(now)})")
+    if running(row) is None:
+        raise ClockError(f"game {row.id} has no move clock (nobody is to move)")
     _retimed(row)
-    state = clock(row)
-    state.pop("remaining_seconds", None)
-    state.pop("paused_at", None)
-    row.deadline_at = deadline_after(now, when - now, paused)
+    _sync_away(row, now, paused)
+    _apply(row, {"event": "deadline", "at": cl.stamp(now), "until": cl.stamp(when)})
+    assert row.deadline_at is not None
     return row.deadline_at
 
 
-def pause(row: GameRow, now: datetime) -> None:
-    """Stop the clock: the time left is kept in ``record["clock"]`` and the deadline is cleared."""
+def pause(row: GameRow, now: datetime, why: str = "moderator") -> None:
+    """Stop the clock: the turn's time is kept (the log knows how much ran) and the deadline is
+    cleared. ``why``: ``moderator`` or ``bounce`` (the player's mail does not reach them)."""
     now = _aware(now, "now")
     if row.status != "active":
         raise ClockError(f"game {row.id} is {row.status}; there is no clock to pause")
     if is_paused(row):
         raise ClockError(f"game {row.id} is already paused")
-    if row.deadline_at is None:
+    if row.deadline_at is None or running(row) is None:
         raise ClockError(f"game {row.id} has no running clock to pause")
-    state = clock(row)
-    state["remaining_seconds"] = max(0.0, (row.deadline_at - now).total_seconds())
-    state["paused_at"] = iso(now)
-    row.deadline_at = None
+    _apply(row, {"event": "pause", "at": cl.stamp(now), "why": why})
 
 
 def resume(row: GameRow, now: datetime, paused: Sequence[Interval] = ()) -> None:
@@ -254,33 +307,69 @@ def resume(row: GameRow, now: datetime, paused: Sequence[Interval] = ()) -> None
         raise ClockError(f"game {row.id} is {row.status}; there is no clock to resume")
     if not is_paused(row):
         raise ClockError(f"game {row.id} is not paused")
-    state = clock(row)
-    remaining = timedelta(seconds=float(state.pop("remaining_seconds")))
-    state.pop("paused_at", None)
     _retimed(row)
-    row.deadline_at = deadline_after(now, remaining, paused)
+    if paused:
+        _sync_away(row, now, paused)
+    _apply(row, {"event": "resume", "at": cl.stamp(now)})
 
 
-def extend(row: GameRow, by: timedelta) -> None:
-    """Push the running deadline (after an outage, or for the grace period); a paused clock keeps its
-    remaining time, which an outage did not use up either."""
-    if row.deadline_at is not None:
-        row.deadline_at += by
+def outage(row: GameRow, since: datetime, now: datetime) -> bool:
+    """The server was down from ``since`` to ``now``: that time does not count (a paused clock keeps
+    its time anyway). True when the deadline moved."""
+    if running(row) is None:
+        return False
+    before = row.deadline_at
+    _apply(row, {"event": "outage", "at": cl.stamp(_aware(now, "now")), "from": cl.stamp(since)})
+    return row.deadline_at != before
 
 
 def retime_for_vacations(row: GameRow, now: datetime, old: Sequence[Interval],
                          new: Sequence[Interval]) -> bool:
-    """The mover's vacations changed: keep the clock time they have left, counted against the new
-    vacations. Returns True when the deadline moved."""
-    if row.deadline_at is None or row.deadline_at <= now:
+    """The mover's vacations changed: their clock keeps the time it has left, counted against the
+    new vacations. Returns True when the deadline moved."""
+    if row.deadline_at is None or row.deadline_at <= now or running(row) is None:
         return False
-    left = running_time(now, row.deadline_at, old)
-    moved = deadline_after(now, left, new)
-    if moved == row.deadline_at:
+    before = row.deadline_at
+    _sync_away(row, now, new)
+    if row.deadline_at == before:
         return False
     _retimed(row)
-    row.deadline_at = moved
     return True
+
+
+def spend(row: GameRow, now: datetime, missed: datetime, until: datetime, left_days: int,
+          days: int = 1) -> datetime | None:
+    """A day of the mover's allowance, spent because their time ran out at ``missed`` (``days=0``:
+    a day spent for another game of theirs that covers it): the clock does not run until
+    ``until``. Returns the new deadline."""
+    current = running(row)
+    if current is None:
+        return None
+    _apply(row, {"event": "spend", "at": cl.stamp(now), "seat": current.seat, "from": cl.stamp(missed),
+                 "until": cl.stamp(until), "days": days, "left_days": left_days})
+    return row.deadline_at
+
+
+def grace(row: GameRow, now: datetime) -> datetime | None:
+    """The final reminder's 24 hours after the deadline missed (at least an hour from ``now``)."""
+    if running(row) is None:
+        return None
+    _apply(row, {"event": "grace", "at": cl.stamp(now)})
+    return row.deadline_at
+
+
+def expire(row: GameRow, now: datetime) -> None:
+    """The policy 'notify' applied: the clock stands until a moderator decides; a move still counts."""
+    current = running(row)
+    if current is not None:
+        _apply(row, {"event": "timeout", "at": cl.stamp(now), "seat": current.seat, "action": "notify"})
+    row.deadline_at = None
+
+
+def _timed_out(row: GameRow, seat: str, now: datetime, action: str) -> None:
+    current = running(row)
+    if current is not None and current.seat == seat:
+        _apply(row, {"event": "timeout", "at": cl.stamp(now), "seat": seat, "action": action})
 
 
 def dropped_seats(record: Mapping[str, Any]) -> list[str]:
@@ -306,6 +395,7 @@ def drop(row: GameRow, state: State, seat: str, now: datetime, reason: str = "fo
     """
     now = _aware(now, "now")
     notes = state.drop_seat(seat)
+    _timed_out(row, seat, now, "drop")
     row.record["moves"].append({"drop": seat, "at": iso(now), "reason": reason})
     dropped = row.record.setdefault("dropped", [])
     if seat not in dropped:
@@ -327,6 +417,7 @@ def forfeit(row: GameRow, scores: Mapping[str, int], seat: str, now: datetime) -
     ``record["dropped"]`` names the late seat and those dropped before it.
     """
     now = _aware(now, "now")
+    _timed_out(row, seat, now, "forfeit")
     earlier = [s for s in dropped_seats(row.record) if s != seat]
     others = [s.seat for s in row.seats if s.seat != seat and s.seat not in earlier]
     result: dict[str, Any] = {"reason": "forfeit", "forfeited": seat, "at": iso(now)}
@@ -349,122 +440,12 @@ def forfeit(row: GameRow, scores: Mapping[str, int], seat: str, now: datetime) -
     return result
 
 
-# --- players: timezone and vacations ---------------------------------------------------------------------
-
-def find_timezone(name: str) -> str | None:
-    """The canonical IANA name for what a player wrote (any letter case), or None."""
-    wanted = name.strip()
-    if not wanted:
-        return None
-    if wanted.upper() in ("UTC", "GMT", "Z"):
-        return "UTC"
-    try:
-        ZoneInfo(wanted)
-        return wanted
-    except (ZoneInfoNotFoundError, ValueError):
-        pass
-    lowered = wanted.lower()
-    return next((tz for tz in sorted(available_timezones()) if tz.lower() == lowered), None)
-
-
-def player_zone(settings: Mapping[str, Any]) -> ZoneInfo:
-    try:
-        return ZoneInfo(str(settings.get("timezone") or "UTC"))
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
-
-
-# strftime's names are the C locale's (English) whatever the reader speaks
-_WEEKDAYS = (N_("Mon"), N_("Tue"), N_("Wed"), N_("Thu"), N_("Fri"), N_("Sat"), N_("Sun"))
-_MONTHS = (N_("Jan"), N_("Feb"), N_("Mar"), N_("Apr"), N_("May"), N_("Jun"), N_("Jul"), N_("Aug"),
-           N_("Sep"), N_("Oct"), N_("Nov"), N_("Dec"))
-
-
-def format_when(when: datetime, zone: ZoneInfo, now: datetime | None = None) -> str:
-    """A time as the player reads it: their local time, UTC alongside, and how far away it is."""
-    local = when.astimezone(zone)
-    text = (f"{_(_WEEKDAYS[local.weekday()])} {local:%d} {_(_MONTHS[local.month - 1])} "
-            + local.strftime("%Y, %H:%M %Z"))
-    if zone.key != "UTC":
-        text += when.astimezone(UTC).strftime(" (%H:%M UTC)")
-    if now is not None:
-        text += f", {format_span(when - now)}"
-    return text
-
-
-def format_span(span: timedelta) -> str:
-    seconds = span.total_seconds()
-    future = seconds >= 0
-    seconds = abs(seconds)
-    days, rest = divmod(int(seconds + 30), 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes = rest // 60
-    parts = []
-    if days:
-        parts.append(ngettext("{n} day", "{n} days", days).format(n=days))
-    if hours and days < 3:
-        parts.append(ngettext("{n} hour", "{n} hours", hours).format(n=hours))
-    if not days and hours < 3 and minutes:
-        parts.append(ngettext("{n} minute", "{n} minutes", minutes).format(n=minutes))
-    amount = " ".join(parts) or _("less than a minute")
-    return (_("in {span}") if future else _("{span} ago")).format(span=amount)
-
-
-def vacation_entry(first: date, last: date, zone: ZoneInfo) -> dict[str, Any]:
-    """A vacation from the start of ``first`` to the end of ``last``, local days stored as UTC times."""
-    start = datetime.combine(first, time(0), tzinfo=zone).astimezone(UTC)
-    end = datetime.combine(last + timedelta(days=1), time(0), tzinfo=zone).astimezone(UTC)
-    return {"from": first.isoformat(), "to": last.isoformat(), "start": start.isoformat(),
-            "end": end.isoformat()}
-
-
-def vacations(settings: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [v for v in settings.get("vacations", []) if isinstance(v, dict)]
-
-
-def vacation_intervals(settings: Mapping[str, Any]) -> list[Interval]:
-    return [(datetime.fromisoformat(v["start"]), datetime.fromisoformat(v["end"]))
-            for v in vacations(settings)]
-
-
-def vacation_days(entry: Mapping[str, Any]) -> dict[int, int]:
-    """Days of one vacation per calendar year: the allowance is yearly, and a vacation over New Year
-    spends some of each."""
-    first, last = date.fromisoformat(entry["from"]), date.fromisoformat(entry["to"])
-    per_year: dict[int, int] = {}
-    day = first
-    while day <= last:
-        year_end = date(day.year, 12, 31)
-        upto = min(last, year_end)
-        per_year[day.year] = per_year.get(day.year, 0) + (upto - day).days + 1
-        day = upto + timedelta(days=1)
-    return per_year
-
-
-def days_used(settings: Mapping[str, Any], year: int) -> int:
-    return sum(vacation_days(v).get(year, 0) for v in vacations(settings))
-
-
-def on_vacation(settings: Mapping[str, Any], now: datetime) -> bool:
-    return any(start <= now < end for start, end in vacation_intervals(settings))
-
-
-def seat_email(row: GameRow, seat: str | None) -> str | None:
-    return next((s.email for s in row.seats if s.seat == seat), None) if seat else None
-
-
-def seat_vacations(tx: Tx, row: GameRow, seat: str) -> list[Interval]:
-    """The vacations of whoever holds ``seat``: their clock does not run during them."""
-    email = seat_email(row, seat)
-    return vacation_intervals(tx.get_player(email)) if email else []
-
-
 __all__ = [
-    "GRACE", "POLICIES", "ClockError", "Interval", "check_days", "clock", "current_ply", "days_used",
-    "deadline_after", "default_time_control", "describe_time_control", "drop", "dropped_seats", "extend",
-    "find_timezone", "forfeit", "format_span", "format_when", "generation", "is_paused", "merge_intervals",
-    "move_period", "on_vacation", "pause", "player_zone", "playing_seats", "resume", "retime_for_vacations",
-    "running_time", "seat_email", "seat_vacations", "set_deadline", "set_time_control", "start_clock",
-    "stop_clock", "time_control", "turn", "turn_key", "vacation_days", "vacation_entry", "vacation_intervals",
-    "vacations",
+    "GRACE", "POLICIES", "ClockError", "Interval", "allowance_spent", "bank_line", "clock", "close_turn",
+    "current_ply", "days_used", "deadline_after", "default_time_control", "describe_time_control", "drop",
+    "dropped_seats", "ensure_log", "entry_interval", "expire", "find_timezone", "forfeit", "format_span",
+    "format_when", "generation", "grace", "is_paused", "merge_intervals", "on_vacation", "outage", "pause",
+    "player_zone", "playing_seats", "resume", "retime_for_vacations", "running", "running_time", "seat_email",
+    "seat_vacations", "seat_zone", "set_deadline", "set_time_control", "spend", "start_clock", "stop_clock",
+    "time_control", "turn", "turn_key", "vacation_days", "vacation_entry", "vacation_intervals", "vacations",
 ]

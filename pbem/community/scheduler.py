@@ -17,9 +17,25 @@ day whose digest already went out is covered when that digest listed the game, o
 next day's digest. Players on vacation get none. Grace notices, forfeits and moderator calls are events,
 not reminders: they go out when they happen.
 
+Allowance: when a player's time is up and they have days of their yearly vacation allowance left
+(``pbem.clocks.allowance``), a whole day is spent first (``spend:ac-1:12.13:DEADLINE``), from the
+deadline missed: none of their clocks run in it, in any game of theirs, and a game of theirs that ran
+out within it is covered by it. Only with no day left does the policy below apply.
+
 Forfeits: in a game that can go on without the late player (Space Truckin' with three or more players
 still in it) the player is dropped - a ``drop`` entry in the record, so replaying gives the same position -
 and the clock starts for the next seat to move; otherwise the game ends and the others win.
+
+Faults of the surroundings (the database away, its disk full): an action that meets one is tried
+once more at once (a connection the database dropped fails its first use only); if it fails again
+the run stops there and raises it, so the daemon's fault tracker (``pbem.faults``) says it in one
+line instead of a traceback for every game left, and the run after the fault's end does the rest
+(everything is once-keyed). Anything else is a bug of one game's or one player's: logged with its
+traceback, and the others go on.
+
+The wall clock stepping back (an NTP correction) repeats nothing: a deadline, a reminder and a
+digest passed again are found claimed by their once-keys, and the heartbeat below is not moved
+back, so the time until the clock has caught up is no outage either.
 
 Outages: the scheduler writes a heartbeat to ``meta`` on every run. When the last one is older than the
 threshold, the server was down (or the scheduler stuck), and players could not have known their moves
@@ -30,6 +46,7 @@ heartbeat), instead of everyone forfeiting in the first minute after the restart
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -38,12 +55,16 @@ from zoneinfo import ZoneInfo
 
 from engine import EngineError, State, get_game
 from pbem.clock import Clock, SystemClock
+from pbem.clocks import allowance
 from pbem.community import challenges
 from pbem.community import deadlines as dl
 from pbem.config import Config
+from pbem.faults import is_fault, retry_once
 from pbem.i18n import _, ngettext, speaking_to
 from pbem.outbox.compose import Action, ActionGroup, Section
-from pbem.processing.context import EVENT, NOTICE, TURN, PlannedMail
+from pbem.processing import hooks
+from pbem.processing.computer_seats import is_computer
+from pbem.processing.context import EVENT, NOTICE, TURN, MailContext, PlannedMail, StateCache
 from pbem.processing.gamemail import (
     board_section,
     game_names,
@@ -54,6 +75,7 @@ from pbem.processing.gamemail import (
     who,
 )
 from pbem.processing.outgoing import Outgoing
+from pbem.reading.incoming import IncomingMail
 from pbem.record import iso, replay_record
 from pbem.store.base import GameRow, Store, Tx
 from pbem.store.secret import server_secret
@@ -72,6 +94,7 @@ class RunReport:
     outage: timedelta | None = None
     extended: int = 0
     graces: int = 0
+    spent: int = 0  # days of vacation allowance spent for late players
     forfeits: int = 0
     drops: int = 0  # forfeits after which the game went on without the late player
     notified: int = 0
@@ -114,8 +137,10 @@ class Scheduler:
         report = RunReport()
         queued_before = self._queued
         try:
-            self._check_outage(now, report)
-        except Exception:
+            retry_once(lambda: self._check_outage(now, report))
+        except Exception as exc:
+            if is_fault(exc):
+                raise  # the database is away: the daemon's fault tracker says it once
             log.exception("scheduler: outage check failed")
             report.errors += 1
         with self.store.transaction() as tx:
@@ -126,6 +151,12 @@ class Scheduler:
             unfilled = challenges.expired(tx, now)
         for game_id in unfilled:
             self._guarded(report, f"expiry of {game_id}", self._expire, game_id, now, report)
+        for extra in hooks.SCHEDULED:  # e.g. tournaments (pbem.tournaments.steps)
+            try:
+                extra(self, now, report)
+            except Exception:
+                log.exception("scheduler: %s failed", getattr(extra, "__module__", extra))
+                report.errors += 1
         hours = [h for h in self.config.deadlines.reminders_hours if h > 0]
         if hours:
             with self.store.transaction() as tx:
@@ -138,20 +169,46 @@ class Scheduler:
         for email in waiting:
             self._guarded(report, f"daily digest for {email}", self._daily, email, now, report)
         report.mails = self._queued - queued_before
+        at = now.isoformat(timespec="seconds")
         if report:
-            log.info("scheduler: %s", report)
+            log.info("scheduler: ran at %s: %s", at, report)
+        else:
+            log.debug("scheduler: ran at %s: nothing due", at)
         return report
 
     def _guarded(self, report: RunReport, what: str, action: Any, *args: Any) -> None:
-        """One game's or one player's trouble must not stop the others' deadlines."""
+        """One game's or one player's trouble must not stop the others' deadlines; a fault of the
+        surroundings, tried once more, stops the run (see the module docstring)."""
         queued = self._queued
-        try:
+
+        def attempt() -> None:
+            self._queued = queued  # what a failed attempt queued was rolled back with it
             with self.store.transaction() as tx:
                 action(tx, *args)
-        except Exception:
-            self._queued = queued  # rolled back with the transaction
+
+        try:
+            retry_once(attempt)
+        except Exception as exc:
+            self._queued = queued
+            if is_fault(exc):
+                raise
             log.exception("scheduler: %s failed", what)
             report.errors += 1
+
+    def in_context(self, report: RunReport, what: str, action: Callable[[MailContext], None],
+                   now: datetime) -> None:
+        """``action(ctx)`` in a transaction of its own with a mail context like a moderator's
+        command line has (the server's address as sender); the mails it plans are queued with it."""
+        def run(tx: Tx) -> None:
+            ctx = MailContext(config=self.config, tx=tx, now=now,
+                              mail=IncomingMail(from_addr=self.config.address),
+                              secret=self.outgoing.secret, cache=StateCache(),
+                              token_for=self.outgoing.token_for)
+            action(ctx)
+            for planned in ctx.planned:
+                row, state = ctx.touched.get(planned.game_id or "", (None, None))
+                self._send(tx, planned, row, state, now)
+        self._guarded(report, what, run)
 
     # --- outages ---------------------------------------------------------------------------------------
 
@@ -167,9 +224,9 @@ class Scheduler:
                     if row.deadline_at is None or (started and datetime.fromisoformat(
                             started.replace("Z", "+00:00")) > last):
                         continue  # no clock, or a turn that began after the outage (pbem process)
-                    dl.extend(row, gap)
-                    tx.save_game(row)
-                    report.extended += 1
+                    if dl.outage(row, last, now):
+                        tx.save_game(row)
+                        report.extended += 1
                 tx.set_meta(LAST_OUTAGE, f"{beat} {now.isoformat()}")
                 report.outage = gap
                 log.warning("scheduler: no run since %s (%s): extended %d deadlines by the outage",
@@ -192,12 +249,20 @@ class Scheduler:
             tx.save_game(row)
             return
         clock = dl.clock(row)
-        if control["policy"] == "notify":
+        spent, given = self._spend(tx, row, state, seat, now)
+        report.spent += spent
+        if given and row.deadline_at is not None and row.deadline_at > now:
+            # the allowance bought time: the policy waits, and the mail about it is the reminder of
+            # the reminders already due for the new deadline
+            due = {h for h in self.config.deadlines.reminders_hours
+                   if row.deadline_at - timedelta(hours=h) <= now}
+            clock["reminded"] = sorted({*clock.get("reminded", []), *due}, reverse=True)
+        elif control["policy"] == "notify":
             if tx.claim_once(f"notify:{row.id}:{dl.turn_key(row)}:{dl.generation(row)}", now):
                 self._notify_moderators(tx, row, state, seat, now)
                 report.notified += 1
             clock["expired"] = iso(now)
-            row.deadline_at = None
+            dl.expire(row, now)
         elif (self.config.deadlines.grace_reminder and "grace" not in clock
               and tx.claim_once(f"grace:{row.id}:{dl.turn_key(row)}", now)):
             missed = row.deadline_at
@@ -205,7 +270,7 @@ class Scheduler:
             # the final reminder is the last one: no 48- or 12-hour reminders for the grace period
             clock["reminded"] = sorted({*clock.get("reminded", []), *self.config.deadlines.reminders_hours},
                                        reverse=True)
-            row.deadline_at = max(missed + dl.GRACE, now + dl.GRACE / 24)
+            dl.grace(row, now)
             self._announce_grace(tx, row, state, seat, missed, now)
             report.graces += 1
         elif tx.claim_once(f"forfeit:{row.id}:{dl.turn_key(row)}", now):
@@ -220,8 +285,53 @@ class Scheduler:
             log.warning("scheduler: %s ply %d was forfeited before but is still running; clock stopped",
                         row.id, ply)
             clock["expired"] = iso(now)
-            row.deadline_at = None
+            dl.expire(row, now)
         tx.save_game(row)
+
+    def _spend(self, tx: Tx, row: GameRow, state: State, seat: str, now: datetime) -> tuple[int, bool]:
+        """The late player's vacation allowance, before the deadline's policy: whole days, each from
+        the deadline missed, in which none of their clocks run (in this game and every other game of
+        theirs), as many as it take to bring the deadline past ``now`` while days are left (one,
+        unless the scheduler was behind). A day already spent for another game that covers the
+        deadline missed serves this game too. Returns (days spent, whether time was given); (0,
+        False), with nothing changed, when no day is left or the seat is the computer's."""
+        days_a_year = self.config.deadlines.vacation_days_per_year
+        email = dl.seat_email(row, seat)
+        if days_a_year <= 0 or email is None or is_computer(email):
+            return 0, False
+        settings = tx.get_player(email)
+        before = dl.vacation_intervals(settings)
+        current = dl.running(row)
+        first = current is None or not current.spends
+        spent, given, missed, until, left = 0, False, row.deadline_at, row.deadline_at, 0
+        while row.deadline_at is not None and row.deadline_at <= now:
+            late = row.deadline_at
+            year = late.astimezone(dl.player_zone(settings)).year
+            left = allowance.left(tx, email, year, days_a_year, settings)
+            covering = max((end for start, end in map(dl.entry_interval, dl.allowance_spent(settings))
+                            if start <= late < end), default=None)
+            if covering is not None:  # spent when another game of theirs ran out: it stops this clock too
+                until = covering
+                dl.spend(row, now, late, until, left, days=0)
+                given = True
+                continue
+            if left < 1 or not tx.claim_once(f"spend:{row.id}:{dl.turn_key(row)}:{iso(late)}", now):
+                break
+            day = allowance.spend_day(tx, email, settings, late, now, days_a_year)
+            if day is None:
+                break
+            until, left = day
+            dl.spend(row, now, late, until, left)
+            spent, given = spent + 1, True
+        if not given or missed is None or until is None:
+            return 0, False
+        for other in tx.games_for_email(email):
+            to_move = other.status == "active" and dl.seat_email(other, other.to_move) == email
+            if (other.id != row.id and to_move
+                    and dl.retime_for_vacations(other, now, before, dl.vacation_intervals(settings))):
+                tx.save_game(other)
+        self._announce_spend(tx, row, state, seat, spent, missed, until, left, first, now)
+        return spent, True
 
     def _expire(self, tx: Tx, game_id: str, now: datetime, report: RunReport) -> None:
         """An open challenge nobody filled in time is cancelled, once, and its players told."""
@@ -250,8 +360,7 @@ class Scheduler:
         notes = dl.drop(row, state, seat, now)
         mover = state.to_move
         assert mover is not None
-        dl.start_clock(row, mover, now, dl.move_period(row.record, self.config.deadlines),
-                       dl.seat_vacations(tx, row, mover))
+        dl.start_clock(row, mover, now, dl.seat_zone(tx, row, mover), dl.seat_vacations(tx, row, mover))
         self._announce_drop(tx, row, state, seat, notes, graced, now)
         return True
 
@@ -295,6 +404,43 @@ class Scheduler:
                             player=who(seat, other.seat, names), id=row.id),
                         sections=[Section(lines=[_("They have 24 more hours, until {until}; then they "
                                                    "forfeit.").format(until=until)])])
+            self._send(tx, planned, row, state, now)
+
+    def _announce_spend(self, tx: Tx, row: GameRow, state: State, seat: str, days: int, missed: datetime,
+                        until: datetime, left: int, first: bool, now: datetime) -> None:
+        """One line to the late player (each time: it is their reminder too), and the news to the
+        others on the first day spent in the turn."""
+        names = game_names(tx, row)
+        deadline = row.deadline_at
+        for other in row.seats:
+            if (other.seat != seat and not first) or (other.seat == seat and not days):
+                continue  # the others hear of it once a turn; the player of each day spent
+            zone = self._zone(tx, other.email)
+            with self._speaking_to(tx, other.email):
+                new = dl.format_when(deadline, zone, now) if deadline else _("no deadline")
+                if other.seat == seat:
+                    planned = PlannedMail(
+                        to=other.email, seat=other.seat, game_id=row.id, kind=NOTICE,
+                        headline=ngettext("Your time ran out in {id}: a vacation day was spent for you",
+                                          "Your time ran out in {id}: {n} vacation days were spent for you",
+                                          days).format(id=row.id, n=days),
+                        sections=[Section(lines=[ngettext(
+                            "Your time ran out at {missed}, so {n} day of your vacation allowance was spent: "
+                            "your clocks in all your games stop until {until} ({left} left this year). Move "
+                            "in {id} by {deadline}.",
+                            "Your time ran out at {missed}, so {n} days of your vacation allowance were "
+                            "spent: your clocks in all your games stop until {until} ({left} left this "
+                            "year). Move in {id} by {deadline}.", days).format(
+                                missed=dl.format_when(missed, zone), n=days,
+                                until=dl.format_when(until, zone), left=left, id=row.id, deadline=new)])])
+                else:
+                    planned = PlannedMail(
+                        to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
+                        headline=_("{player} ran out of time in {id}: a vacation day of theirs was "
+                                   "spent").format(player=who(seat, other.seat, names), id=row.id),
+                        sections=[Section(lines=[_(
+                            "Their clocks stop for a day at a time while their yearly allowance lasts; they "
+                            "must now move by {deadline}.").format(deadline=new)])])
             self._send(tx, planned, row, state, now)
 
     def _announce_drop(self, tx: Tx, row: GameRow, state: State, seat: str, notes: list[str],
@@ -484,9 +630,10 @@ class Scheduler:
         if row.deadline_at is None or row.deadline_at <= now:
             return []
         sent = (row.record.get("clock") or {}).get("reminded") or []
-        period_hours = dl.move_period(row.record, self.config.deadlines).total_seconds() / 3600
+        current = dl.running(row)
+        turn_hours = (row.deadline_at - current.started).total_seconds() / 3600 if current else 0
         return [h for h in sorted(self.config.deadlines.reminders_hours, reverse=True)
-                if h not in sent and h < period_hours and row.deadline_at - timedelta(hours=h) <= now]
+                if h not in sent and h < turn_hours and row.deadline_at - timedelta(hours=h) <= now]
 
     def _mark_reminded(self, tx: Tx, due: list[tuple[GameRow, float]], now: datetime) -> int:
         done = 0
@@ -517,6 +664,9 @@ class Scheduler:
             lines.append(_("{id} ({game}, you play {seat} against {players}), move {number}: {when}.").format(
                 id=row.id, game=get_game(row.game).title, seat=names.label(row.to_move or ""), players=others,
                 number=dl.current_ply(row.record) + 1, when=when))
+            bank = dl.bank_line(row, now)
+            if bank:
+                lines.append(bank)
         lines.append(_("Times are in your timezone, {zone} (change it with: timezone Area/City). Away? "
                        "'vacation FROM..TO' stops your clocks.").format(zone=zone.key))
         if len(games) == 1:

@@ -27,6 +27,8 @@ from typing import Any
 from engine import get_game
 from engine.registry import UnknownGameError
 from pbem.archive.search import finished_at
+from pbem.clocks.reliability import Reliability
+from pbem.i18n import N_, _
 from pbem.processing import computer
 from pbem.record import replay_record
 from pbem.store.base import UNRATED_ENDINGS, GameRow
@@ -145,12 +147,38 @@ def as_json(standings: Mapping[str, list[Standing]]) -> dict[str, Any]:
             "games": {name: [s.as_json() for s in lines] for name, lines in standings.items()}}
 
 
-def table_text(name: str, lines: list[Standing]) -> str:
-    """One game's standings as a plain-text table for the terminal and mail."""
-    out = [f"{'#':>3} {'PLAYER':<32} {'GAMES':>5} {'WON':>4} {'LOST':>4} {'DRAWN':>5} {'RATING':>6}"]
+# The columns' heads, in the reader's language (the terminal's is English).
+HEADS = (N_("PLAYER"), N_("GAMES"), N_("WON"), N_("LOST"), N_("DRAWN"), N_("RATING"), N_("ON TIME"))
+
+
+def table_text(name: str, lines: list[Standing], reliable: Mapping[str, Reliability] | None = None,
+               names: Mapping[str, str] | None = None, width: int | None = None) -> str:
+    """One game's standings as a plain-text table for the terminal and mail; with ``reliable``, a
+    column of each player's reliability (the share of their finished games, of every game, not
+    lost on time); ``names``: how each address is shown (a mail's reader sees "(you)"); ``width``:
+    the most columns a line may take (a mail's 78; the terminal shows every name whole)."""
+    heads = [_(h) for h in HEADS[:7 if reliable is not None else 6]]
+    rows = []
     for rank, s in enumerate(lines, 1):
-        out.append(f"{rank:>3} {s.player:<32} {s.games:>5} {s.wins:>4} {s.losses:>4} {s.draws:>5} "
-                   f"{s.rating:>6.0f}")
+        row = [str(rank), (names or {}).get(s.player, s.player), str(s.games), str(s.wins), str(s.losses),
+               str(s.draws), f"{s.rating:.0f}"]
+        if reliable is not None:
+            line = reliable.get(s.player)
+            row.append(f"{line.percent:.0f} %" if line and line.finished else "-")
+        rows.append(row)
+    # the names as wide as the longest, at most 32 and what keeps a line within ``width`` (the heads
+    # of German or Slovak are longer); there a longer name is cut, marked with "…"
+    widths = [max(len(h), 4) for h in heads[1:]]
+    most = min(32, width - 4 - sum(w + 1 for w in widths)) if width else 32
+    wide = min(most, max([len(heads[0]), *(len(row[1]) for row in rows)]))
+    for row in rows:
+        if width and len(row[1]) > wide:
+            row[1] = row[1][:wide - 1] + "…"
+    out = [" ".join([f"{'#':>3}", f"{heads[0]:<{wide}}", *(f"{h:>{w}}" for h, w in zip(heads[1:], widths,
+                                                                                       strict=True))])]
+    for row in rows:
+        out.append(" ".join([f"{row[0]:>3}", f"{row[1]:<{wide}}", *(f"{v:>{w}}" for v, w in zip(
+            row[2:], widths, strict=True))]))
     return "\n".join(out)
 
 
@@ -161,5 +189,5 @@ def title_of(name: str) -> str:
         return name
 
 
-__all__ = ["FORMULA", "INITIAL", "K", "Outcome", "Standing", "as_json", "compute", "expected",
+__all__ = ["FORMULA", "HEADS", "INITIAL", "K", "Outcome", "Standing", "as_json", "compute", "expected",
            "finish_key", "outcome", "table_text", "title_of", "winners_of"]

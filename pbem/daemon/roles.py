@@ -10,7 +10,9 @@ ones it holds; a worker that dies loses its locks with its database session, and
 them at its next check, well within 30 s.
 
 The same pass writes the worker's heartbeat (``Store.heartbeat``) with the roles it holds, for
-``pbem status``.
+``pbem status``. That write, every few seconds, is also what tells the fault tracker
+(``pbem.faults``) that the database is away, and that it works again: a failed check is one line
+when the fault starts, not a traceback every two seconds.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pbem.clock import Clock
+from pbem.faults import Faults, is_fault, retry_once
 from pbem.store.base import Store, Worker
 
 log = logging.getLogger(__name__)
@@ -43,8 +46,10 @@ class Role:
 
 class RoleKeeper:
     def __init__(self, store: Store, clock: Clock, roles: list[Role], stop: threading.Event, *,
-                 check_seconds: float = CHECK_SECONDS) -> None:
+                 check_seconds: float = CHECK_SECONDS, faults: Faults | None = None) -> None:
         self.store = store
+        self.faults = faults or Faults(clock)
+        self._quiet_regain: set[str] = set()  # lost while the database was away: no news when back
         self.clock = clock
         self.roles = roles
         self.stop_event = stop
@@ -60,27 +65,49 @@ class RoleKeeper:
         return role in self.held
 
     def check(self) -> None:
-        """One pass: take the free roles, notice lost ones, write the heartbeat."""
+        """One pass: write the heartbeat (which also finds out whether the database works), take
+        the free roles, notice lost ones."""
+        before = set(self.held)
+        self._heartbeat()
         for role in self.roles:
             try:
                 held = self.store.hold_role(role.name)
-            except Exception:
-                log.exception("roles: cannot check the %s role", role.name)
+            except Exception as exc:
+                self._failed(exc, f"cannot check the {role.name} role")
                 held = False
             if held and role.name not in self.held:
                 self.held.add(role.name)
-                log.info("roles: this worker (%s) now holds the %s role", self.worker.id, role.name)
+                quiet = role.name in self._quiet_regain
+                self._quiet_regain.discard(role.name)
+                (log.debug if quiet else log.info)("roles: this worker (%s) now holds the %s role",
+                                                   self.worker.id, role.name)
                 role.gained()
             elif not held and role.name in self.held:
                 self.held.discard(role.name)
-                log.warning("roles: the %s role was lost (database session ended)", role.name)
+                if self.faults.active("database"):  # the fault's own line says why
+                    self._quiet_regain.add(role.name)
+                    log.debug("roles: the %s role was lost with the database", role.name)
+                else:
+                    log.warning("roles: the %s role was lost (database session ended)", role.name)
                 role.lost()
+        if self.held != before:
+            self._heartbeat()  # say at once which roles this worker holds now
+
+    def _heartbeat(self) -> None:
         self.worker.seen_at = self.clock.now()
         self.worker.roles = sorted(self.held)
         try:
-            self.store.heartbeat(self.worker)
-        except Exception:
-            log.exception("roles: heartbeat failed")
+            retry_once(lambda: self.store.heartbeat(self.worker))
+        except Exception as exc:
+            self._failed(exc, "heartbeat failed")
+            return
+        self.faults.ok("database")
+
+    def _failed(self, exc: Exception, what: str) -> None:
+        if is_fault(exc):
+            self.faults.failed("database", "roles", exc)
+        else:
+            log.error("roles: %s", what, exc_info=exc)
 
     def start(self) -> threading.Thread:
         """Check once now (so the roles that are free are taken before ``start`` returns), then every
@@ -104,9 +131,9 @@ class RoleKeeper:
                 role.lost()
             try:
                 self.store.release_role(role.name)
-            except Exception:
-                log.exception("roles: cannot release the %s role", role.name)
+            except Exception as exc:
+                self._failed(exc, f"cannot release the {role.name} role")
         try:
-            self.store.forget_worker(self.worker.id)
-        except Exception:
-            log.exception("roles: cannot remove this worker's heartbeat")
+            retry_once(lambda: self.store.forget_worker(self.worker.id))
+        except Exception as exc:  # its heartbeat ages instead; pbem status calls it silent
+            self._failed(exc, "cannot remove this worker's heartbeat")

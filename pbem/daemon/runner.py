@@ -20,6 +20,12 @@ killed process is the point; a dead peer is simply end-of-file. The child is for
 starts and is killed by the kernel if the parent dies. Tests that embed the daemon in a
 multi-threaded process keep the default (a thread), since forking such a process is unsafe.
 
+Faults of the surroundings (the database away or its disk full, the outbox folder, the IMAP server,
+the relay) go to one tracker (``pbem.faults``): one log line when a fault starts and one when it
+ends, instead of a traceback per retry in every thread; the processor process reports its own
+through the done pipe. When a fault ends, everything that waited for it is woken. ``pbem status``
+asks the tracker through the wake socket (``Daemon.status``).
+
 At start the processor runs once unconditionally and the sender looks at the outbox: whatever a
 previous run left pending (a crash between intake and processing, or between queueing and
 sending) is handled before new mail. That, plus the store's de-duplication and the watcher's
@@ -46,6 +52,7 @@ from pbem.daemon.roles import Role, RoleKeeper
 from pbem.daemon.thinker import Thinker, die_with_parent
 from pbem.doors.imap_watcher import ImapWatcher
 from pbem.doors.smtp_listener import SmtpListener
+from pbem.faults import CONFIRM_SECONDS, Faults, is_fault, reason_of, retry_once
 from pbem.outbox.sender import OutboxSender
 from pbem.outbox.wake import WakeListener
 from pbem.processing.processor import FAIR_CHUNK
@@ -89,16 +96,18 @@ class Daemon:
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
         self._started = False
+        self.faults = Faults(self.clock, confirm_seconds=CONFIRM_SECONDS, on_end=self._fault_ended)
 
-        self.sender = OutboxSender(store, config, self.clock, self._stop,
+        self.sender = OutboxSender(store, config, self.clock, self._stop, faults=self.faults,
                                    **(sender_options or {}))  # type: ignore[arg-type]
         self.smtp: SmtpListener | None = None
         if config.smtp_enabled:
-            self.smtp = SmtpListener(config, store, self.clock, wake=self.wake)
+            self.smtp = SmtpListener(config, store, self.clock, wake=self.wake, faults=self.faults)
         self.imap: ImapWatcher | None = None
         self._imap_stop = threading.Event()  # set when the daemon stops or the IMAP role is lost
         if config.imap.host:
-            options: dict[str, object] = {"max_message_bytes": config.max_message_bytes}
+            options: dict[str, object] = {"max_message_bytes": config.max_message_bytes,
+                                          "faults": self.faults}
             options.update(imap_options or {})
             self.imap = ImapWatcher(config.imap, store, self.clock, wake=self.wake,
                                     stop=self._imap_stop, **options)  # type: ignore[arg-type]
@@ -118,14 +127,17 @@ class Daemon:
         roles = [Role("scheduler", self._scheduler_wake.set, lambda: None)]
         if self.imap is not None:
             roles.append(Role("imap", self._start_imap, self._stop_imap))
-        self.roles = RoleKeeper(store, self.clock, roles, self._stop, **(role_options or {}))
+        self.roles = RoleKeeper(store, self.clock, roles, self._stop, faults=self.faults,
+                                **(role_options or {}))  # type: ignore[arg-type]
         # Computer players think in worker processes of their own; their moves come in as mail.
         secret = getattr(processor, "secret", None)
         self.thinker = Thinker(config, store, self.clock, secret, self.wake, self._stop,
-                               processor_poll_seconds,
-                               active=lambda: self.roles.holds("scheduler")) if secret is not None else None
-        # Tools on this machine (``pbem admin``) that queued mail wake us instead of waiting for a poll.
-        self.waker = WakeListener(config.data_dir, self._woken)
+                               processor_poll_seconds, faults=self.faults,
+                               active=lambda: self.roles.holds("scheduler")
+                               and not self.faults.active("database")) if secret is not None else None
+        # Tools on this machine (``pbem admin``, ``pbem deliver``) that queued or stored mail wake
+        # us instead of waiting for a poll; ``pbem status`` asks through the same socket.
+        self.waker = WakeListener(config.data_dir, self._woken, status=self.status)
 
     # --- control --------------------------------------------------------------------------
 
@@ -137,9 +149,24 @@ class Daemon:
                 _poke(self._wake_w)
 
     def _woken(self) -> None:
-        """Another process queued mail or stored a message: look at both queues now."""
+        """Another process queued mail or stored a message, or moved a movable clock: look at both
+        queues and the deadlines now."""
         self.wake()
         self.sender.wake()
+        self._scheduler_wake.set()
+
+    def _fault_ended(self, kind: str) -> None:
+        """What waited for the database, the outbox folder or the relay is done now, not after its
+        back-off."""
+        if kind == "database":
+            self.wake()
+            self._scheduler_wake.set()
+            self._computer_wake()
+        self.sender.wake()
+
+    def status(self) -> dict[str, object]:
+        """What ``pbem status`` shows of this server besides the database: its faults now."""
+        return {"pid": os.getpid(), "faults": self.faults.snapshot()}
 
     @property
     def stopping(self) -> bool:
@@ -244,30 +271,44 @@ class Daemon:
 
     # --- the processor thread ---------------------------------------------------------------
 
-    def _drain(self, on_batch: Callable[[int], None], pause: Callable[[float], None]) -> None:
+    def _drain(self, on_batch: Callable[[int], None], pause: Callable[[float], None],
+               fault: Callable[[BaseException | None], None]) -> None:
         """Process until nothing is pending, in the processor thread or the processor process.
 
         The processor marks a message it cannot handle as failed; an exception here is a store
-        problem (locked, disconnected): wait with back-off (the pending messages are still there)
-        and return, so the caller's loop tries again; never die of it.
+        problem (locked, disconnected, the disk full): wait with back-off (the pending messages
+        are still there) and return, so the caller's loop tries again; never die of it. A fault of
+        the surroundings goes to ``fault(exc)`` (the tracker says it once), and ``fault(None)``
+        reports the first batch that committed after such failures; anything else is a bug and
+        is logged with its traceback.
         """
         while not self._stop.is_set():
             try:
-                # One fair round at a time: its replies can leave while the next round is
-                # processed (after a hundred they left in bursts, and the last burst after all).
-                count = self.processor.process_pending(limit=FAIR_CHUNK)
-            except Exception:
+                count = self._process_round()
+            except Exception as exc:
                 self._failures += 1
                 delay = min(self.processor_error_backoff_seconds * 2 ** (self._failures - 1),
                             MAX_PROCESSOR_BACKOFF_SECONDS)
-                log.exception("daemon: processing pending messages failed (%d in a row); "
-                              "retrying in %.1f s", self._failures, delay)
+                if is_fault(exc):
+                    fault(exc)
+                    log.debug("daemon: processing waits for the database (%d in a row): %s",
+                              self._failures, exc)
+                else:
+                    log.exception("daemon: processing pending messages failed (%d in a row); "
+                                  "retrying in %.1f s", self._failures, delay)
                 pause(delay)
                 return
-            self._failures = 0
+            recovered, self._failures = self._failures > 0, 0
             if count <= 0:
                 return
+            if recovered:
+                fault(None)
             on_batch(count)
+
+    def _process_round(self) -> int:
+        # One fair round at a time: its replies can leave while the next round is processed
+        # (after a hundred they left in bursts, and the last burst after all).
+        return retry_once(lambda: self.processor.process_pending(limit=FAIR_CHUNK))
 
     def _processor_loop(self) -> None:
         def committed(count: int) -> None:
@@ -279,13 +320,19 @@ class Daemon:
                 self.imap.notify_processed()
 
         def pause(delay: float) -> None:
-            self._stop.wait(delay)
+            wait_either(self._wake, self._stop, delay)  # the end of the fault cuts it short
             self._wake.set()
+
+        def fault(exc: BaseException | None) -> None:
+            if exc is None:
+                self.faults.ok("database")
+            else:
+                self.faults.failed("database", "processor", exc)
 
         while not self._stop.is_set():
             wait_either(self._wake, self._stop, self.processor_poll_seconds)
             self._wake.clear()
-            self._drain(committed, pause)
+            self._drain(committed, pause, fault)
 
     # --- the processor process -------------------------------------------------------------
 
@@ -300,14 +347,20 @@ class Daemon:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops us
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         def pause(delay: float) -> None:
-            select.select([wake_r], [], [], delay)  # a stop (end-of-file) cuts the wait short
+            select.select([wake_r], [], [], delay)  # a stop (end-of-file) or a wake cuts it short
+
+        def fault(exc: BaseException | None) -> None:
+            # to the parent's tracker: "F reason" when failing, "K" when working again
+            line = b"K" if exc is None else b"F" + reason_of(exc).replace("\n", " ").encode()[:2000]
+            with contextlib.suppress(BlockingIOError, BrokenPipeError):
+                os.write(done_w, line + b"\n")
 
         try:
             while True:
                 readable, _, _ = select.select([wake_r], [], [], self.processor_poll_seconds)
                 if readable and not os.read(wake_r, 4096):
                     break  # end-of-file: stop
-                self._drain(lambda _count: _poke(done_w), pause)
+                self._drain(lambda _count: _poke(done_w), pause, fault)
         finally:
             try:
                 self.store.close()
@@ -318,18 +371,23 @@ class Daemon:
         """In the parent: the child committed a batch, so replies can leave and IMAP can move."""
         done_r = self._done_r
         assert done_r is not None
+        pending = b""
         try:
             while not self._stop.is_set():
                 readable, _, _ = select.select([done_r], [], [], 0.2)
                 if not readable:
                     continue
-                if not os.read(done_r, 4096):  # end-of-file: the child is gone
+                data = os.read(done_r, 4096)
+                if not data:  # end-of-file: the child is gone
                     if not self._stop.is_set():
                         code = self._child.exitcode if self._child is not None else None
                         self.failure = f"the processor process died (exit {code})"
                         log.error("daemon: %s; stopping", self.failure)
                         self._stop.set()
                     return
+                batches, pending = self._child_says(pending + data)
+                if not batches:
+                    continue
                 self.sender.wake()
                 self._computer_wake()
                 if self.imap is not None:
@@ -337,6 +395,25 @@ class Daemon:
         finally:
             self._done_r = None
             os.close(done_r)
+
+    def _child_says(self, data: bytes) -> tuple[int, bytes]:
+        """The processor process's messages: "." a batch committed; "F reason" and "K" a fault of
+        the database and its end (lines). Returns the batches and what is not complete yet."""
+        batches = 0
+        while data:
+            if data[:1] == b".":
+                batches += 1
+                data = data[1:]
+                continue
+            end = data.find(b"\n")
+            if end < 0:
+                break
+            line, data = data[:end], data[end + 1:]
+            if line[:1] == b"F":
+                self.faults.failed("database", "processor", line[1:].decode("utf-8", "replace"))
+            elif line[:1] == b"K":
+                self.faults.ok("database")
+        return batches, data
 
     def _computer_wake(self) -> None:
         """A batch was processed: a computer seat may be to move."""
@@ -350,13 +427,18 @@ class Daemon:
         outage first) and then every interval; a failing run is logged and retried at the next
         interval, since every action it takes is once-keyed."""
         while not self._stop.is_set():
-            if self.roles.holds("scheduler"):
+            # Not while the database is away (its first steps would each fail with a traceback);
+            # the end of the fault wakes this loop.
+            if self.roles.holds("scheduler") and not self.faults.active("database"):
                 try:
                     if self.scheduler.run_once():
                         self.sender.wake()
-                except Exception:
-                    log.exception("daemon: scheduler run failed; retrying in %.0f s",
-                                  self.scheduler_interval_seconds)
+                except Exception as exc:
+                    if is_fault(exc):
+                        self.faults.failed("database", "scheduler", exc)
+                    else:
+                        log.exception("daemon: scheduler run failed; retrying in %.0f s",
+                                      self.scheduler_interval_seconds)
             self._scheduler_wake.wait(self.scheduler_interval_seconds)
             self._scheduler_wake.clear()
 

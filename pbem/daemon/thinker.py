@@ -32,6 +32,7 @@ from engine import get_game
 from pbem import failpoints
 from pbem.clock import Clock
 from pbem.config import Config
+from pbem.faults import Faults, is_fault, retry_once
 from pbem.processing import computer
 from pbem.processing.computer_seats import DOMAIN
 from pbem.record import replay_record
@@ -77,8 +78,10 @@ def game_seed(game_id: str) -> int:
 class Thinker:
     def __init__(self, config: Config, store: Store, clock: Clock, secret: bytes,
                  wake_processor: Callable[[], None], stop: threading.Event,
-                 poll_seconds: float = 5.0, active: Callable[[], bool] = lambda: True) -> None:
+                 poll_seconds: float = 5.0, active: Callable[[], bool] = lambda: True,
+                 faults: Faults | None = None) -> None:
         self.config, self.store, self.clock, self.secret = config, store, clock, secret
+        self.faults = faults or Faults(clock)
         # With many workers on one database only the one holding the scheduler role looks for
         # computer turns, so a position is searched once, not once per worker.
         self.active = active
@@ -110,16 +113,23 @@ class Thinker:
             while not self._stop.is_set():
                 self._wake.clear()
                 try:
-                    self._store_done()
-                    if self.active():
-                        self._scan()
-                except Exception:
-                    log.exception("thinker: a round failed; trying again in %.0f s", self.poll_seconds)
+                    retry_once(self._round)
+                except Exception as exc:
+                    if is_fault(exc):  # the database: said once, by the fault tracker
+                        self.faults.failed("database", "thinker", exc)
+                    else:
+                        log.exception("thinker: a round failed; trying again in %.0f s",
+                                      self.poll_seconds)
                 self._wake.wait(self.poll_seconds)
         finally:
             if self._pool is not None:
                 self._pool.terminate()  # a search under way is simply done again at the next start
                 self._pool.join()
+
+    def _round(self) -> None:
+        self._store_done()
+        if self.active():
+            self._scan()
 
     def _scan(self) -> None:
         """Start a search for every game whose seat to move is a computer's and whose move is

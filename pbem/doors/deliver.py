@@ -11,6 +11,12 @@ the line for a message over the size limit says what the sender can do about it.
 The envelope sender is stored with the message (``-f SENDER``, as Postfix's pipe passes
 ``${sender}``; else the Return-Path the MTA wrote): a null sender marks a bounce, which must never
 be answered.
+
+Once the mail is stored, the server running on the same data folder is woken through its wake
+socket (``pbem.outbox.wake``), so the move is processed at once rather than at the processor's next
+poll. No server listening is no failure: the mail is stored, and a server finds it when it starts.
+The MTA starts this once per message, so what it imports is kept to what storing a mail needs;
+the mail reader's modules are imported only on the paths that need them.
 """
 
 from __future__ import annotations
@@ -20,10 +26,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from pbem.clock import Clock, SystemClock
-from pbem.reading.headers import return_path_of
-from pbem.reading.limits import describe_size
+from pbem.outbox.wake import notify
 
-if TYPE_CHECKING:  # kept out of the import path: the MTA starts this once per message
+if TYPE_CHECKING:
     from pbem.config import Config
     from pbem.store.base import Store
 
@@ -65,11 +70,15 @@ def deliver(config: Config, raw: bytes, store_factory: Callable[[], Store], *,
         print("pbem deliver: empty message, not stored", file=err)
         return EX_DATAERR
     if len(raw) > config.max_message_bytes:
+        from pbem.reading.limits import describe_size
+
         print(f"pbem deliver: message too big for {config.address}: the limit is "
               f"{describe_size(config.max_message_bytes)}; moves need no attachments, send the "
               "move as plain text", file=err)
         return EX_DATAERR
     if envelope_from is None:
+        from pbem.reading.headers import return_path_of
+
         envelope_from = return_path_of(raw)
     else:
         envelope_from = envelope_from.strip().strip("<>").strip()
@@ -77,8 +86,8 @@ def deliver(config: Config, raw: bytes, store_factory: Callable[[], Store], *,
     store: Store | None = None
     try:
         store = store_factory()
-        store.accept_inbound(raw, "deliver", now, source_ref=source_ref,
-                             envelope_from=envelope_from)
+        result = store.accept_inbound(raw, "deliver", now, source_ref=source_ref,
+                                      envelope_from=envelope_from)
     except Exception as exc:
         print(f"pbem deliver: cannot store the message now, try again later: "
               f"{type(exc).__name__}: {exc}", file=err)
@@ -90,4 +99,6 @@ def deliver(config: Config, raw: bytes, store_factory: Callable[[], Store], *,
             except Exception as exc:
                 # Closing after a successful commit cannot lose the message; only mention it.
                 print(f"pbem deliver: warning: closing the store failed: {exc}", file=err)
+    if result.status == "pending":
+        notify(config.data_dir)
     return EX_OK

@@ -17,7 +17,12 @@ Exactly-once processing rests on three rules:
 IDLE is left briefly (``idle_done``) whenever there is something to do: new mail to fetch,
 processed messages to move, or the IDLE renewal that servers require within 30 minutes. A BYE or
 EOF during IDLE, or any other network or protocol error, ends the session; the watcher reconnects
-with exponential back-off.
+with exponential back-off: up to ``imap.max_backoff_seconds`` after a refused login (a wrong
+password does not get better by hammering the server), at most ``RECONNECT_CAP_SECONDS`` after
+anything else (a restarting Dovecot is back within seconds, and so is the mail). The fault tracker
+(``pbem.faults``) logs one line when the server or the database fails and one when it works again;
+UIDVALIDITY and the last UID seen are kept in the store, so no message is taken twice or skipped
+across reconnections.
 
 A message over the size limit is never fetched whole: its header (the first 64 KB at most) is
 stored with its real size, so that the processor can tell its sender once what the limit is, and
@@ -45,6 +50,7 @@ from imapclient import IMAPClient, exceptions
 
 from pbem.clock import Clock, SystemClock, wait_either
 from pbem.config import ImapConfig, tls_problem
+from pbem.faults import Faults, is_fault
 from pbem.reading.headers import return_path_of
 from pbem.store.base import Store
 
@@ -60,6 +66,10 @@ HEADER_BYTES = 65_536
 #: 0.7 % of one CPU in pbem) finds new mail first. A remote provider is not polled like that by
 #: default: there the network dominates anyway, and frequent commands may count against limits.
 LOOPBACK_SYNC_SECONDS = 0.1
+
+#: The longest wait between reconnections when the server is unreachable or dropped the session
+#: (a refused login waits up to ``imap.max_backoff_seconds``).
+RECONNECT_CAP_SECONDS = 10.0
 
 
 def _is_loopback(host: str | None) -> bool:
@@ -127,12 +137,13 @@ class ImapWatcher:
                  status_check_seconds: float = 2.0, max_message_bytes: int | None = None,
                  timeout_seconds: float = 60.0, ssl_context: ssl.SSLContext | None = None,
                  fetch_batch: int = 50, sync_interval_seconds: float | None = None,
-                 use_move: bool | None = None) -> None:
+                 use_move: bool | None = None, faults: Faults | None = None) -> None:
         if not imap.host:
             raise ValueError("ImapWatcher needs imap.host")
         self.imap = imap
         self.store = store
         self.clock = clock or SystemClock()
+        self.faults = faults or Faults(self.clock)
         self.wake = wake or (lambda: None)
         self.stop_event = stop or threading.Event()
         self.initial_backoff_seconds = initial_backoff_seconds
@@ -191,19 +202,27 @@ class ImapWatcher:
         backoff = self.initial_backoff_seconds
         while not self.stop_event.is_set():
             established = self.connections
+            cap = max(self.imap.max_backoff_seconds, self.initial_backoff_seconds)
             try:
                 self._session()
             except Exception as exc:
                 self.last_error = _describe(exc)
                 if self.connections > established:
                     backoff = self.initial_backoff_seconds  # the session had been healthy
+                if not isinstance(exc, exceptions.LoginError):
+                    cap = min(cap, max(RECONNECT_CAP_SECONDS, self.initial_backoff_seconds))
                 if not self.stop_event.is_set():
-                    log.warning("imap: %s: %s; reconnecting in %.1f s", self.where,
-                                self.last_error, backoff)
-            if self.stop_event.wait(backoff):
+                    # the database (storing a fetched message) or the IMAP server: one line from
+                    # the tracker when it starts, none per attempt
+                    store_fault = is_fault(exc) and not isinstance(exc, OSError | IMAPClient.Error)
+                    self.faults.failed("database" if store_fault else "imap", "imap",
+                                       f"{self.where}: {self.last_error}" if not store_fault
+                                       else exc)
+                    log.debug("imap: %s: %s; reconnecting in %.1f s", self.where,
+                              self.last_error, min(backoff, cap))
+            if self.stop_event.wait(min(backoff, cap)):
                 break
-            backoff = min(backoff * 2, max(self.imap.max_backoff_seconds,
-                                           self.initial_backoff_seconds))
+            backoff = min(backoff * 2, cap)
 
     # --- one session -------------------------------------------------------------------------
 
@@ -235,8 +254,11 @@ class ImapWatcher:
             self.connections += 1
             self.using_idle = self.imap.idle and client.has_capability("IDLE")
             self.connected.set()
-            log.info("imap: watching %s as %s (%s)", self.where, self.imap.username,
-                     "IDLE" if self.using_idle else f"polling every {self.imap.poll_seconds:g} s")
+            self.faults.ok("imap")
+            # said once; a reconnection is told by the end of the fault
+            (log.info if self.connections == 1 else log.debug)(
+                "imap: watching %s as %s (%s)", self.where, self.imap.username,
+                "IDLE" if self.using_idle else f"polling every {self.imap.poll_seconds:g} s")
             if self.using_idle:
                 self._idle_loop(client)
             else:

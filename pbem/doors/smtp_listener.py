@@ -8,7 +8,9 @@ Processing happens later, in the daemon's processor thread; the listener only wa
 aiosmtpd runs its own asyncio loop in a thread. Store calls block (SQLite fsync, a PostgreSQL round
 trip), so they run in a single worker thread, and with group commit: every message that arrived while
 the previous write was on its way to disk is stored in the next single transaction (one flush for
-all), and each session gets its 250 only after that commit returned.
+all), and each session gets its 250 only after that commit returned. While the database is away or
+its disk is full, every message is answered ``451`` (``452 4.3.1`` for a full disk): the sending
+MTA keeps it and tries again; the fault tracker logs that once (``pbem.faults``).
 
 The envelope sender (MAIL FROM) is stored with the message: ``<>`` marks a bounce, which the
 message itself need not say, and a bounce must never be answered.
@@ -35,6 +37,7 @@ from aiosmtpd.smtp import MISSING, SMTP, Envelope, Session, syntax
 
 from pbem.clock import Clock, SystemClock
 from pbem.config import Config
+from pbem.faults import Faults, is_fault, reason_of, retry_once
 from pbem.reading.limits import describe_size
 from pbem.store.base import Store
 
@@ -42,6 +45,13 @@ log = logging.getLogger(__name__)
 
 REPLY_NO_MAILBOX = "550 5.1.1 <{}>: no such mailbox here"
 REPLY_TRY_LATER = "451 4.3.0 try again later"
+REPLY_DISK_FULL = "452 4.3.1 insufficient system storage, try again later"
+
+
+def try_later_reply(exc: BaseException) -> str:
+    """451, or 452 when the disk is full (RFC 5321 "insufficient system storage")."""
+    reason = reason_of(exc).lower()
+    return REPLY_DISK_FULL if "full" in reason or "no space" in reason else REPLY_TRY_LATER
 
 
 def too_big_reply(config: Config) -> str:
@@ -91,10 +101,11 @@ class _Handler:
                       f"to=<{','.join(envelope.rcpt_tos)}> peer={peer}")
         try:
             return await self._listener._store_grouped(raw, source_ref, mail_from.strip("<>"))
-        except Exception:
-            log.exception("smtp: could not store a message from <%s>; answered 451",
-                          envelope.mail_from)
-            return REPLY_TRY_LATER
+        except Exception as exc:
+            if not is_fault(exc):  # a fault was told to the tracker where it happened
+                log.exception("smtp: could not store a message from <%s>; answered 451",
+                              envelope.mail_from)
+            return try_later_reply(exc)
 
 
 _TERMINATOR = b".\r\n"
@@ -204,8 +215,9 @@ class SmtpListener:
 
     def __init__(self, config: Config, store: Store, clock: Clock | None = None,
                  wake: Callable[[], None] | None = None, *, host: str | None = None,
-                 port: int | None = None) -> None:
+                 port: int | None = None, faults: Faults | None = None) -> None:
         self.config = config
+        self.faults = faults or Faults(clock)
         self.store = store
         self.clock = clock or SystemClock()
         self.wake = wake or (lambda: None)
@@ -288,14 +300,18 @@ class SmtpListener:
                     self._group_running = False
                     return
             now = self.clock.now()
+            items = [(raw, "smtp", now, ref, sender) for raw, ref, sender, _f in batch]
             try:
-                results = self.store.accept_inbound_many(
-                    [(raw, "smtp", now, ref, sender) for raw, ref, sender, _f in batch])
+                results = retry_once(lambda: self.store.accept_inbound_many(items))  # noqa: B023
             except Exception as exc:
-                log.exception("smtp: could not store %d message(s); answered 451", len(batch))
+                if is_fault(exc):
+                    self.faults.failed("database", "smtp", exc)
+                else:
+                    log.exception("smtp: could not store %d message(s); answered 451", len(batch))
                 for _raw, _ref, _sender, future in batch:
                     future.set_exception(exc)
                 continue
+            self.faults.ok("database")
             if any(r.status == "pending" for r in results):
                 try:
                     self.wake()

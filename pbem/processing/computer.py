@@ -130,7 +130,9 @@ def help_new() -> str:
              "  new alien-city with computer:2",
              "  new space-truckin with bo@example.org computer computer:1", "",
              _("Games against the computer are not rated: they do not count in the standings. "
-               "'new GAME open' posts a challenge anyone may join (see challenges).")]
+               "'new GAME open' posts a challenge anyone may join (see challenges)."), "",
+             _("Options of every game: a time control (time 5, time fischer 10+1.5 cap 10, time "
+               "total 30, weekends off, nights off: see help time).")]
     text = []
     for line in lines:
         text += [line] if line.startswith("  ") else (textwrap.wrap(line, 72) or [""])

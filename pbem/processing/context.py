@@ -98,7 +98,9 @@ class MailContext:
     secret: bytes
     cache: StateCache
     token_for: Callable[[str, str], str]
+    received: datetime | None = None  # when the mail was stored (a move's time is charged up to then)
     context_game: str | None = None  # game named by the token or subject
+    context_tag: str | None = None  # the subject's tag when it names no game (a tournament: t-3)
     context_seat: str | None = None  # seat named by a valid token
     context_seat_email: str | None = None  # that seat's registered address (who the token is for)
     reply_sections: list[Section] = field(default_factory=list)

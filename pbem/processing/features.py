@@ -13,6 +13,7 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.processing.talk",
     "pbem.processing.settings",
     "pbem.processing.languages",
+    "pbem.processing.mail_names",
     "pbem.community.moderator_commands",
     "pbem.community.observer_commands",
     "pbem.community.archive_commands",
@@ -23,6 +24,12 @@ FEATURE_MODULES: tuple[str, ...] = (
     "pbem.community.preview",
     "pbem.community.challenges",
     "pbem.community.addresses",
+    "pbem.players.notes",
+    "pbem.players.automove",  # after queued_moves: its MOVE_APPLIED hook plays after a queued reply
+    "pbem.players.blocking",
+    "pbem.tournaments.commands",
+    "pbem.tournaments.moderating",
+    "pbem.tournaments.steps",
 )
 
 for _name in FEATURE_MODULES:

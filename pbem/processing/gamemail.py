@@ -17,10 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import EngineError, State, get_game
+from pbem.clocks.privacy import others_view
 from pbem.i18n import _, language
 from pbem.outbox.compose import ActionGroup, Attachment, Section
 from pbem.processing.computer_seats import display_name, is_computer
-from pbem.record import PRIVATE_KEYS
+from pbem.processing.mail_names import player_name
+from pbem.record import hidden_keys, place_order
 from pbem.store.base import GameRow, Tx
 
 SUBJECT_NAMES_MAX = 48
@@ -48,14 +50,13 @@ def seat_label(game: str, seat: str) -> str:
 
 def game_names(tx: Tx, row: GameRow) -> SeatNames:
     """Seat -> how players are called in mails: nickname, else the mail client's name, else the
-    address."""
+    address (``mail_names``)."""
     names = SeatNames(row.game)
     for seat in row.seats:
         if is_computer(seat.email):
             names[seat.seat] = display_name(seat.email or "", seat.name or "")
             continue
-        nickname = tx.get_player(seat.email).get("nickname") if seat.email else None
-        names[seat.seat] = nickname or seat.name or seat.email or seat.seat
+        names[seat.seat] = player_name(tx, seat.email, seat.name or "") or seat.seat
     return names
 
 
@@ -174,8 +175,10 @@ def local_move(state: State, text: str) -> str:
 
 # --- results -----------------------------------------------------------------------------------------
 
-def _totals(state: State) -> str:
-    return "–".join(str(points) for points in score_of(state).totals.values())
+def _totals(state: State, winners: list[str], result: dict[str, Any]) -> str:
+    """The points in place order, the winner's first: "you win 35–27", "Bo wins 35–27"."""
+    totals = score_of(state).totals
+    return "–".join(str(totals[seat]) for seat in place_order(totals, winners, result.get("ranking")))
 
 
 def result_headline(row: GameRow, state: State, reader: str | None, names: dict[str, str]) -> str:
@@ -194,7 +197,7 @@ def result_headline(row: GameRow, state: State, reader: str | None, names: dict[
     elif reason in ("adjudicated", "ended", "moderator"):
         cause = _("ended by a moderator")
     elif reason == "agreed draw":
-        return _("Game over: drawn by agreement {scores}").format(scores=_totals(state))
+        return _("Game over: drawn by agreement {scores}").format(scores=_totals(state, winners, result))
     elif reason == "abandoned by agreement":
         return _("Game over: abandoned by agreement (not rated)")
     else:
@@ -208,7 +211,8 @@ def result_headline(row: GameRow, state: State, reader: str | None, names: dict[
     else:
         outcome = _("no winner")
     if reason in (None, "scored"):
-        return _("Game over: {outcome} {scores}").format(outcome=outcome, scores=_totals(state))
+        return _("Game over: {outcome} {scores}").format(outcome=outcome,
+                                                         scores=_totals(state, winners, result))
     return _("Game over: {cause}; {outcome}").format(cause=cause, outcome=outcome)
 
 
@@ -223,10 +227,12 @@ def result_section(row: GameRow, state: State) -> Section:
 
 
 def record_attachment(row: GameRow) -> Attachment:
-    """The player-facing record (hidden setup removed), ready for ``pbem replay``."""
+    """The player-facing record (hidden setup removed, the clock log without the players' private
+    dates: ``pbem.clocks.privacy``), ready for ``pbem replay``."""
     # A shallow view: serialised at once and never mutated, so the deep copy player_view makes for
     # callers that edit their copy is not needed; compact JSON uses the C encoder (indent does not).
-    view = {k: v for k, v in row.record.items() if k != "subject" and k not in PRIVATE_KEYS}
+    hidden = hidden_keys(row.record)
+    view = others_view({k: v for k, v in row.record.items() if k != "subject" and k not in hidden})
     view.update(setup=get_game(row.game).redact_setup(row.record["setup"]), id=row.id)
     content = json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     return Attachment(filename=f"{row.id}.json", content=content)
@@ -262,6 +268,8 @@ def footer(row: GameRow | None, state: State | None, reader: str | None, server_
         lines.append(_("You are observing {id}. To stop, send: unobserve {id}").format(id=gid))
     elif row.status == "active":  # a moderator, or someone who asked about a game they do not play
         lines.append(_("Commands: board {id}, history {id}, games, help.").format(id=gid))
+    elif row.status in ("declined", "cancelled"):  # nothing was played: no board, no rematch
+        lines.append(_("Game {id} was not played. Commands: games, challenges, help.").format(id=gid))
     else:
         lines.append(_("This game is over. Commands: history {id}, board {id} N, rematch {id}, record {id}."
                        ).format(id=gid))

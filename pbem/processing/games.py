@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from engine import State
 from pbem.commands.parsing import Command
-from pbem.i18n import Text, _, say
+from pbem.i18n import Text, _, reader, say
 from pbem.outbox.compose import Section
 from pbem.processing import hooks
 from pbem.processing.context import BOARD, EVENT, TURN, MailContext, PlannedMail
@@ -177,29 +177,38 @@ def announce_position(ctx: MailContext, row: GameRow, state: State, event: Text,
     ``event`` is what happened, in a few words ("Bo played dome blue D5"), with the move's
     ``number`` for those who wait; the headline puts "Your move" first, so the inbox preview
     shows it. ``notes`` are the engine's announcements (skipped
-    turns, the tile drawn); ``note`` is what the mover wrote to the others. At the ``start`` every
+    turns, the tile drawn); ``note`` is what the mover (``exclude``) wrote to the others: it reaches
+    no reader who has shut the mover out (``hooks.shut_out``). At the ``start`` every
     player hears of it. Players dropped from the game hear only the end. Observers follow through
     the BOARD_SENT hook. ``after`` is what the move's hooks added (a queued reply played after it, a
     proposal that lapsed). ``event`` and ``notes`` may be functions: they are then written anew in
     each reader's language."""
     after = after or hooks.AfterMove()
     names = game_names(ctx.tx, row)
+    author = next((s.email for s in row.seats if s.seat == exclude), None)
 
     def notes_now() -> list[str]:
         return notes() if callable(notes) else list(notes or [])
 
+    def talk() -> list[str]:
+        """The mover's note, unless the reader (``speaking_to``) has shut the mover out."""
+        return [] if not note or hooks.shut_out(ctx.tx, reader(), author) else list(note)
+
     if state.is_over:
         def end_note() -> list[str]:
+            """For each reader of the result (``speaking_to``): a player's own lines too."""
             done = say(event) + "".join(f"; {names.get(s, s)} {say(what)}" for s, what in after.followed)
             before = [f"{done[:1].upper()}{done[1:]}."] if after.followed else []
-            return [*before, *notes_now(), *map(say, after.lines), *(note or [])]
+            mine = next((s.seat for s in row.seats if s.email == reader()), None)
+            return [*before, *notes_now(), *map(say, after.lines), *after.private.get(mine or "", []),
+                    *talk()]
         announce_end(ctx, row, state, exclude=exclude, note=end_note)
         return
     for seat in row.seats:
         if seat.seat == exclude or seat.seat in state.dropped_seats:
             continue
         with ctx.speaking_to(seat.email):
-            lines = [*(note or []), *notes_now(), *map(say, after.lines), *after.private.get(seat.seat, [])]
+            lines = [*talk(), *notes_now(), *map(say, after.lines), *after.private.get(seat.seat, [])]
             said = say(event)
             you = _("you")
             happened = said + "".join(f"; {you if s == seat.seat else names.get(s, s)} {say(what)}"

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from engine import MoveError, State, get_game, is_move_entry, replay
 from engine.registry import UnknownGameError
+from pbem.clocks.players import format_when, player_zone
 from pbem.commands.helptext import help_text
 from pbem.commands.parsing import Command
 from pbem.i18n import _, ngettext, say, status_word
@@ -120,9 +121,10 @@ def do_history(ctx: MailContext, command: Command) -> None:
         elif is_move_entry(entry):
             number += 1
             seat = who(entry.get("seat"), mine.seat if mine else None, names)
-            queued = " " + _("(queued)") if entry.get("queued") else ""
+            marks = [_("(queued)")] if entry.get("queued") else []
+            marks += [_("(automatic)")] if entry.get("automatic") else []
             move = local_move(next(before), str(entry.get("move")))
-            lines.append(f"{number:>4}. {seat:<20} {move}{queued}")
+            lines.append(f"{number:>4}. {seat:<20} {' '.join([move, *marks])}")
     text = "\n".join(lines) if lines else _("No moves yet.")
     ctx.reply(Section(pre=text), row.id, headline=ngettext("History of {id}: {n} move",
                                                            "History of {id}: {n} moves", number).format(
@@ -132,8 +134,11 @@ def do_history(ctx: MailContext, command: Command) -> None:
 def do_games(ctx: MailContext, command: Command) -> None:
     email = ctx.mail.from_addr
     rows = ctx.tx.games_for_email(email)
+    zone = player_zone(ctx.tx.get_player(email))  # deadlines in the reader's time, as every mail has them
     blocks = []
     for row in rows:
+        if row.status == "declined" and any(hooks.shut_out(ctx.tx, email, s.email) for s in row.seats):
+            continue  # an invitation from an address the reader blocks: they never see it
         names = game_names(ctx.tx, row)
         mine = sender_seat(row)(email)
         reader = mine.seat if mine else None
@@ -145,7 +150,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
                     else _("{player} to move").format(player=who(row.to_move, reader, names)))
             if row.deadline_at:
                 turn += "\n      " + _("deadline {when}").format(
-                    when=row.deadline_at.strftime("%Y-%m-%d %H:%M UTC"))
+                    when=format_when(row.deadline_at, zone, ctx.now))
         elif row.status == "invited":
             turn = _("waiting for {seats}").format(
                 seats=", ".join(names.label(s.seat) for s in row.seats if not s.accepted))
@@ -160,7 +165,7 @@ def do_games(ctx: MailContext, command: Command) -> None:
             seat=names.label(reader) if reader else "-", state=turn))
     if blocks:
         ctx.reply(Section(pre="\n".join(blocks)), headline=ngettext(
-            "Your games: {n}", "Your games: {n}", len(rows)).format(n=len(rows)))
+            "Your games: {n}", "Your games: {n}", len(blocks)).format(n=len(blocks)))
     else:
         ctx.reply(Section(lines=[_("Start one with: new alien-city with FRIEND@EXAMPLE.ORG")]),
                   headline=_("You have no games"))
@@ -223,7 +228,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
                           move=local_move(before, canonical)),
                       exclude=seat.seat, note=note, after=after, number=number,
                       notes=(lambda: notes_again(before, added, start)) if notes else [])
-    followed = "".join(f" {names.get(s, s)} {say(what)}." for s, what in after.followed)
+    followed = "".join(f" {_('You') if s == seat.seat else names.get(s, s)} {say(what)}."
+                       for s, what in after.followed)  # e.g. the mover's own move played for them
     notes = [*notes, *map(say, after.lines), *after.private.get(seat.seat, [])]
     if state.is_over:
         if followed:
@@ -243,7 +249,8 @@ def do_move(ctx: MailContext, command: Command) -> None:
         ctx.reply(board_section(state, seat.seat, lines), row.id, kind=TURN,
                   headline=f"{applied} {again.format(number=state.ply + 1)}")
     else:
-        ctx.reply(Section(lines=lines), row.id, kind=REPLY if command.note or after.lines else CONFIRM,
+        told = command.note or after.lines or after.private.get(seat.seat) or seat.seat in after.tell
+        ctx.reply(Section(lines=lines), row.id, kind=REPLY if told else CONFIRM,  # e.g. played for them
                   headline=applied + " " + _("{player} is next.").format(
                       player=who(state.to_move, seat.seat, names)))
 

@@ -14,7 +14,8 @@ from pbem.i18n import Text
 
 if TYPE_CHECKING:
     from engine import State
-    from pbem.processing.context import MailContext
+    from pbem.outbox.compose import Section
+    from pbem.processing.context import MailContext, PlannedMail
     from pbem.reading.incoming import IncomingMail
     from pbem.store.base import GameRow, Tx
 
@@ -86,5 +87,44 @@ MAIL_READ: list[Callable[[MailContext], None]] = []
 GAMES_LISTING: list[Callable[[MailContext], list[Any]]] = []
 
 # Options of ``new`` that belong to the server, not the game (e.g. ``time 3``): each hook removes its
-# words from the command and returns record keys to add. Called as hook(command) -> dict.
-NEW_GAME_OPTIONS: list[Callable[[Any], dict[str, Any]]] = []
+# words from the command and returns record keys to add. Called as hook(ctx, command) -> dict.
+NEW_GAME_OPTIONS: list[Callable[[MailContext, Any], dict[str, Any]]] = []
+
+# Lines for the reply to ``settings`` (and ``set``) after the settings themselves, e.g. the vacation
+# allowance left this year. Called as hook(ctx) -> list of str, in the reader's language.
+SETTINGS_SHOWN: list[Callable[[MailContext], list[str]]] = []
+
+# Sections added at the end of one recipient's mail about a game, as it is composed (in the reader's
+# language): e.g. the reader's own private notes on the game. Called as hook(tx, planned, row) ->
+# list of Section; ``planned.seat`` is the reader's seat (None: an observer or a moderator).
+GAME_MAIL: list[Callable[[Tx, PlannedMail, GameRow], list[Section]]] = []
+
+# The addresses that have shut ``other`` out (each player's own block list). For such a player an
+# invitation from ``other`` is declined without a word to them, what ``other`` writes (a message, a
+# note after a move) does not reach them, and ``other`` cannot join (or see) their open challenge; a
+# game they play together goes on. Called as hook(tx, other) -> set of addresses.
+SHUT_OUT: list[Callable[[Tx, str], set[str]]] = []
+
+
+def shut_out_by(tx: Tx, other: str | None) -> set[str]:
+    """Everyone who has shut ``other`` out."""
+    if not other:
+        return set()
+    return set().union(*(hook(tx, other) for hook in SHUT_OUT))
+
+
+def shut_out(tx: Tx, player: str | None, other: str | None) -> bool:
+    """Whether ``player`` has shut ``other`` out (False when either is unknown)."""
+    if not player or not other or player == other:
+        return False
+    return player in shut_out_by(tx, other)
+
+# A player moved to another address (``confirm address``, a moderator's ``admin address``); their
+# games have moved. Called as hook(ctx, old, new), e.g. tournaments enter the new address.
+ADDRESS_MOVED: list[Callable[[MailContext, str, str], None]] = []
+
+# Work for the scheduler's every run, after deadlines and expiries (e.g. tournaments: start dates,
+# round deadlines, games the clock ended). Called as hook(scheduler, now, report); the scheduler's
+# ``in_context(report, what, action, now)`` runs ``action(ctx)`` in a transaction of its own with
+# a mail context, and queues what it planned.
+SCHEDULED: list[Callable[[Any, Any, Any], None]] = []

@@ -13,8 +13,9 @@ from typing import Any
 from engine import EngineError, Game, State, get_game
 from engine.options import parse_option_words
 from engine.registry import UnknownGameError
+from pbem.clocks.control import invitation_line, normalize
 from pbem.commands.parsing import Command
-from pbem.i18n import LANGUAGES, N_, _, ngettext, speaking, status_word
+from pbem.i18n import LANGUAGES, N_, _, speaking, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import computer, hooks
 from pbem.processing.context import EVENT, TURN, MailContext, PlannedMail
@@ -35,6 +36,7 @@ from pbem.processing.games import (
     save_game,
 )
 from pbem.processing.handlers import register_handler
+from pbem.processing.mail_names import client_name
 from pbem.record import draw_chances, iso, new_record
 from pbem.store.base import GameRow, Seat
 from pbem.tokens import token_hash
@@ -124,10 +126,9 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
     """The invitation to every seat that has not accepted, with one-tap accept and decline."""
     game = get_game(row.game)
     names = game_names(ctx.tx, row)
-    control = row.record.get("time_control") or {}
-    days = float(control.get("days_per_move", ctx.config.deadlines.default_days))
-    policy = control.get("policy", ctx.config.deadlines.policy)
-    who_asks = names.get(challenger, challenger)
+    control = normalize(row.record.get("time_control"), ctx.config.deadlines)
+    asking = next((s for s in row.seats if s.email == challenger), None)
+    who_asks = names.get(asking.seat, challenger) if asking else challenger
     for seat in row.seats:
         if seat.accepted:
             continue
@@ -136,12 +137,7 @@ def invite(ctx: MailContext, row: GameRow, challenger: str, note: list[str]) -> 
             lines = [_("{player} invites you to a game of {game} ({options}). You would play {seat}.").format(
                          player=who_asks, game=game.title, options=described, seat=names.label(seat.seat)),
                      players_line(row, seat.seat, names)]
-            at_deadline = (_("the late player forfeits") if policy == "forfeit"
-                           else _("the moderators decide"))
-            lines.append(ngettext("Time control: {days} day per move; at the deadline: {what}.",
-                                  "Time control: {days} days per move; at the deadline: {what}.",
-                                  int(days) if days == int(days) else 2).format(
-                days=f"{days:g}", what=at_deadline))
+            lines.append(invitation_line(control))
             lines += [*(f"{who_asks}: {line}" for line in note),
                       _("To play, reply: accept {id}. To refuse: decline {id}.").format(id=row.id),
                       _("The rules and every ruling: reply 'rules {game}'.").format(game=row.game),
@@ -160,13 +156,13 @@ def do_new(ctx: MailContext, command: Command) -> None:
     server_keys: dict = {}
     try:
         for take in hooks.NEW_GAME_OPTIONS:
-            server_keys.update(take(command))
+            server_keys.update(take(ctx, command))
     except EngineError as exc:
         raise CommandFailed(str(exc)) from None
     opponents, names = computer.seat_addresses(command.game or "", command.opponents)
     row = create_game(ctx, command.game or "", command.options, command.option_words,
                       [challenger, *opponents], command.seat, server_keys,
-                      {**names, challenger: ctx.mail.from_name})
+                      {**names, challenger: client_name(ctx.mail.from_name)})
     start_or_wait(ctx, row, challenger, command.note, created=True)
 
 
@@ -178,6 +174,11 @@ def start_or_wait(ctx: MailContext, row: GameRow, challenger: str, note: list[st
     waiting = [s for s in row.seats if not s.accepted]
     if not waiting:  # only computers to wait for: they accepted at once
         start_game(ctx, row, ctx.touched[row.id][1], mine)
+        return
+    shut = hooks.shut_out_by(ctx.tx, challenger)
+    refusing = next((s for s in waiting if s.email in shut), None)
+    if refusing is not None:
+        declined_unseen(ctx, row, refusing)
         return
     lines = [_("{game}, {options}. You play {seat}.").format(
         game=game.title, options=describe_options(row.record.get("options") or {}),
@@ -200,6 +201,11 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     if seat.accepted:
         raise CommandFailed(_("you have already accepted game {id}.").format(id=row.id))
     seat.accepted = True
+    name = client_name(ctx.mail.from_name)
+    if name and not seat.name:  # the name their mail client sends, for the record as for the mails
+        seat.name = name
+        row.record.setdefault("players", {}).setdefault(seat.seat, {"email": seat.email})["name"] = name
+        names = game_names(ctx.tx, row)
     if not all(s.accepted for s in row.seats):
         waiting = ", ".join(names.get(s.seat, s.email) for s in row.seats if not s.accepted)
         ctx.tx.save_game(row)
@@ -209,15 +215,21 @@ def do_accept(ctx: MailContext, command: Command) -> None:
     start_game(ctx, row, state, seat)
 
 
+def activate(ctx: MailContext, row: GameRow, state: State) -> list[str]:
+    """The game is on: its status, its start, the first draw of a game that draws (and the move
+    clock, through the save's hooks); the engine's notes of the draw are returned for the mails."""
+    row.status = "active"
+    row.record["started_at"] = iso(ctx.now)
+    notes = draw_chances(get_game(row.game), state, row.record, ctx.now)
+    save_game(ctx, row, state)
+    return notes
+
+
 def start_game(ctx: MailContext, row: GameRow, state: State, seat: Seat) -> None:
     """Every seat has accepted (the last one is ``seat``, who gets the reply): the game starts and
     every player hears of it."""
-    game = get_game(row.game)
     names = game_names(ctx.tx, row)
-    row.status = "active"
-    row.record["started_at"] = iso(ctx.now)
-    notes = draw_chances(game, state, row.record, ctx.now)
-    save_game(ctx, row, state)
+    notes = activate(ctx, row, state)
     ctx.outcomes.append("started")
     lines = [*notes, players_line(row, seat.seat, names), scores_line(state, seat.seat, names)]
     if state.to_move == seat.seat:
@@ -234,22 +246,43 @@ def start_game(ctx: MailContext, row: GameRow, state: State, seat: Seat) -> None
 def do_decline(ctx: MailContext, command: Command) -> None:
     row, _state = load_game(ctx, game_id_of(ctx, command))
     seat = authenticate(ctx, row, command)
-    names = game_names(ctx.tx, row)
     if row.status != "invited":
         raise CommandFailed(_("game {id} is {status}; only invitations can be declined.").format(
             id=row.id, status=status_word(row.status)))
-    row.status = "declined"
-    row.updated_at = row.finished_at = ctx.now
-    row.record["result"] = {"reason": "declined", "by": seat.seat, "at": iso(ctx.now)}
-    ctx.tx.save_game(row)
+    decline_for(ctx, row, seat)
     ctx.reply(None, row.id, headline=_("You declined {id}; the game is cancelled").format(id=row.id))
+
+
+def decline_for(ctx: MailContext, row: GameRow, seat: Seat) -> None:
+    """``seat`` declines the invitation: the game is cancelled, and every other player hears it."""
+    _declined(ctx, row, seat)
     for other in row.seats:
         if other.seat != seat.seat:
             with ctx.speaking_to(other.email):
                 ctx.planned.append(PlannedMail(
                     to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
-                    headline=_("{player} declined; game {id} is cancelled").format(
-                        player=names.get(seat.seat, seat.email), id=row.id)))
+                    headline=declined_headline(ctx, row, seat)))
+
+
+def _declined(ctx: MailContext, row: GameRow, seat: Seat) -> None:
+    row.status = "declined"
+    row.updated_at = row.finished_at = ctx.now
+    row.record["result"] = {"reason": "declined", "by": seat.seat, "at": iso(ctx.now)}
+    ctx.tx.save_game(row)
+
+
+def declined_headline(ctx: MailContext, row: GameRow, seat: Seat) -> str:
+    return _("{player} declined; game {id} is cancelled").format(
+        player=game_names(ctx.tx, row).get(seat.seat, seat.email), id=row.id)
+
+
+def declined_unseen(ctx: MailContext, row: GameRow, seat: Seat) -> None:
+    """A challenge to a player who has shut the challenger out (``hooks.shut_out``) is declined in
+    their name at once, and they never see it: the challenger gets the words of any decline (a
+    mature site does not reveal a block), and nobody else is invited."""
+    _declined(ctx, row, seat)
+    ctx.outcomes.append(f"declined for {seat.email}, who shut the challenger out")
+    ctx.reply(None, row.id, headline=declined_headline(ctx, row, seat))
 
 
 def do_rematch(ctx: MailContext, command: Command) -> None:

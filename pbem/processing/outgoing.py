@@ -21,6 +21,7 @@ from engine import State
 from pbem.config import Config
 from pbem.i18n import _, language, speaking_to
 from pbem.outbox.compose import build_message, mailto_link, new_message_id, to_bytes
+from pbem.processing import hooks
 from pbem.processing.computer import is_computer
 from pbem.processing.context import REPLY, MailContext, PlannedMail
 from pbem.processing.gamemail import footer, game_names, record_attachment, thread_subject
@@ -94,13 +95,16 @@ class Outgoing:
         attachments = [record_attachment(row)] if row is not None and planned.attach_record else []
         lines = footer(row, state, planned.seat, self.config.address, observer=planned.observer,
                        attached=bool(attachments), moves_shown=any(s.legal for s in planned.sections))
+        sections = planned.sections
+        if row is not None and hooks.GAME_MAIL:  # e.g. the reader's own notes on the game
+            sections = [*sections, *(extra for hook in hooks.GAME_MAIL for extra in hook(tx, planned, row))]
         return build_message(
             from_addr=self.config.address, from_name=self.config.name, to=planned.to,
             subject=subject, message_id=message_id, date=now, headline=planned.headline,
             reply_to=reply_to,
             in_reply_to=in_reply_to, references=references,
             auto_submitted="auto-replied" if planned.kind == REPLY else planned.auto_submitted,
-            sections=planned.sections, footer=lines, attachments=attachments,
+            sections=sections, footer=lines, attachments=attachments,
             mailto=partial(mailto_link, reply_to, subject), html=prefs.html, taps=prefs.taps,
             extra_headers={"Content-Language": language(),
                            **({"X-Pbem-Game": row.id, "X-Pbem-Ply": str(ply)} if row else {})})

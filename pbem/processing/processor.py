@@ -19,15 +19,18 @@ one whose only command words are for a game it would play, which it does not: mo
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
 import re
 import time
 from datetime import datetime
 
+from engine import get_game
+from engine.registry import available_games
 from pbem import failpoints
 from pbem.clock import Clock, SystemClock
-from pbem.commands.parsing import VERBS, Command, CommandError, looks_like_command, parse_json, parse_text
+from pbem.commands.parsing import VERBS, Command, CommandError, parse_json, parse_text, read_commands
 from pbem.config import Config
 from pbem.i18n import _, ngettext, speaking, speaking_to
 from pbem.outbox.compose import Section
@@ -47,7 +50,7 @@ from pbem.tokens import token_hash
 
 log = logging.getLogger("pbem.processor")
 # Commands whose free text after them is meant for someone (relayed); after others it is reported.
-NOTE_VERBS = ("move", "message", "new", "propose", "queue")
+NOTE_VERBS = ("move", "message", "new", "propose", "queue", "note")
 assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 #: Pending mail is fetched this many at a time, so that mail arriving meanwhile from other senders
@@ -60,6 +63,11 @@ FAIR_CHUNK = 10
 GC_YOUNG = 10_000
 
 
+@functools.cache
+def _game_prefixes() -> frozenset[str]:
+    return frozenset(get_game(name).id_prefix for name in available_games())
+
+
 class _AuthAbort(Exception):
     def __init__(self, failure: AuthFailed, sender: str):
         super().__init__(failure.game_id)
@@ -70,7 +78,7 @@ class _AuthAbort(Exception):
 #: Commands for a game the sender plays: from an address that plays none they can only be refused,
 #: so they do not make a stranger's mail look meant. (A broken header line read as the body's
 #: first line, "Message<tabs>-ID: <...>", was answered as a ``message`` command.)
-SEAT_VERBS = frozenset({"move", "message", "resign", "rematch"})
+SEAT_VERBS = frozenset({"move", "message", "resign", "rematch", "note"})
 
 
 def _looks_meant(results: list) -> bool:
@@ -253,6 +261,7 @@ class Processor:
             if reason:
                 return f"ignored: {reason}", None, {}
         ctx = self._context(tx, mail, now)
+        ctx.received = inbound.received_at
         if exceeded is not None:
             return self._over_limit(ctx, inbound, exceeded)
         turn = mail.json_turn
@@ -262,14 +271,13 @@ class Processor:
         # each cost a search for similar command words); the reply says how many were left.
         most = self.config.limits.max_commands
         lines = mail.command_lines[:most]
-        if mail.subject_is_command and lines and not looks_like_command(lines[0], near=False):
-            lines = lines[1:]  # a subject like "Fancy a game?" is not a command
+        if turn is not None:
+            results = parse_json(turn)
+        else:  # the subject is read only where it adds a command (see read_commands)
+            lines, results = read_commands(lines, subject_first=mail.subject_is_command,
+                                           in_game_reply=ctx.context_game is not None)
         if mail.json_error:
             results = [CommandError("(JSON turn file)", mail.json_error)]
-        elif turn is not None:
-            results = parse_json(turn)
-        else:
-            results = parse_text(lines, in_game_reply=ctx.context_game is not None)
         def plain() -> list:
             """Read again without the game context: there any bare line passes for a move. (Only
             when asked: it looks for command words near each bare line, and most mails never ask.)"""
@@ -399,7 +407,11 @@ class Processor:
                     ctx.expected_ply[found[0]] = move - 1
                 break
         if ctx.context_game is None and mail.subject_tag and re.match(r"^[a-z]+-\d+$", mail.subject_tag):
-            ctx.context_game = mail.subject_tag.lower()
+            tag = mail.subject_tag.lower()
+            if tag.split("-")[0] in _game_prefixes():
+                ctx.context_game = tag
+            else:  # another thing with an id (a tournament): its lines are commands, never moves
+                ctx.context_tag = tag
         for ref in [mail.in_reply_to, *reversed(mail.references)]:
             match = _OUR_ID.match(ref or "")
             if match:

@@ -20,6 +20,7 @@ from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import Command
 from pbem.i18n import N_, _, language_of, speaking
 from pbem.outbox.compose import Action, ActionGroup, Section
+from pbem.processing import hooks
 from pbem.processing.context import MailContext
 from pbem.processing.games import CommandFailed, address_proven
 from pbem.processing.handlers import register_handler
@@ -132,11 +133,20 @@ def do_set(ctx: MailContext, command: Command) -> None:
         shown = setting.show(stored) if stored is not None else _(setting.default)
         ctx.reply(Section(pre=_listing(settings)), headline=_("Done: {key} is now {value}").format(
             key=key, value=shown))
+        _more(ctx)
 
 
 def do_settings(ctx: MailContext, command: Command) -> None:
     ctx.reply(Section(pre=_listing(ctx.tx.get_player(ctx.mail.from_addr))),
               headline=_("Your settings ({address})").format(address=ctx.mail.from_addr))
+    _more(ctx)
+
+
+def _more(ctx: MailContext) -> None:
+    """What feature modules add to the settings (the vacation allowance left, ...)."""
+    lines = [line for hook in hooks.SETTINGS_SHOWN for line in hook(ctx)]
+    if lines:
+        ctx.reply(Section(lines=lines))
 
 
 def _listing(settings: dict[str, Any]) -> str:

@@ -2,7 +2,9 @@
 and ``record GAME``.
 
 A note after a move travels with the move (see ``handlers.do_move``); ``message`` sends one at any
-time, to the opponents, or with ``all`` to the observers too. Notes stay in the game's thread.
+time, to the opponents, or with ``all`` to the observers too. Notes stay in the game's thread. A
+reader who has shut the sender out (``hooks.shut_out``) does not get it, and the sender's
+confirmation does not say so.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from pbem.commands.parsing import Command
 from pbem.i18n import _, ngettext, status_word
 from pbem.outbox.compose import Section
+from pbem.processing import hooks
 from pbem.processing.context import EVENT, MailContext, PlannedMail
 from pbem.processing.gamemail import game_names
 from pbem.processing.games import CommandFailed, authenticate, game_id_of, load_game
@@ -35,6 +38,8 @@ def do_message(ctx: MailContext, command: Command) -> None:
         return _("{player} writes: {text}").format(player=sender, text=text[0])
     recipients = [s for s in row.seats if s.seat != seat.seat]
     for other in recipients:
+        if hooks.shut_out(ctx.tx, other.email, seat.email):
+            continue  # they do not hear from the sender; the sender is not told (see hooks.SHUT_OUT)
         with ctx.speaking_to(other.email):
             ctx.planned.append(PlannedMail(to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
                                            headline=headline(), sections=[Section(lines=lines)]))
@@ -43,6 +48,8 @@ def do_message(ctx: MailContext, command: Command) -> None:
         players = {s.email for s in row.seats}
         observers = [e for e in ctx.tx.observers(row.id) if e not in players and not ctx.tx.is_blocked(e)]
         for email in observers:
+            if hooks.shut_out(ctx.tx, email, seat.email):
+                continue
             with ctx.speaking_to(email):
                 ctx.planned.append(PlannedMail(to=email, game_id=row.id, kind=EVENT, observer=True,
                                                headline=headline(), sections=[Section(lines=lines)]))

@@ -142,8 +142,10 @@ def _address(value: str) -> str | None:
     return addr
 
 
-def _failed_in_dsn(text: str) -> list[str]:
-    found: list[str] = []
+def _failures_in_dsn(text: str) -> dict[str, str]:
+    """Each failed recipient of a delivery-status text, with what the remote server said about it
+    (Diagnostic-Code: "550 5.1.1 User unknown"; "" when the report does not say)."""
+    found: dict[str, str] = {}
     for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n")):
         fields: dict[str, str] = {}
         for line in re.sub(r"\n[ \t]+", " ", block).split("\n"):
@@ -155,6 +157,9 @@ def _failed_in_dsn(text: str) -> list[str]:
         action = fields.get("action", "").lower()
         if action and not action.startswith("failed"):
             continue  # delayed, delivered, relayed, expanded: not a failure
+        diagnostic = fields.get("diagnostic-code", "")
+        reason = clean_str(diagnostic.partition(";")[2] if ";" in diagnostic else diagnostic).strip()
+        reason = " ".join(reason.split())[:300]
         for key in ("original-recipient", "final-recipient"):
             value = fields.get(key, "")
             addr = value.partition(";")[2] if ";" in value else value
@@ -162,7 +167,22 @@ def _failed_in_dsn(text: str) -> list[str]:
                 addr = _xtext_decode(addr)
             clean = _address(addr)
             if clean and clean not in found:
-                found.append(clean)
+                found[clean] = reason
+    return found
+
+
+def failure_reasons(msg: Message) -> dict[str, str]:
+    """What a delivery report says about each failed recipient, where it says something (for the
+    people told that our mail to a player bounces)."""
+    found: dict[str, str] = {}
+    for part in walk_parts(msg):
+        try:
+            if part.get_content_type() in _DSN_TYPES:
+                for addr, reason in _failures_in_dsn(_dsn_text(part)).items():
+                    if reason:
+                        found.setdefault(addr, reason)
+        except Exception:
+            continue
     return found
 
 
@@ -203,7 +223,7 @@ def _reported_recipients(msg: Message) -> list[str]:
     for part in walk_parts(msg):
         try:
             if part.get_content_type() in _DSN_TYPES:
-                found.extend(a for a in _failed_in_dsn(_dsn_text(part)) if a not in found)
+                found.extend(a for a in _failures_in_dsn(_dsn_text(part)) if a not in found)
         except Exception:
             continue
     for value in raw_values(msg, "X-Failed-Recipients"):  # Exim

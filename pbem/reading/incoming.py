@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 
 from pbem.reading.addresses import split_plus
-from pbem.reading.automatic import DSN_SUBJECT, automatic_kind, bounce_recipients
+from pbem.reading.automatic import DSN_SUBJECT, automatic_kind, bounce_recipients, failure_reasons
 from pbem.reading.body import body_text
 from pbem.reading.headers import (
     LOGGED_HEADERS,
@@ -70,6 +70,9 @@ class IncomingMail:
     json_error: str | None = None
     auto: str | None = None
     bounce_for: list[str] = field(default_factory=list)
+    #: What the delivery report says about each of ``bounce_for``, where it says something:
+    #: "550 5.1.1 <bob@example.org>: User unknown".
+    bounce_reasons: dict[str, str] = field(default_factory=dict)
     plus_tokens: list[str] = field(default_factory=list)
     body_token: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -313,6 +316,7 @@ def _read(raw: bytes, own_addresses: Collection[str], envelope_from: str | None)
     mail.auto = automatic_kind(msg, mail.subject, mail.from_addr, own_addresses, envelope_from)
     if mail.auto == "bounce" or (mail.auto is None and mail.dsn_subject):
         mail.bounce_for = bounce_recipients(msg, mail.text, own_addresses)
+        mail.bounce_reasons = failure_reasons(msg) if mail.bounce_for else {}
     return mail
 
 

@@ -39,7 +39,7 @@ RESULT_FILTERS = {"draw": None, "resigned": "resigned", "forfeit": "forfeit",
 class Inbound:
     id: int
     raw: bytes
-    source: str  # "smtp", "imap", "deliver", "cli"
+    source: str  # "smtp", "imap", "deliver", "cli"; "relay": a report of a refusal at RCPT
     received_at: datetime
     message_id: str | None
     sha256: str
@@ -112,7 +112,10 @@ class OutboxBatch(Protocol):
     def take(self, row: Outbound) -> bool: ...
     def sent(self, outbound_id: int) -> None: ...
     def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None: ...
-    def given_up(self, outbound_id: int, error: str) -> None: ...  # refused for good: never retried
+    def given_up(self, outbound_id: int, error: str, report: bytes | None = None) -> None:
+        """Refused for good: never retried. ``report``, a delivery report about the refusal, is
+        stored as inbound mail with the mark (null sender, source "relay"): written together, so
+        the refusal is handled like a bounce exactly once."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,9 @@ class AcceptResult:
 
 class Tx(Protocol):
     """Operations inside one transaction; all commit together or not at all."""
+
+    @property
+    def tournaments(self) -> Any: ...  # a pbem.store.tournaments.TournamentTx: tournaments' statements
 
     # intake
     def claim_inbound(self, *inbound_ids: int) -> Inbound | None:
@@ -185,6 +191,12 @@ class Tx(Protocol):
     def claim_once(self, key: str, now: datetime) -> bool:
         """True the first time a key is claimed (committed with the action it guards), else False."""
         ...
+
+    # each player's own block list (``block ADDRESS``; pbem.store.player_blocks)
+    def add_player_block(self, email: str, blocked: str, now: datetime) -> bool: ...  # False if already
+    def remove_player_block(self, email: str, blocked: str) -> bool: ...
+    def player_blocks(self, email: str) -> list[tuple[str, datetime]]: ...  # (address, since)
+    def blocked_by(self, blocked: str) -> set[str]: ...  # the players whose lists hold it
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
     def init_meta(self, key: str, value: str) -> str:
@@ -214,9 +226,19 @@ class Tx(Protocol):
                            expires_at: datetime) -> None: ...
     def address_change(self, code_hash: str) -> AddressChange | None: ...
     def use_address_change(self, code_hash: str, now: datetime) -> None: ...
+    # the yearly vacation allowance (pbem.store.allowances): days used per player and year
+    def allowance_use(self, email: str, year: int) -> tuple[int, int] | None:
+        """(vacation days, timeout days) of ``email`` in ``year``; None when nothing was written."""
+        ...
+    def set_vacation_days(self, email: str, year: int, days: int, now: datetime) -> None: ...
+    def add_timeout_days(self, email: str, year: int, days: int, vacation_days: int, now: datetime) -> None:
+        """``days`` more spent on timeouts; ``vacation_days`` is written only with a new row."""
+        ...
+
     def move_player(self, old_email: str, new_email: str) -> None:
-        """Settings, observed games and held digest lines of ``old_email`` go to ``new_email`` (the
-        seats are moved by the caller, game by game, since each game's record changes too)."""
+        """Settings, observed games, held digest lines, the vacation allowance and block lists (both
+        the player's own and their place on others') of ``old_email`` go to ``new_email`` (the seats
+        are moved by the caller, game by game, since each game's record changes too)."""
         ...
 
 
@@ -303,6 +325,7 @@ class Store(Protocol):
     def set_imap_state(self, mailbox: str, uidvalidity: int, last_uid: int) -> None: ...
 
     # read-only views used by CLI tools
+    def tournament_views(self) -> Any: ...  # a pbem.store.tournaments.TournamentViews
     def get_game(self, game_id: str) -> GameRow | None: ...
     def list_games(self, status: str | None = None) -> list[GameRow]: ...
     def active_games_to_move(self, address_like: str) -> list[str]: ...  # ids, oldest first

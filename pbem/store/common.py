@@ -36,6 +36,19 @@ class StoreClosedError(StoreError):
     """The store was closed; a use after close is a bug in the caller, not a transient failure."""
 
 
+def next_counted_id(db: Any, prefix: str, table: str) -> str:
+    """The next id ``prefix-N`` of ``game_counters`` for rows of ``table`` (games, tournaments), on
+    a connection of ``pbem.store.sql.Db``'s kind, inside its write transaction."""
+    while True:
+        # One atomic step: a second worker waits for this row and then counts on from it.
+        number = int(db.value("INSERT INTO game_counters (prefix, next) VALUES (?, 2)"
+                              " ON CONFLICT (prefix) DO UPDATE SET next = game_counters.next + 1"
+                              " RETURNING next", (prefix,))) - 1
+        # Skip ids taken by rows inserted with explicit ids (imports, tests).
+        if db.one(f"SELECT 1 FROM {table} WHERE id = ?", (f"{prefix}-{number}",)) is None:
+            return f"{prefix}-{number}"
+
+
 def now_utc() -> datetime:
     return datetime.now(UTC)
 

@@ -27,7 +27,9 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("mail_threads", ("game_id", "email")),
     ("game_counters", ("prefix",)),
     ("players", ("email",)),
+    ("allowance", ("email", "year")),
     ("blocked", ("email",)),
+    ("player_blocks", ("email", "blocked")),
     ("once_keys", ("key",)),
     ("meta", ("key",)),
     ("notices", ("key",)),
@@ -38,6 +40,8 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("digest_items", ("id",)),
     ("inbound", ("id",)),
     ("outbound", ("id",)),
+    ("tournaments", ("id",)),
+    ("tournament_entrants", ("tournament_id", "email")),
 )
 
 #: Tables whose integer ids come from a counter of the database.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import socket
 import threading
 import zlib
@@ -129,7 +130,20 @@ class PostgresStore(SqlStore):
         return connect(self.dsn)
 
     def _usable(self, conn: Any) -> bool:
-        return not conn.closed  # closed also when the server dropped it
+        """Closed, or closed by the server meanwhile (a restart, an administrator): the socket of a
+        connection at rest is readable then (the server's last word, "terminating connection",
+        and the end of the stream). Found here, at the cost of one poll, it is replaced before it
+        is used; else every thread's first statement after a database restart failed. (A rare
+        notice at rest costs a reconnection, nothing more.)"""
+        if conn.closed:
+            return False
+        if getattr(self._local, "in_tx", False):
+            return True
+        try:
+            readable, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+        except (psycopg.Error, OSError, ValueError):
+            return False
+        return not readable
 
     def _forked(self) -> list[Any]:
         inherited = [c for c in (self._role_conn, self._flush_conn) if c is not None]

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pbem.store import migrations as _migrations
+from pbem.store.allowances import AllowanceStatements
 from pbem.store.base import (
     GAME_STATUSES,
     INBOUND_STATUSES,
@@ -47,10 +48,13 @@ from pbem.store.common import (
     intake_keys,
     json_dumps,
     json_loads,
+    next_counted_id,
     now_utc,
     result_columns,
     sha256_hex,
 )
+from pbem.store.player_blocks import PlayerBlocksTx
+from pbem.store.tournaments import TournamentTx, TournamentViews
 
 INBOUND_COLS = ("id, raw, source, received_at, message_id, sha256, status, outcome, envelope_from,"
                 " original_size, sender")
@@ -319,7 +323,7 @@ def accept_one(db: Db, row: tuple[Any, ...]) -> AcceptResult:
 # --- one transaction ------------------------------------------------------------------------------
 
 
-class SqlTx:
+class SqlTx(AllowanceStatements, PlayerBlocksTx):
     """One open write transaction; unusable once its ``with`` block has ended, so a leaked reference
     cannot write outside the transaction it was meant for.
 
@@ -342,6 +346,11 @@ class SqlTx:
 
     def _end(self) -> None:
         self._db = None
+
+    @property
+    def tournaments(self) -> TournamentTx:
+        """The tournaments' statements (``pbem.store.tournaments``) in this transaction."""
+        return TournamentTx(lambda: self._c)
 
     # intake
 
@@ -372,15 +381,7 @@ class SqlTx:
     def next_game_id(self, prefix: str) -> str:
         if not prefix:
             raise ValueError("empty game id prefix")
-        db = self._c
-        while True:
-            # One atomic step: a second worker waits for this row and then counts on from it.
-            number = int(db.value("INSERT INTO game_counters (prefix, next) VALUES (?, 2)"
-                                  " ON CONFLICT (prefix) DO UPDATE SET next = game_counters.next + 1"
-                                  " RETURNING next", (prefix,))) - 1
-            # Skip ids taken by games inserted with explicit ids (imports, tests).
-            if db.one("SELECT 1 FROM games WHERE id = ?", (f"{prefix}-{number}",)) is None:
-                return f"{prefix}-{number}"
+        return next_counted_id(self._c, prefix, "games")
 
     def insert_game(self, game: GameRow) -> None:
         check_status(game.status, GAME_STATUSES, "game")
@@ -629,6 +630,8 @@ class SqlTx:
                " AS o WHERE o.game_id = observers.game_id AND o.email = ?)", (new, old, new))
         db.run("DELETE FROM observers WHERE email = ?", (old,))
         db.run("UPDATE digest_items SET email = ? WHERE email = ?", (new, old))
+        self.move_allowance(old, new)
+        self.move_player_blocks(old, new)
 
     def active_games(self) -> list[GameRow]:
         db = self._c
@@ -869,9 +872,13 @@ class SqlStore:
         # this up to once per message. (Walking the pending rows in id order and probing each
         # for an earlier one of its sender is cheaper while the statistics know about the
         # backlog, but quadratic when they do not, as after a burst or an outage.) One message
-        # per sender per call: the caller's next call starts the next round.
-        since = dt_to_text(now - timedelta(minutes=1))
-        recent = ("SELECT COUNT(*) FROM inbound AS done WHERE done.sender {} AND done.processed_at >= ?")
+        # per sender per call: the caller's next call starts the next round. The minute is
+        # bounded on both sides: after the wall clock stepped back, the mail processed before the
+        # step (stamped "in the future") is not the last minute's, or a busy sender would wait out
+        # the whole step.
+        since, until = dt_to_text(now - timedelta(minutes=1)), dt_to_text(now)
+        recent = ("SELECT COUNT(*) FROM inbound AS done WHERE done.sender {}"
+                  " AND done.processed_at >= ? AND done.processed_at <= ?")
         db = self._db()
         rows = db.all(
             "SELECT head FROM (SELECT MIN(id) AS head, sender FROM inbound WHERE status = 'pending'"
@@ -879,7 +886,7 @@ class SqlStore:
             f" WHERE ? = 0 OR CASE WHEN heads.sender IS NULL THEN ({recent.format('IS NULL')})"
             f"  ELSE ({recent.format('= heads.sender')}) END < ?"
             " ORDER BY head LIMIT ?",
-            (per_sender_per_minute, since, since, per_sender_per_minute, limit))
+            (per_sender_per_minute, since, until, since, until, per_sender_per_minute, limit))
         return [int(r[0]) for r in rows]
 
     def get_inbound(self, inbound_id: int) -> Inbound | None:
@@ -1050,6 +1057,10 @@ class SqlStore:
 
     # read-only views
 
+    def tournament_views(self) -> TournamentViews:
+        """Tournaments read outside a transaction (``pbem.store.tournaments``)."""
+        return TournamentViews(self._read)
+
     def get_game(self, game_id: str) -> GameRow | None:
         with self._read() as db:
             return get_game(db, game_id)
@@ -1086,6 +1097,7 @@ class _MarkLater:
         self.sent_ids: list[int] = []
         self.failures: list[tuple[int, str, datetime]] = []
         self.given_ups: list[tuple[int, str]] = []
+        self.reports: list[bytes] = []
 
     def take(self, row: Outbound) -> bool:
         return True
@@ -1096,14 +1108,18 @@ class _MarkLater:
     def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
         self.failures.append((outbound_id, error, next_attempt_at))
 
-    def given_up(self, outbound_id: int, error: str) -> None:
+    def given_up(self, outbound_id: int, error: str, report: bytes | None = None) -> None:
         self.given_ups.append((outbound_id, error))
+        if report is not None:
+            self.reports.append(report)
 
     def close(self, store: SqlStore, now: datetime) -> None:
         # Not waiting for the disk: a mark lost to a power cut means a mail sent again, never lost.
+        # (A report lost with it is written again: the mail is refused again, with the same report.)
         if self.sent_ids or self.failures or self.given_ups:
+            reports = [_report_row(report, now) for report in self.reports]
             with store._write(durable=False) as db:
-                _mark_outbound(db, self.sent_ids, self.failures, now, self.given_ups)
+                _mark_outbound(db, self.sent_ids, self.failures, now, self.given_ups, reports)
 
 
 class _MarkEach:
@@ -1160,16 +1176,18 @@ class _MarkEach:
     def failed(self, outbound_id: int, error: str, next_attempt_at: datetime) -> None:
         self._mark(outbound_id, [], [(outbound_id, error, next_attempt_at)])
 
-    def given_up(self, outbound_id: int, error: str) -> None:
-        self._mark(outbound_id, [], [], [(outbound_id, error)])
+    def given_up(self, outbound_id: int, error: str, report: bytes | None = None) -> None:
+        reports = [] if report is None else [_report_row(report, self.now)]
+        self._mark(outbound_id, [], [], [(outbound_id, error)], reports)
 
     def _mark(self, outbound_id: int, sent: list[int], failures: list[tuple[int, str, datetime]],
-              given_ups: tuple[tuple[int, str], ...] | list[tuple[int, str]] = ()) -> None:
+              given_ups: tuple[tuple[int, str], ...] | list[tuple[int, str]] = (),
+              reports: Sequence[tuple[Any, ...]] = ()) -> None:
         taken = self._open is not None and self._open[0] == outbound_id
         if not taken and not self.take(next(r for r in self.rows if r.id == outbound_id)):
             return  # another sender has it: its fate is that sender's to report
         assert self._open is not None
-        _mark_outbound(self._open[2], sent, failures, self.now, given_ups)
+        _mark_outbound(self._open[2], sent, failures, self.now, given_ups, reports)
         self._finish()
 
     def _finish(self) -> None:
@@ -1183,12 +1201,20 @@ class _MarkEach:
 
 
 def _mark_outbound(db: Db, sent: list[int], failures: list[tuple[int, str, datetime]],
-                   now: datetime, given_ups: Sequence[tuple[int, str]] = ()) -> None:
+                   now: datetime, given_ups: Sequence[tuple[int, str]] = (),
+                   reports: Sequence[tuple[Any, ...]] = ()) -> None:
     db.many("UPDATE outbound SET sent_at = COALESCE(sent_at, ?) WHERE id = ?",
             [(dt_to_text(now), i) for i in sent])
     db.many("UPDATE outbound SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?"
             " WHERE id = ?", [(error, dt_to_text(when), i) for i, error, when in failures])
     db.many(_GIVE_UP, [(error, dt_to_text(now), i) for i, error in given_ups])
+    for report in reports:
+        accept_one(db, report)
+
+
+def _report_row(report: bytes, now: datetime) -> tuple[Any, ...]:
+    """A delivery report the sender wrote, as the intake stores it (from the null sender)."""
+    return intake_row(report, "relay", now, None, "")
 
 
 def worker_id(host: str, started_at: datetime) -> str:

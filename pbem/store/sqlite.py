@@ -27,7 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from pbem.store.common import StoreError
+from pbem.store.common import StoreError, StoreUnavailableError
 from pbem.store.migrations import Migration
 from pbem.store.sql import Db, Dialect, SqlStore, SqlTx
 
@@ -60,10 +60,26 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in str(exc) or "busy" in str(exc)
 
 
+#: Besides busy: a disk that is full, read-only or failing, or a file that cannot be opened. Each
+#: leaves the transaction undone, and the same work succeeds once the disk is fixed, so it is
+#: ``StoreUnavailableError`` (try again later), never a reason to mark a message failed.
+_UNAVAILABLE_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL,
+                      sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN)
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _UNAVAILABLE_CODES
+    text = str(exc)
+    return any(word in text for word in ("locked", "busy", "disk is full", "readonly",
+                                         "disk I/O error", "unable to open"))
+
+
 DIALECT = Dialect(
     name="SQLite", for_update="", skip_locked="",
     json_text=lambda column, key: f"json_extract({column}, '$.{key}')",
-    transient=(sqlite3.OperationalError,), is_transient=_is_busy)  # AUTOINCREMENT follows given ids
+    transient=(sqlite3.OperationalError,), is_transient=is_unavailable)  # AUTOINCREMENT follows given ids
 
 
 class SQLiteStore(SqlStore):
@@ -183,8 +199,16 @@ class SQLiteStore(SqlStore):
                         raise
                 finally:
                     self._local.in_tx = False
-        except BaseException:
+        except BaseException as exc:
             self._local.synchronous = None  # unknown: set again by the next transaction
+            cause = exc if isinstance(exc, sqlite3.Error) else exc.__cause__
+            if (getattr(cause, "sqlite_errorcode", 0) & 0xFF) == sqlite3.SQLITE_READONLY:
+                # Opened while the file could not be written (a read-only folder or mount), the
+                # connection stays read-only for good: the next write opens a new one.
+                self._drop(conn)
+            if isinstance(exc, sqlite3.OperationalError) and is_unavailable(exc):
+                # BEGIN or COMMIT on a full or read-only disk: nothing was written
+                raise StoreUnavailableError(f"{type(exc).__name__}: {exc}") from exc
             raise
 
     @contextmanager

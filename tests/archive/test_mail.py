@@ -116,9 +116,11 @@ def test_standings_by_mail(server: Server) -> None:
 
     expected = compute(server.store.list_games(status="over"), "alien-city")["alien-city"]
     text = reply_text(server, ALICE, "standings alien-city")
-    for line in expected:
-        assert f"{line.player:<32} {line.games:>5} {line.wins:>4} {line.losses:>4} {line.draws:>5} " \
-               f"{line.rating:>6.0f}" in text
+    rows = [" ".join(row.split()) for row in text.split("\n")]
+    for rank, line in enumerate(expected, 1):
+        name = f"{line.player} (you)" if line.player == ALICE else line.player  # the reader, marked
+        assert (f"{rank} {name} {line.games} {line.wins} {line.losses} {line.draws} {line.rating:.0f}"
+                in " ".join(rows))
 
 
 def test_standings_with_no_finished_games(server: Server) -> None:

@@ -19,6 +19,7 @@ from pbem.archive.importer import row_from_record
 from pbem.archive.sample import random_record
 from pbem.archive.search import make_filters
 from pbem.archive.site import write_site
+from pbem.community import standings_page
 from pbem.record import positions, replay_record
 from pbem.store.base import GameRow, Store
 from tests.archive.conftest import Cli, fill
@@ -118,10 +119,12 @@ def site(tmp_path: Path, store: Store) -> tuple[Path, list[GameRow]]:
 
 def test_site_files_never_show_hidden_information(site: tuple[Path, list[GameRow]]) -> None:
     out, rows = site
+    assert standings_page.PAGE == "standings.html"  # imported: the site has its standings page
     pile = rows[1].record["setup"]["pile"]
     files = sorted(p for p in out.rglob("*") if p.is_file())
     assert [p.relative_to(out).as_posix() for p in files] == [
-        "games/ac-7.html", "games/ac-7.json", "games/st-3.html", "games/st-3.json", "index.html"]
+        "games/ac-7.html", "games/ac-7.json", "games/st-3.html", "games/st-3.json", "index.html",
+        "standings.html"]  # nothing on the standings page either
     for path in files:
         text = path.read_text()
         assert '"pile"' not in text
@@ -151,7 +154,10 @@ def test_index_in_chromium(tmp_path: Path, site: tuple[Path, list[GameRow]]) -> 
     assert "Space Truckin'" in text and "Alien City" in text
     # one line per player, and no stray comma between them (they used to start with ", ")
     players = {r.attrs["data-id"]: [li.all_text() for li in r.find(tag="li", cls="player")] for r in listed}
-    assert players == {"ac-7": [f"{NICKNAME} (black)", "White"], "st-3": ["Red", "Blue", "Green"]}
+    # without a nickname a stable pseudonym, so a reader can follow a player from game to game
+    assert players["ac-7"][0] == f"{NICKNAME} (black)"
+    assert re.fullmatch(r"Player [A-Z2-9]{5} \(white\)", players["ac-7"][1]), players
+    assert [re.sub(r"Player [A-Z2-9]{5} ", "", p) for p in players["st-3"]] == ["(red)", "(blue)", "(green)"]
     assert not [r for r in listed if "," in r.find(tag="ul", cls="players")[0].all_text()]
 
 
@@ -303,8 +309,9 @@ def test_pages_at_360_px_wide(tmp_path: Path, site: tuple[Path, list[GameRow]]) 
             assert any("last" in text for _, text in shown["legend"])
             names = browser.evaluate(
                 "[...document.querySelectorAll('ul.players li')].map(li => li.textContent)")
-            assert names == ([f"{NICKNAME} (black)", "White"] if row.game == "alien-city"
-                             else ["Red", "Blue", "Green"])
+            assert [re.sub(r"^Player [A-Z2-9]{5} ", "", n) for n in names] == (
+                [f"{NICKNAME} (black)", "(white)"] if row.game == "alien-city" else ["(red)", "(blue)",
+                                                                                     "(green)"])
             page = browser.evaluate("document.documentElement.outerHTML")
             assert not ADDRESS.search(page) and not [p for p in PRIVATE if p.lower() in page.lower()]
             shots.append(browser.screenshot(tmp_path / f"360px-{row.id}.png"))

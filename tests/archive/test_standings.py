@@ -109,9 +109,30 @@ def test_cli_standings(tmp_path: Path, store: Store) -> None:
     first = data["games"]["alien-city"][0]
     assert first == {"player": "a", "game": "alien-city", "games": 2, "wins": 1, "losses": 0, "draws": 1,
                      "rating": 1514.5}
+    assert data["reliability"]["a"]["finished"] == 2 and data["reliability"]["a"]["lost_on_time"] == 0
     code, out, _ = cli("standings", "--game", "alien-city")
-    assert code == 0 and "Alien City" in out and " 1514\n" in out and "Elo" in out
+    assert code == 0 and "Alien City" in out and " 1514   100 %\n" in out and "Elo" in out
+    assert "RATING ON TIME" in out and "the share not lost on time" in out
     code, out, _ = cli("standings", "--game", "space-truckin")
     assert code == 0 and "No finished games of Space Truckin' yet." in out
     code, _, err = cli("standings", "--game", "go")
     assert code == 2 and "unknown game 'go'" in err
+
+
+def test_the_mail_table_keeps_78_columns_in_every_language() -> None:
+    """The heads of German and Slovak are longer than the English ones: in a mail the name column
+    gives way (a long address is cut, marked "…"); the terminal shows every name whole."""
+    from pbem.clocks.reliability import Reliability
+    from pbem.community.standings import Standing, table_text
+    from pbem.i18n import speaking
+
+    long = "a.very.long.address.of.somebody@example-company.org"
+    lines = [Standing(long, "alien-city", 3, 2, 1, 0, 1516.0),
+             Standing("bo@x.org", "alien-city", 3, 1, 2, 0, 1484.0)]
+    reliable = {long: Reliability(long, 3, 1)}
+    for language in ("en", "de", "sk"):
+        with speaking(language):
+            table = table_text("alien-city", lines, reliable, width=78).split("\n")
+        assert max(len(line) for line in table) <= 78, (language, table)
+        assert "…" in table[1] and "bo@x.org" in table[2]
+    assert long in table_text("alien-city", lines, reliable)  # pbem standings on the terminal

@@ -103,5 +103,6 @@ def test_bad_open_challenges(table: Table) -> None:
     out = table.mail(ANN, "new alien-city open rating 1800-1200")
     assert "a rating range is two numbers, low first" in flat(only(out, ANN))
     out = table.mail(ANN, "new alien-city")
-    assert "or 'new GAME open' for anyone" in flat(only(out, ANN))
+    assert flat(only(out, ANN)).count("for anyone") == 1  # the usage says it, once
+    assert "or 'new GAME [OPTIONS] open' for anyone" in flat(only(out, ANN))
     assert "'new GAME [OPTIONS] open'" in text_of(only(table.mail(ANN, "help"), ANN))

@@ -32,6 +32,7 @@ def test_a_moderators_deadline_honours_the_vacation(table: Table) -> None:
 def test_the_shortest_time_control_is_stated_right(table: Table) -> None:
     out = table.mail(ANN, f"new alien-city time 0.04 with {BO}")
     assert "a move needs at least one hour, 1/24 of a day (0.042 days), not 0.04" in flat(only(out, ANN))
+    table.server.config.moderators = ["mod@example.org"]  # 'notify' needs somebody to decide
     out = table.mail(ANN, f"new alien-city time 0.042 notify with {BO}")
     invitation = only(out, BO)
     assert "Time control: 0.042 days per move; at the deadline: the moderators decide." in flat(invitation)

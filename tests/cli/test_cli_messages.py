@@ -130,11 +130,15 @@ def test_send_accepts_addresses_with_and_without_a_name(smtp_sink, tmp_path: Pat
                           "--port", str(smtp_sink.port), "--from", "Ann Lee <ann@example.org>",
                           "--to", "pbem@localhost", "hello")
     assert (code, err) == (0, ""), err
-    assert out.startswith("sent ") and "from Ann Lee <ann@example.org> to pbem@localhost" in out
+    assert out == "sent (no subject) from Ann Lee <ann@example.org> to pbem@localhost\n"
     message = smtp_sink.wait_for(1, timeout=30)[0].message
     assert message["From"].addresses[0].addr_spec == "ann@example.org"
     assert message["From"].addresses[0].display_name == "Ann Lee"
     assert str(message["To"]) == "pbem@localhost"
+    code, out, err = call(capsys, "send", "-c", str(tmp_path / "pbem.toml"), "--host", smtp_sink.host,
+                          "--port", str(smtp_sink.port), "--from", "ann@example.org",
+                          "--subject", "new game", "new alien-city with bo@example.org")
+    assert (code, err, out) == (0, "", "sent 'new game' from ann@example.org to pbem@localhost\n")
 
 
 # --- score ---------------------------------------------------------------------------------------------

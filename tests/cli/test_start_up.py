@@ -6,9 +6,11 @@ check-config runs in this process through ``pbem.cli.main``; serve in a subproce
 
 from __future__ import annotations
 
+import email
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -158,7 +160,46 @@ def test_a_database_folder_that_cannot_be_created(tmp_path: Path,
 
 def test_no_door_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = write_config(tmp_path, "[smtp]\nenabled = false\n")
-    refused_by_both(config, capsys, "no door is open")
+    refused_by_both(config, capsys, "no door is open", "[imap] host", "enable [smtp]",
+                    "[pipe] enabled = true", "pbem deliver")
+
+
+def test_the_mta_pipe_is_a_door(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Postfix piping into `pbem deliver` (deploy/pipe/): serve opens no listener of its own, and the
+    check shows the command line the MTA must run, with this very file."""
+    config = write_config(tmp_path, '[server]\ndata_dir = "data"\n[pipe]\nenabled = true\n')
+    code, out, err = check(config, capsys)
+    assert (code, err) == (0, ""), err
+    assert "SMTP listener" not in out and "IMAP" not in out
+    assert f"pbem deliver -c {config} -f ${{sender}}` for each message" in out
+    # The listener can still be opened beside the pipe on purpose.
+    config = write_config(tmp_path, "[pipe]\nenabled = true\n[smtp]\nenabled = true\nport = 0\n")
+    code, out, err = check(config, capsys)
+    assert code == 0 and "SMTP listener 127.0.0.1:0" in out and "pbem deliver" in out
+
+
+def test_serve_on_the_pipe_alone_processes_what_deliver_stored(tmp_path: Path) -> None:
+    """The whole pipe door without the MTA: a mail handed to `pbem deliver` is answered into the
+    outbox Maildir by a running `pbem serve`, which listens on no port."""
+    config = write_config(tmp_path, '[server]\ndata_dir = "data"\n[pipe]\nenabled = true\n')
+    mail = (b"From: ann@example.org\r\nTo: pbem@localhost\r\nSubject: help\r\n"
+            b"Message-ID: <pipe-1@example.org>\r\n\r\nhelp\r\n")
+    stored = subprocess.run([*PBEM, "deliver", "-c", str(config), "-f", "ann@example.org"], input=mail,
+                            capture_output=True, timeout=60)
+    assert stored.returncode == 0, stored.stderr
+    server = subprocess.Popen([*PBEM, "serve", "-c", str(config)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+    try:
+        new = tmp_path / "data" / "outbox" / "new"
+        deadline = time.monotonic() + 30
+        while not (new.is_dir() and any(new.iterdir())) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        replies = [email.message_from_bytes(path.read_bytes()) for path in new.iterdir()]
+        assert [reply["To"] for reply in replies] == ["ann@example.org"]
+        assert server.poll() is None, server.stderr.read() if server.stderr else ""
+    finally:
+        server.terminate()
+        assert server.wait(30) == 0
 
 
 @pytest.mark.parametrize("section", ["imap", "relay"])
@@ -246,4 +287,4 @@ def test_the_deploy_worker_example_passes_the_check(tmp_path: Path, postgres: Po
         text = text.replace(old, new)
     code, out, err = check(write_config(tmp_path, text), capsys)
     assert (code, err) == (0, ""), err
-    assert "SMTP listener 127.0.0.1:0" in out and "IMAP pbem@127.0.0.1:143" in out
+    assert "SMTP listener 127.0.0.1:0" in out and "IMAP pbem@games.example.org@127.0.0.1:143" in out

@@ -43,8 +43,8 @@ def play(server: Server, players: dict[str, Player], out: list[tuple[str, EmailM
 
 @pytest.fixture
 def played(tmp_path: Path) -> tuple[Server, dict[str, EmailMessage]]:
-    """A server that has played two games a little, with a setting, an observer, a block, one mail
-    not yet processed and replies not yet sent."""
+    """A server that has played two games a little, with a setting, an observer, a block, a
+    player's own block, one mail not yet processed and replies not yet sent."""
     server = Server(tmp_path)
     (tmp_path / "data").mkdir(parents=True, exist_ok=True)
     (tmp_path / "data" / "secret.key").write_text(SECRET.hex() + "\n")
@@ -57,6 +57,7 @@ def played(tmp_path: Path) -> tuple[Server, dict[str, EmailMessage]]:
     now = server.clock.now()
     with server.store.transaction() as tx:
         tx.block("spam@example.net", now, "test", "spam")
+        tx.add_player_block(BOB, "pest@example.net", now)  # a player's own list (migration 9)
         tx.mark_bouncing("gone@example.net", now, "550 5.1.1 no such user")
         tx.add_address_change(ALICE, "alice@new.example.org", "c" * 64, now, now + timedelta(days=1))
         refused = tx.queue_outbound(message_id="<refused@pbem>", sender="pbem@localhost",

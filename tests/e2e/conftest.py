@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import email.policy
+import smtplib
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -19,13 +22,49 @@ from pbem.store import open_store
 REPO = Path(__file__).resolve().parents[2]
 
 
-def serve(config_path: Path, failpoint: str | None) -> subprocess.Popen:
-    """``pbem serve`` in a process of its own, optionally with a failpoint (pbem/failpoints.py)."""
+def serve(config_path: Path, failpoint: str | None, log: Path | None = None) -> subprocess.Popen:
+    """``pbem serve`` in a process of its own, optionally with a failpoint (pbem/failpoints.py);
+    its log goes to a pipe, or to the file ``log`` (a long run would fill the pipe)."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
     if failpoint:
         env["PBEM_FAILPOINT"] = failpoint
-    return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with open(log, "ab") if log is not None else contextlib.nullcontext(subprocess.PIPE) as err:
+        return subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config_path)],
+                                env=env, stdout=subprocess.DEVNULL, stderr=err)
+
+
+def serve_toml(tmp_path: Path, port: int, sink, extra: str = "") -> Path:
+    """A pbem.toml for ``pbem serve`` in ``tmp_path``: the SMTP listener on ``port``, the relay
+    ``sink``, and ``extra`` lines (``[server]`` settings come first, then the sections)."""
+    path = tmp_path / "pbem.toml"
+    server, _, sections = extra.partition("\n[")
+    path.write_text(f"""
+[server]
+data_dir = "{tmp_path / 'data'}"
+{server}
+[smtp]
+enabled = true
+host = "127.0.0.1"
+port = {port}
+[relay]
+host = "{sink.host}"
+port = {sink.port}
+security = "none"
+""" + (f"[{sections}\n" if sections else ""))
+    return path
+
+
+def listening(port: int, process: subprocess.Popen) -> None:
+    """Waits until ``pbem serve`` answers on its SMTP port (failing with its last words if it died)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        try:
+            with smtplib.SMTP("127.0.0.1", port, timeout=5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("pbem serve did not listen")
 
 
 def stop(process: subprocess.Popen) -> None:

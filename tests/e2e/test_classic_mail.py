@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import smtplib
-import subprocess
 import time
 from collections.abc import Callable
 from email.message import EmailMessage
@@ -20,7 +19,7 @@ from pbem.cli.mailbox import new_mail, reply_to
 from pbem.record import replay_record
 from pbem.store import open_store
 from tests.classic.test_queue_preview import answers
-from tests.e2e.conftest import raw, relay, serve, stop
+from tests.e2e.conftest import listening, raw, relay, serve, serve_toml, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import Player, follow, headline, mailto_links, text_of
 from tests.services.requirements import free_port
@@ -141,33 +140,9 @@ def test_mail_queued_by_pbem_admin_leaves_at_once(tmp_path: Path, smtp_sink, dae
 
 # --- a crash between the opponent's move and the queued reply ----------------------------------------
 
-def _listening(port: int, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.stderr.read().decode()[-2000:]
-        try:
-            with smtplib.SMTP("127.0.0.1", port, timeout=5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError("pbem serve did not listen")
-
-
 def test_kill_9_between_the_move_and_the_queued_reply(tmp_path: Path, smtp_sink) -> None:
     port = free_port()
-    config_path = tmp_path / "pbem.toml"
-    config_path.write_text(f"""
-[server]
-data_dir = "{tmp_path / 'data'}"
-[smtp]
-enabled = true
-host = "127.0.0.1"
-port = {port}
-[relay]
-host = "{smtp_sink.host}"
-port = {smtp_sink.port}
-security = "none"
-""")
+    config_path = serve_toml(tmp_path, port, smtp_sink)
     people = Mailer(port, smtp_sink)
     database = tmp_path / "data" / "pbem.sqlite3"
 
@@ -180,7 +155,7 @@ security = "none"
 
     server = serve(config_path, None)
     try:
-        _listening(port, server)
+        listening(port, server)
         got = people.send(new_mail(ANN, SERVER, f"new alien-city with {BO} as black"), 2)
         got = people.send(reply_to(got[BO][0], BO, "accept"), 2)
         ann_turn = got[ANN][0]
@@ -189,7 +164,7 @@ security = "none"
     finally:
         stop(server)
     crashing = serve(config_path, "queued-reply")
-    _listening(port, crashing)
+    listening(port, crashing)
     message = reply_to(ann_turn, ANN, first)
     people.check.sent(ANN, message)
     with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:

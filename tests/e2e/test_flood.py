@@ -8,11 +8,17 @@ moves; without fairness each move would wait behind all of them, about 20 s of p
 machine. The margin asked for is 2 s per move against a typical 0.1-0.3 s; the per-sender cap is
 switched off here so that round-robin alone is what is tested (``tests/store/test_fairness.py``
 tests the cap).
+
+The backlog is made deterministic: the processor process is stopped (SIGSTOP) while the listener
+stores the flood, and continued just before the first move. Without that, on a loaded machine the
+listener was the slower side, the flood never piled up, and the test could only say it proved
+nothing.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import smtplib
 import sqlite3
 import subprocess
@@ -51,7 +57,7 @@ def serve(tmp_path: Path, smtp_sink: SmtpSink) -> Iterator[tuple[int, Path]]:
                                stdout=subprocess.DEVNULL, stderr=log)
     try:
         assert wait_for_port("127.0.0.1", port, timeout=30), (tmp_path / "serve.log").read_text()
-        yield port, tmp_path / "data" / "pbem.sqlite3"
+        yield port, tmp_path / "data" / "pbem.sqlite3", process.pid
     finally:
         process.terminate()
         try:
@@ -80,6 +86,14 @@ def wait_mail(sink: SmtpSink, predicate, timeout: float = 30.0):
     raise AssertionError("no such mail arrived")
 
 
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started (the processor process of ``pbem serve``)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
 def pending(db: Path) -> int:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         return conn.execute("SELECT COUNT(*) FROM inbound WHERE status = 'pending'").fetchone()[0]
@@ -87,7 +101,7 @@ def pending(db: Path) -> int:
 
 @pytest.mark.slow
 def test_flood_from_one_address_does_not_delay_the_players(serve, smtp_sink: SmtpSink) -> None:
-    port, db = serve
+    port, db, serve_pid = serve
     alice, bob = Player("alice@example.org", seed=1), Player("bob@example.org", seed=2)
     send(port, alice.address, [raw(new_mail(alice.address, SERVER,
                                             f"new alien-city with {bob.address} as black"))])
@@ -100,11 +114,19 @@ def test_flood_from_one_address_does_not_delay_the_players(serve, smtp_sink: Smt
     flood = [raw(new_mail("flood@example.net", SERVER, "help")) for _ in range(FLOOD)]
     senders = [threading.Thread(target=send, args=(port, "flood@example.net", flood[i::4]))
                for i in range(4)]
-    for thread in senders:
-        thread.start()
-    deadline = time.monotonic() + 30
-    while pending(db) < 300 and time.monotonic() < deadline:  # the flood piles up ...
-        time.sleep(0.05)
+    processors = children(serve_pid)
+    assert processors, "pbem serve runs its processor in a process of its own"
+    for pid in processors:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        for thread in senders:
+            thread.start()
+        deadline = time.monotonic() + 60
+        while pending(db) < FLOOD // 2 and time.monotonic() < deadline:  # the flood piles up ...
+            time.sleep(0.05)
+    finally:
+        for pid in processors:
+            os.kill(pid, signal.SIGCONT)
 
     waits = []
     board = parse(first.data)

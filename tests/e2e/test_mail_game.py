@@ -18,19 +18,21 @@ from pbem.store import open_store
 from tests.e2e.conftest import raw, relay, serve, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import Player, attached_record, headline, text_of
-from tests.services.requirements import free_port
+from tests.services.requirements import free_port, wait_for_port
 
 ALICE, BOB, SERVER = "alice@example.org", "bob@example.org", "pbem@localhost"
 
 
 def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 300,
-               check: MailCheck | None = None) -> dict[str, EmailMessage]:
+               check: MailCheck | None = None, *, alice: str = ALICE, bob: str = BOB,
+               server: str = SERVER) -> dict[str, EmailMessage]:
     """Alice challenges Bob; both answer every mail they get until both have the result. Every mail
-    is read as its recipient would (``MailCheck``)."""
+    is read as its recipient would (``MailCheck``). ``sink``: what the players receive, in arrival
+    order (``wait_for(count, timeout)``, as the SMTP sink and the Postfix harness's Maildirs have)."""
     check = check or MailCheck()
-    players = {ALICE: Player(ALICE, 1), BOB: Player(BOB, 2)}
-    challenge = new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black")
-    check.sent(ALICE, challenge)
+    players = {alice: Player(alice, 1), bob: Player(bob, 2)}
+    challenge = new_mail(alice, server, f"new alien-city with {bob} as black")
+    check.sent(alice, challenge)
     submit(challenge)
     seen, finished = 0, {}
     deadline = time.monotonic() + timeout
@@ -46,8 +48,8 @@ def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 30
                 continue
             if headline(message).startswith("Game ac-1 created"):
                 # alice plays from her phone: one-tap moves; bob keeps the defaults
-                reply = reply_to(message, ALICE, "set mail tap")
-                check.sent(ALICE, reply)
+                reply = reply_to(message, alice, "set mail tap")
+                check.sent(alice, reply)
                 submit(reply)
                 continue
             reply = players[rcpt].respond(message)
@@ -56,8 +58,8 @@ def drive_game(submit: Callable[[EmailMessage], None], sink, timeout: float = 30
                 submit(reply)
         seen = len(received)
     # bob, on the defaults: about twenty mails, not forty, and no more than 300 KB in all
-    assert check.count[BOB] <= 25 and check.bytes[BOB] <= 300_000, (dict(check.count), dict(check.bytes))
-    assert check.count[ALICE] <= 26  # her "set" was answered once
+    assert check.count[bob] <= 25 and check.bytes[bob] <= 300_000, (dict(check.count), dict(check.bytes))
+    assert check.count[alice] <= 26  # her "set" was answered once
     return finished
 
 
@@ -100,18 +102,35 @@ def test_whole_game_through_the_embedded_smtp_listener(smtp_sink, daemon_for) ->
     check_result(drive_game(submit, smtp_sink), daemon.store)
 
 
-def test_whole_game_through_pbem_deliver(tmp_path: Path, smtp_sink, daemon_for) -> None:
-    config, daemon = daemon_for({"smtp": {"enabled": False}, "relay": relay(smtp_sink)})
+def test_whole_game_through_pbem_deliver(tmp_path: Path, smtp_sink) -> None:
+    """A real ``pbem serve`` whose processor polls only every 600 s: every move piped in by ``pbem
+    deliver`` is answered at once (each reply is awaited for 60 s at most), because deliver wakes
+    the server through its wake socket."""
+    port = free_port()
     toml = tmp_path / "pbem.toml"
-    toml.write_text(f'[server]\ndata_dir = "{config.data_dir}"\n[smtp]\nenabled = false\n')
+    toml.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\npoll_seconds = 600\n'
+                    f'[smtp]\nport = {port}\n[relay]\nhost = "{smtp_sink.host}"\n'
+                    f'port = {smtp_sink.port}\nsecurity = "none"\n')
+    log = tmp_path / "serve.log"
+    server = serve(toml, None, log)
+    try:
+        assert wait_for_port("127.0.0.1", port, timeout=30), log.read_text()
 
-    def submit(message: EmailMessage) -> None:
-        result = subprocess.run([sys.executable, "-m", "pbem.cli", "deliver", "-c", str(toml)],
-                                input=raw(message), capture_output=True, timeout=60)
-        assert result.returncode == 0, result.stderr.decode()
-        daemon.wake()
+        def submit(message: EmailMessage) -> None:
+            result = subprocess.run(
+                [sys.executable, "-m", "pbem.cli", "deliver", "-c", str(toml),
+                 "-f", message["From"].addresses[0].addr_spec],
+                input=raw(message), capture_output=True, timeout=60)
+            assert result.returncode == 0, result.stderr.decode()
 
-    check_result(drive_game(submit, smtp_sink), daemon.store)
+        finished = drive_game(submit, smtp_sink)
+    finally:
+        stop(server)
+    store = open_store(tmp_path / "data" / "pbem.sqlite3")
+    try:
+        check_result(finished, store)
+    finally:
+        store.close()
 
 
 # --- crash safety ------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pbem.cli.mailbox import reply_to
+from pbem.clocks import log as cl
 from pbem.record import replay_json, replay_record, write_record
 from pbem.tokens import seat_token
 from tests.moderation.helpers import (
@@ -87,6 +88,7 @@ def test_rollback_by_mail_then_play_on_and_replay_matches_the_live_game(server: 
     more = table.play(4)
     row = server.game("ac-1")
     assert [m["move"] for m in row.record["moves"]] == played[:2] + more
+    assert cl.check(row.record) == [] and cl.final_deadline(row.record) == row.deadline_at
     live = replay_json(replay_record(row.record))
     asked = to(server.submit(reply_to(table.newest[ALICE], ALICE, "record ac-1")), ALICE)
     mailed = attached_record(asked[0])

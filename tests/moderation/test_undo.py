@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pbem.cli.mailbox import reply_to
+from pbem.clocks import log as cl
 from pbem.record import replay_record, write_record
 from tests.moderation.helpers import ALICE, BOB, ModServer, Table, is_your_move, start
 from tests.server.harness import headline, text_of, to
@@ -55,6 +56,9 @@ def test_undo_accepted_takes_the_move_back(server: ModServer, tmp_path: Path) ->
     table.play(3)
     row = server.game("ac-1")
     assert replay_record(row.record).ply == 4
+    # the clock too: the turn the undo cut short ended without a move, the next one began
+    assert "taken back" in [e.get("why") for e in row.record["clock_log"]]
+    assert cl.check(row.record) == [] and cl.final_deadline(row.record) == row.deadline_at
     path = tmp_path / "ac-1.json"
     write_record(path, row.record)
     text = subprocess.run([sys.executable, "-m", "pbem.cli", "replay", str(path)], capture_output=True,

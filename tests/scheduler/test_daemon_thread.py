@@ -20,6 +20,7 @@ def _wait_for(condition, timeout: float = 10.0) -> bool:
 
 def test_the_daemon_runs_the_scheduler(server: Clocked) -> None:
     server.config.smtp_enabled = False
+    server.config.deadlines.vacation_days_per_year = 0  # the policy at once, not the allowance first
     game_id, _ = server.start_alien_city()
     server.take_outbox()
     sent_before = server.store.outbound_counts().get("sent", 0)

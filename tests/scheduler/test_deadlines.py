@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pbem.clocks import log as cl
 from pbem.community import deadlines as dl
 from pbem.store.base import GameRow, Seat
 
@@ -29,7 +30,9 @@ def test_deadline_after_skips_vacations() -> None:
     away = [(T0 + 2 * H, T0 + 5 * H), (T0 + 4 * H, T0 + 6 * H), (T0 - 10 * H, T0 - 9 * H)]
     assert dl.merge_intervals(away) == [(T0 - 10 * H, T0 - 9 * H), (T0 + 2 * H, T0 + 6 * H)]
     assert dl.deadline_after(T0, H, away) == T0 + H
-    assert dl.deadline_after(T0, 2 * H, away) == T0 + 2 * H
+    # time that runs out just as a vacation begins lasts until the vacation ends: the clock has not
+    # run over while it stood still
+    assert dl.deadline_after(T0, 2 * H, away) == T0 + 6 * H
     assert dl.deadline_after(T0, 3 * H, away) == T0 + 7 * H
     assert dl.deadline_after(T0 + 3 * H, H, away) == T0 + 7 * H  # starting inside a vacation
     assert dl.running_time(T0, T0 + 7 * H, away) == 3 * H
@@ -55,26 +58,29 @@ def test_running_time_inverts_deadline_after(start: datetime, minutes: int,
 def test_retiming_keeps_the_time_left(start: datetime, minutes: int, away: list[dl.Interval],
                                       more: list[dl.Interval]) -> None:
     row = _row()
-    row.deadline_at = dl.deadline_after(start, timedelta(minutes=minutes), away)
+    row.record["time_control"] = {"kind": "move", "days_per_move": minutes / 1440, "policy": "forfeit"}
+    dl.start_clock(row, "black", start, away=away)
+    assert row.deadline_at == dl.deadline_after(start, timedelta(minutes=minutes), away)
     dl.retime_for_vacations(row, start, away, [*away, *more])
     assert dl.running_time(start, row.deadline_at, [*away, *more]) == timedelta(minutes=minutes)
     dl.retime_for_vacations(row, start, [*away, *more], away)
     assert row.deadline_at == dl.deadline_after(start, timedelta(minutes=minutes), away)
+    assert cl.check(row.record) == []
 
 
 # --- clock operations ----------------------------------------------------------------------------------
 
 def test_pause_and_resume_keep_the_time_left() -> None:
     row = _row()
-    dl.start_clock(row, "black", T0, timedelta(days=7))
+    dl.start_clock(row, "black", T0)
     assert row.deadline_at == T0 + timedelta(days=7)
     dl.pause(row, T0 + timedelta(days=2))
-    assert row.deadline_at is None and row.record["clock"]["remaining_seconds"] == 5 * 86400
+    assert row.deadline_at is None and dl.is_paused(row)
     with pytest.raises(dl.ClockError, match="already paused"):
         dl.pause(row, T0)
-    # a new turn while paused stays paused, with the full period waiting
-    dl.start_clock(row, "white", T0 + timedelta(days=3), timedelta(days=7))
-    assert row.deadline_at is None and row.record["clock"]["remaining_seconds"] == 7 * 86400
+    # a new turn while paused stays paused, with the whole time waiting
+    dl.start_clock(row, "white", T0 + timedelta(days=3))
+    assert row.deadline_at is None and dl.is_paused(row)
     dl.resume(row, T0 + timedelta(days=10))
     assert row.deadline_at == T0 + timedelta(days=17)
     with pytest.raises(dl.ClockError, match="not paused"):
@@ -83,6 +89,7 @@ def test_pause_and_resume_keep_the_time_left() -> None:
     away = [(T0 + timedelta(days=20), T0 + timedelta(days=22))]
     dl.resume(row, T0 + timedelta(days=20), away)  # resumed into the mover's vacation
     assert row.deadline_at == T0 + timedelta(days=23)
+    assert cl.check(row.record) == [] and cl.final_deadline(row.record) == row.deadline_at
 
 
 def test_set_deadline_and_its_refusals() -> None:
@@ -91,7 +98,7 @@ def test_set_deadline_and_its_refusals() -> None:
         dl.set_deadline(row, T0, T0)
     with pytest.raises(dl.ClockError, match="timezone-aware"):
         dl.set_deadline(row, datetime(2026, 3, 2), T0)
-    dl.start_clock(row, "black", T0, timedelta(days=7))
+    dl.start_clock(row, "black", T0)
     dl.pause(row, T0)
     dl.set_deadline(row, T0 + H, T0)
     assert row.deadline_at == T0 + H and not dl.is_paused(row) and dl.generation(row) == 1
@@ -104,20 +111,26 @@ def test_set_deadline_and_its_refusals() -> None:
 
 def test_set_time_control() -> None:
     row = _row(status="invited")
-    dl.set_time_control(row, 3)
-    assert row.record["time_control"] == {"days_per_move": 3, "policy": "forfeit"}
-    dl.set_time_control(row, 0.5, "notify")
-    assert row.record["time_control"] == {"days_per_move": 0.5, "policy": "notify"}
+    dl.set_time_control(row, {"days_per_move": 3})
+    assert row.record["time_control"] == {"kind": "move", "days_per_move": 3, "policy": "forfeit"}
+    dl.set_time_control(row, {"days_per_move": 0.5, "policy": "notify"})
+    assert row.record["time_control"] == {"kind": "move", "days_per_move": 0.5, "policy": "notify"}
     for bad in (0, -1, 366, float("nan"), "x"):
         with pytest.raises(dl.ClockError):
-            dl.set_time_control(row, bad)  # type: ignore[arg-type]
+            dl.set_time_control(row, {"days_per_move": bad})
     with pytest.raises(dl.ClockError, match="forfeit or notify"):
-        dl.set_time_control(row, 3, "ignore")
+        dl.set_time_control(row, {"days_per_move": 3, "policy": "ignore"})
+    assert "clock_log" not in row.record  # before the game starts nothing is logged
+    row = _row()
+    dl.start_clock(row, "black", T0)
+    dl.set_time_control(row, {"kind": "total", "total_days": 20}, T0 + H)
+    assert row.deadline_at == T0 + timedelta(days=7)  # the deadline running stays
+    assert [e["event"] for e in row.record["clock_log"]] == ["control", "start", "control"]
 
 
 def test_forfeit_two_and_three_seats() -> None:
     row = _row()
-    dl.start_clock(row, "black", T0, timedelta(days=7))
+    dl.start_clock(row, "black", T0)
     result = dl.forfeit(row, {"black": 9, "white": 3}, "black", T0)
     assert result["winners"] == ["white"] and result["forfeited"] == "black"
     assert row.status == "over" and row.deadline_at is None and row.finished_at == T0
@@ -167,3 +180,27 @@ def test_format_when() -> None:
         "Sun 01 Mar 2026, 07:00 EST (12:00 UTC), in 2 days 3 hours")
     assert dl.format_when(T0, ZoneInfo("UTC"), T0 + timedelta(minutes=5)) == (
         "Sun 01 Mar 2026, 12:00 UTC, 5 minutes ago")
+
+
+def test_a_running_clock_from_before_the_log_keeps_its_deadline() -> None:
+    """Records from before the clock log: the first change takes the turn into a log, keeping the
+    deadline (or, paused, the time left), and the control without a kind is per move."""
+    row = _row()
+    row.record.update(time_control={"days_per_move": 3, "policy": "forfeit"},
+                      clock={"ply": 0, "seat": "black", "started": "2026-03-01T12:00:00Z", "turn": 1,
+                             "reminded": [48]})
+    row.deadline_at = T0 + timedelta(days=3, hours=5)  # an outage extended it by 5 hours
+    assert dl.running(row) is not None and row.deadline_at == T0 + timedelta(days=3, hours=5)
+    dl.pause(row, T0 + timedelta(days=1))
+    dl.resume(row, T0 + timedelta(days=2))
+    assert row.deadline_at == T0 + timedelta(days=4, hours=5)
+    assert [e["event"] for e in row.record["clock_log"]] == [
+        "control", "start", "deadline", "pause", "resume"]
+    assert cl.check(row.record) == []
+    paused = _row()
+    paused.record["clock"] = {"ply": 0, "seat": "black", "started": "2026-03-01T12:00:00Z", "turn": 1,
+                              "remaining_seconds": 7200.0, "paused_at": "2026-03-02T12:00:00Z"}
+    assert dl.is_paused(paused)
+    dl.resume(paused, T0 + timedelta(days=5))
+    assert paused.deadline_at == T0 + timedelta(days=5, hours=2)
+    assert "remaining_seconds" not in paused.record["clock"] and cl.check(paused.record) == []

@@ -21,6 +21,13 @@ from tests.server.harness import headline, text_of, to
 from tests.server.players import Player, attached_record
 
 
+@pytest.fixture(autouse=True)
+def no_allowance(server: Clocked) -> None:
+    """These tests are about what a deadline's policy does; the yearly allowance, spent before it
+    applies, has tests of its own (tests/scheduler/test_allowance.py)."""
+    server.config.deadlines.vacation_days_per_year = 0
+
+
 def flat(message) -> str:
     """The plain text with its line wrapping undone."""
     return " ".join(text_of(message).split())
@@ -43,7 +50,7 @@ def test_the_clock_starts_with_the_game_and_follows_the_moves(server: Clocked) -
     game_id, your_move = server.start_alien_city()
     row = server.game(game_id)
     assert row.deadline_at == started + WEEK
-    assert row.record["time_control"] == {"days_per_move": 7, "policy": "forfeit"}
+    assert row.record["time_control"] == {"kind": "move", "days_per_move": 7, "policy": "forfeit"}
     assert "Deadline for your move: Fri 27 Nov 2026, 10:00 UTC" in flat(your_move)
     server.clock.advance(hours=5)
     out = server.submit(reply_to(your_move, ALICE, Player(ALICE).choose_move(your_move)))
@@ -420,7 +427,7 @@ def test_a_ply_that_comes_back_after_an_undo_gets_its_grace_again(server: Clocke
         row = tx.get_game(game_id)
         row.record["moves"] = [e for e in row.record["moves"] if "move" not in e]
         row.to_move = "black"
-        dl.start_clock(row, "black", server.clock.now(), WEEK)
+        dl.start_clock(row, "black", server.clock.now())
         tx.save_game(row)
     assert dl.turn_key(server.game(game_id)) == "0.3"
     _advance_to(server, server.game(game_id).deadline_at)

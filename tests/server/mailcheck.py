@@ -4,7 +4,8 @@
 the first mail that is wrong for its reader:
 
 - one subject for the whole game, and an In-Reply-To that names a mail this recipient has (one they
-  received or one they sent), so that every client shows one unbroken thread;
+  received or one they sent), so that every client shows one unbroken thread (only the first mail
+  of a game the server started by itself, a tournament's, opens a thread without one);
 - no text line over 78 columns, and moves numbered one way ("move 12", never "ply");
 - "Your move" only to the seat to move, marked "(you)", with an example move in the footer (one of
   its one-tap links, for those who chose them); to anyone else no move links and no "press Reply
@@ -30,6 +31,7 @@ class MailCheck:
         self.over: set[str] = set()  # games whose end was announced
         self.count: dict[str, int] = defaultdict(int)
         self.bytes: dict[str, int] = defaultdict(int)
+        self.games: set[tuple[str, str]] = set()  # (recipient, game) pairs seen
 
     def sent(self, sender: str, message: EmailMessage) -> None:
         """A mail the person sent: it is part of their thread too."""
@@ -51,7 +53,11 @@ class MailCheck:
             subject = str(message["Subject"])
             assert self.subject.setdefault(game, subject) == subject, f"{where}: subject changed"
             parent = message["In-Reply-To"]
-            if self.known[recipient]:
+            first_of_game = (recipient, game) not in self.games
+            self.games.add((recipient, game))
+            if parent is None and first_of_game:
+                pass  # a game the server started (a tournament's round) opens a thread of its own
+            elif self.known[recipient]:
                 assert parent and str(parent) in self.known[recipient], \
                     f"{where}: In-Reply-To {parent} is not a mail {recipient} has"
                 references = str(message["References"] or "").split()
@@ -61,7 +67,10 @@ class MailCheck:
         example = text.split("for example:\n", 1)[1].split("\n")[0].strip() if "for example:\n" in text \
             else None
         to_move = "Your move" in first or "your move" in first.lower().split(";")[0]
-        if to_move and not first.startswith(("Reminder", "Final reminder", "Daily digest")):
+        reminder = first.startswith(("Reminder", "Final reminder", "Daily digest"))
+        if reminder:
+            pass  # a reminder of one's move repeats the board, as the "your move" mail did
+        elif to_move:
             assert "(you)" in text, f"{where}: the reader is not marked"
             assert example, f"{where}: 'your move' without the footer's example move"
             if links:  # the reader chose one-tap moves: the example is one of them

@@ -226,6 +226,15 @@ class Postgres:
         while port_open(self.host, self.port) and time.monotonic() < deadline:
             time.sleep(0.02)
 
+    def crash_restart(self) -> None:
+        """``pg_ctl restart -m immediate``: every session is cut without a goodbye (as in a crash)
+        and the server recovers from its WAL; back on the same port."""
+        self._run(
+            str(self.bindir / "pg_ctl"), "restart", "-D", str(self.data), "-m", "immediate",
+            "-l", str(self.log_path), "-o", f"-p {self.port}", "-w",
+            "-t", str(int(self.start_timeout)), timeout=self.start_timeout + 10,
+        )  # fmt: skip
+
     def close(self) -> None:
         """Stop for good and delete the cluster. Idempotent."""
         if self._closed:

@@ -10,6 +10,12 @@ free loopback port in a background thread and can misbehave on purpose:
   so the client's ``sendmail`` raises ``smtplib.SMTPSenderRefused`` (an
   ``SMTPResponseException`` with ``smtp_code == 451``) and nothing is stored;
 * ``reject_rcpt[address] = "550 ..."``: that recipient is refused with that reply;
+* ``reject_reply = "421 ..."`` with ``reject_all``: a relay shutting down; after a 421 the sink
+  closes the connection, as RFC 5321 says;
+* ``script``: what the next transactions meet at the end of DATA, one entry each: ``"ok"``,
+  ``"421"`` (answered 421, connection closed), ``"drop"`` (connection closed without an answer,
+  nothing kept) or ``"drop-after-store"`` (the message is kept, then the connection is closed
+  before the answer: the client cannot know the relay has it);
 * ``tls=Certificates``: STARTTLS offered and required before anything else (a relay on port 587);
   ``users={name: password}``: AUTH required (after STARTTLS), with ``auth_mechanisms`` limiting
   what is offered (PLAIN, LOGIN). ``logins`` records (mechanism, user) of every successful AUTH.
@@ -17,6 +23,7 @@ free loopback port in a background thread and can misbehave on purpose:
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import email
@@ -35,6 +42,12 @@ from .requirements import LOOPBACK, free_port, port_open
 from .tls import Certificates
 
 REJECT_REPLY = "451 4.3.0 Temporary failure (test sink in reject_all mode)"
+CLOSING_REPLY = "421 4.3.2 Service shutting down, closing transmission channel"
+
+
+def _close_after_reply(server: SMTP) -> None:
+    """Close the connection once the reply being written went out (421)."""
+    asyncio.get_running_loop().call_later(0.05, server.transport.close)
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,8 @@ class _Handler:
         self, server: SMTP, session: Session, envelope: Envelope, address: str, mail_options: list
     ) -> str:
         if self.sink.reject_all:
+            if self.sink.reject_reply.startswith("421"):
+                _close_after_reply(server)
             return self.sink.reject_reply
         envelope.mail_from = address
         envelope.mail_options.extend(mail_options)
@@ -84,7 +99,16 @@ class _Handler:
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         if self.sink.reject_all:
+            if self.sink.reject_reply.startswith("421"):
+                _close_after_reply(server)
             return self.sink.reject_reply
+        step = self.sink.script.pop(0) if self.sink.script else "ok"
+        if step == "421":
+            _close_after_reply(server)
+            return CLOSING_REPLY
+        if step == "drop":
+            server.transport.abort()
+            return "250 never heard"
         raw = envelope.original_content or envelope.content or b""
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
@@ -100,6 +124,8 @@ class _Handler:
                       else None),
             )
         )
+        if step == "drop-after-store":
+            server.transport.abort()
         return "250 Message accepted for delivery"
 
 
@@ -119,6 +145,7 @@ class SmtpSink:
         self.reject_all: bool = reject_all
         self.reject_reply: str = REJECT_REPLY
         self.reject_rcpt: dict[str, str] = {}
+        self.script: list[str] = []
         self.tls = tls
         self.users = users
         self.auth_mechanisms = auth_mechanisms

@@ -49,3 +49,23 @@ def test_cap_per_sender_and_minute_delays_but_never_drops(store: SqlStore) -> No
     later = T0 + timedelta(seconds=91)  # the three are more than a minute old: the flood moves on
     assert store.pending_fair(later, 3, 100) == [flood[3], alice]
     assert store.inbound_counts() == {"pending": 4, "done": 3, "ignored": 0, "failed": 0}
+
+
+def test_the_minute_of_the_cap_after_the_clock_stepped_back(store: SqlStore) -> None:
+    # An NTP correction of an hour: what was processed before it is stamped "in the future". It is
+    # not the last minute's: the sender's next mail waits for the cap of this minute only, not for
+    # the hour until the clock has caught up with the stamps.
+    flood = [store.accept_inbound(mail("flood@x.net", n), "smtp", T0).inbound_id for n in range(5)]
+    with store.transaction() as tx:
+        for inbound_id in flood[:3]:
+            tx.mark_inbound(inbound_id, "done", "x", now=T0)
+    assert store.pending_fair(T0 + timedelta(seconds=10), 3, 100) == []  # capped, as before
+    stepped = T0 - timedelta(hours=1) + timedelta(seconds=10)
+    assert store.pending_fair(stepped, 3, 100) == [flood[3]]
+    with store.transaction() as tx:  # the minute after the step counts as any other
+        for inbound_id in flood[3:]:
+            tx.mark_inbound(inbound_id, "done", "x", now=stepped)
+    more = [store.accept_inbound(mail("flood@x.net", n), "smtp", stepped).inbound_id
+            for n in range(5, 7)]
+    assert store.pending_fair(stepped + timedelta(seconds=5), 2, 100) == []
+    assert store.pending_fair(stepped + timedelta(seconds=5), 3, 100) == [more[0]]

@@ -80,6 +80,21 @@ def test_a_claimed_batch_gives_up_rows(store: SqlStore) -> None:
         assert batch.rows == []
 
 
+def test_a_refusal_given_up_with_its_report_stores_the_report_as_a_bounce(store: SqlStore) -> None:
+    """The report of a refusal at RCPT goes in with the mark (one transaction), from the null
+    sender; the same refusal reported again (the mark was lost, the mail refused again) is one."""
+    report = (b"From: MAILER-DAEMON@x\r\nMessage-ID: <refused.1@x>\r\n\r\nFinal-Recipient: rfc822; gone@x")
+    ids = queue(store, "gone@x", "gone2@x")
+    with store.claim_outbound(T0) as batch:
+        assert batch.take(batch.rows[0])
+        batch.given_up(ids[0], "550 5.1.1 gone", report)
+        assert batch.take(batch.rows[1])
+        batch.given_up(ids[1], "550 5.1.1 gone", report)  # the same report again
+    assert store.outbound_counts() == {"pending": 0, "sent": 0, "given_up": 2}
+    [stored] = store.pending_inbound()
+    assert (stored.raw, stored.source, stored.envelope_from, stored.received_at) == (report, "relay", "", T0)
+
+
 def test_address_change_and_moving_a_player(store: SqlStore) -> None:
     game = GameRow(id="ac-1", game="alien-city", status="active", record={"moves": []},
                    seats=[Seat("black", "old@x.org"), Seat("white", "bo@x.org")], created_at=T0)

@@ -64,7 +64,8 @@ def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.Comple
 
 TABLES = {"schema_version", "inbound", "games", "seats", "game_counters", "outbound", "imap_state",
           "notices", "bounces", "observers", "players", "blocked", "once_keys", "meta",
-          "digest_items", "mail_threads", "workers", "bouncing", "address_changes"}
+          "digest_items", "mail_threads", "workers", "bouncing", "address_changes", "allowance",
+          "player_blocks", "tournaments", "tournament_entrants"}
 
 
 def tables(backend: Backend) -> set[str]:

@@ -85,7 +85,8 @@ def test_relay_back_sends_everything_at_once(tmp_path: Path, store: SqlStore,
     clock = SystemClock()
     _queue(store, clock.now(), [f"p{i}@example.net" for i in range(5)])
     stop = threading.Event()
-    caplog.set_level(logging.WARNING, logger="pbem.outbox.sender")
+    caplog.set_level(logging.WARNING, logger="pbem.faults")
+    caplog.set_level(logging.DEBUG, logger="pbem.outbox.sender")  # last: it sets the handler's too
     sender = OutboxSender(store, _config(tmp_path, smtp_sink, probe=0.3), clock, stop,
                           base_backoff_seconds=600)
     thread = sender.start()
@@ -93,8 +94,14 @@ def test_relay_back_sends_everything_at_once(tmp_path: Path, store: SqlStore,
         wait_until(lambda: all(r.attempts >= 1 for r in store.due_outbound(
             clock.now() + timedelta(hours=1))), 5, "the first failed attempt")
         time.sleep(1.0)  # an outage of a few probes
-        failures = len(caplog.records)
-        assert 2 <= failures <= 6  # one line per probe, not one per waiting mail
+        probes = [r for r in caplog.records if r.name == "pbem.outbox.sender"
+                  and "Connection refused" in r.getMessage() and "not sent" not in r.getMessage()]
+        assert 2 <= len(probes) <= 6  # one try per probe, not one per waiting mail
+        assert all(r.levelno == logging.DEBUG for r in probes)
+        # the log says it once: the relay's fault started
+        (started,) = [r.getMessage() for r in caplog.records if r.name == "pbem.faults"]
+        assert started.startswith("fault: the relay does not take mail: relay ")
+        assert "Connection refused" in started and "replies wait in the outbox" in started
         assert store.due_outbound(clock.now()) == []  # each row waits its own 600 s back-off
         smtp_sink.start()
         back = time.monotonic()
@@ -106,3 +113,5 @@ def test_relay_back_sends_everything_at_once(tmp_path: Path, store: SqlStore,
         thread.join(5)
     assert took < 2.0  # one probe interval (0.3 s) and the sending, not 600 s
     assert store.outbound_counts() == {"pending": 0, "sent": 5, "given_up": 0}
+    faults = [r.getMessage() for r in caplog.records if r.name == "pbem.faults"]
+    assert len(faults) == 2 and faults[1].startswith("fault over: the relay works again after ")

@@ -87,15 +87,23 @@ def test_imap_failure_is_one_clear_line_and_retried(tls_dovecot: Dovecot, certif
     tls_dovecot.deliver("tls-fail", make_message("must not be read"))
     ca = certificates.other_ca if what == "certificate" else certificates.ca
     password = "wrong-pw" if what == "password" else "right-pw"
-    caplog.set_level(logging.WARNING, logger="pbem.doors.imap_watcher")
+    caplog.set_level(logging.WARNING, logger="pbem.faults")
+    caplog.set_level(logging.DEBUG, logger="pbem.doors.imap_watcher")  # last: sets the handler's
+
+    def retries() -> list[str]:
+        return [r.getMessage() for r in caplog.records
+                if r.name == "pbem.doors.imap_watcher" and "reconnecting in" in r.getMessage()]
+
     watcher, stop = _watch(_imap(tls_dovecot, "tls-fail", password, "ssl", ca), store)
     try:
-        wait_until(lambda: len(caplog.records) >= 2, 10, "a retry after the failure")
+        wait_until(lambda: len(retries()) >= 2, 10, "a retry after the failure")
     finally:
         stop.set()
         watcher.join(5)
-    lines = [r.getMessage() for r in caplog.records]
-    assert all(expected in line and "reconnecting in" in line for line in lines), lines
+    assert all(expected in line for line in retries()), retries()
+    # one line in the log at the level it is read at, however often it was tried
+    (line,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert line.startswith("fault: the IMAP server cannot be used: ") and expected in line
     assert watcher.connections == 0 and watcher.stored == 0
     assert list(store.iter_inbound()) == []
 
@@ -151,13 +159,16 @@ def test_relay_failure_is_one_clear_line_and_retried(tmp_path: Path, store: SQLi
         warnings = [r.getMessage() for r in caplog.records
                     if r.levelno >= logging.WARNING and r.name.startswith("pbem")]
         assert len(warnings) == 1, warnings  # one line for the connection, not one per mail
-        assert expected in warnings[0] and "3 mail(s) wait" in warnings[0]
+        assert warnings[0].startswith("fault: the relay does not take mail: ")
+        assert expected in warnings[0] and "replies wait in the outbox" in warnings[0]
         rows = store.due_outbound(clock.now() + timedelta(days=1))
         assert len(rows) == 3 and all(r.attempts == 1 and expected in (r.last_error or "")
                                       for r in rows)
         clock.advance(seconds=10)  # retried at the next attempt, and still nothing leaves
         assert sender.send_due_once() == 0
         assert sink.messages == []
+        assert len([r for r in caplog.records if r.levelno >= logging.WARNING
+                    and r.name.startswith("pbem")]) == 1  # still the one line
 
 
 @pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")  # on purpose here

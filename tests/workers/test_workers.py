@@ -217,8 +217,11 @@ def test_two_moves_for_one_turn_at_two_workers_at_once(cluster_of, smtp_sink: Sm
     report = subprocess.run([sys.executable, "-m", "pbem.cli", "status", "-c", str(cluster.configs[0])],
                             capture_output=True, text=True, timeout=60)
     assert report.returncode == 0, report.stderr
-    lines = report.stdout.splitlines()
+    setup, *lines = report.stdout.splitlines()
+    assert setup.startswith(f"Configuration: {cluster.configs[0]}; database: postgresql://")
     pids = {cluster.procs[0].pid, cluster.procs[1].pid}
+    # first what the worker of this configuration says of itself, through its socket
+    assert lines.pop(0) == f"this server (pid {cluster.procs[0].pid}): no faults"
     assert lines[0] == "workers: 2 alive"
     assert {int(line.split(" pid ")[1].split(":")[0]) for line in lines[1:3]} == pids
     for role in ("imap", "scheduler"):

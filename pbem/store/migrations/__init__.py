@@ -29,6 +29,9 @@ from pbem.store.migrations import (
     m0005_hostile_mail,
     m0006_classic,
     m0007_workers,
+    m0008_player_blocks,
+    m0009_allowance,
+    m0010_tournaments,
 )
 
 
@@ -48,6 +51,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "hostile mail", m0005_hostile_mail.SQLITE, m0005_hostile_mail.POSTGRESQL),
     Migration(6, "results and address changes", m0006_classic.SQLITE, m0006_classic.POSTGRESQL),
     Migration(7, "workers", m0007_workers.SQLITE, m0007_workers.POSTGRESQL),
+    Migration(8, "player blocks", m0008_player_blocks.SQLITE, m0008_player_blocks.POSTGRESQL),
+    Migration(9, "vacation allowance", m0009_allowance.SQLITE, m0009_allowance.POSTGRESQL),
+    Migration(10, "tournaments", m0010_tournaments.SQLITE, m0010_tournaments.POSTGRESQL),
 )
 
 
