@@ -227,14 +227,16 @@ class State(ABC):
     # --- presentation --------------------------------------------------------------------------------
     # The drawing itself is the game's Renderer: a state never imports the code that draws it, so
     # rules and positions stay free of presentation and the import graph of a game has no cycle.
-    def render(self, viewer: str | None = None) -> str:
+    def render(self, viewer: str | None = None, *, ended: bool = False) -> str:
         """The board as plain text, at most 78 columns, with legend, supplies, turn and last move.
-        ``viewer`` is a seat or None (observer); hidden information is shown only to whom it belongs."""
-        return self.game.renderer.text(self, viewer)
+        ``viewer`` is a seat or None (observer); hidden information is shown only to whom it belongs.
+        ``ended``: the game was ended from outside the rules (a resignation, a loss on time, an
+        agreement) in a position that would go on, so the drawing names nobody to move."""
+        return self.game.renderer.text(self, viewer, ended=ended)
 
-    def render_html(self, viewer: str | None = None) -> str:
+    def render_html(self, viewer: str | None = None, *, ended: bool = False) -> str:
         """An HTML fragment (a coloured table) of the same board; all text escaped."""
-        return self.game.renderer.html(self, viewer)
+        return self.game.renderer.html(self, viewer, ended=ended)
 
     def render_legal(self, viewer: str | None = None) -> str:
         """The legal-move listing for a mail, short enough to read."""
@@ -262,14 +264,16 @@ class Renderer(ABC, Generic[StateT]):
     """
 
     @abstractmethod
-    def text(self, state: StateT, viewer: str | None) -> str:
+    def text(self, state: StateT, viewer: str | None, *, ended: bool = False) -> str:
         """What ``State.render`` returns: the plain-text board, at most 78 columns, the last move
-        marked on it."""
+        marked on it. ``ended`` (the game ended though the position would go on): the status says
+        the game is over instead of naming the seat to move."""
 
     @abstractmethod
-    def html(self, state: StateT, viewer: str | None) -> str:
+    def html(self, state: StateT, viewer: str | None, *, ended: bool = False) -> str:
         """What ``State.render_html`` returns: an HTML fragment for mail (inline attributes only,
-        no SVG, a few kilobytes), all text escaped, the last move highlighted."""
+        no SVG, a few kilobytes), all text escaped, the last move highlighted; ``ended`` as for
+        ``text``."""
 
     @abstractmethod
     def legal(self, state: StateT, viewer: str | None) -> str:

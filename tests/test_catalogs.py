@@ -134,3 +134,16 @@ def test_one_form_of_address_du_and_ty(lang: str) -> None:
     formal = [(source[:50], text[:70]) for source, text in address.translations(lang)
               if (formal_de(text, source) if lang == "de" else formal_sk(text))]
     assert formal == []
+
+
+# Swiss spellings of words Germany and Austria write with ß (stems: Weiss, weisser, Strassennetz,
+# heisst, ausser, schliesst ...); names (Schoessow) and words with a real "ss" (muss, passt) pass.
+_SWISS = re.compile(r"\b(?:[Ww]eiss|[Ss]trasse|[Hh]eiss|[Aa]usser(?!d)|[Gg]ross|\w*schliesst|[Gg]emäss|"
+                    r"[Ff]uss\b|[Bb]loss|[Gg]rüss|[Ss]pass)")
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_german_writes_eszett_as_in_germany(domain: str) -> None:
+    swiss = [(ids[0][:40], word) for ids, texts, _m in entries(domain, "de") for text in texts
+             for word in _SWISS.findall(text or "")]
+    assert swiss == []

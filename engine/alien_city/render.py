@@ -157,9 +157,12 @@ def dice_lines(state: AlienCityState) -> list[str]:
     return lines
 
 
-def _status_lines(state: AlienCityState, viewer: str | None) -> list[str]:
+def _status_lines(state: AlienCityState, viewer: str | None, ended: bool) -> list[str]:
     lines = []
-    if state.is_over:
+    if ended and not state.is_over:  # resigned, lost on time, agreed: nobody is to move
+        lines.append(ngettext("Game over after {n} move.", "Game over after {n} moves.",
+                              state.ply).format(n=state.ply))
+    elif state.is_over:
         # English said "1 moves" from the start; the plural forms serve the other languages.
         lines.append(ngettext("Game over after {n} moves: neither seat can build.",
                               "Game over after {n} moves: neither seat can build.",
@@ -237,11 +240,11 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
     # Each drawing is made once per position, viewer and language (``AlienCityState.drawing``): the
     # mails about a move show the same board to several readers, and the next move's mail shows the
     # position again (with a copy of the state) when it reports what was wrong with a move.
-    def text(self, state: AlienCityState, viewer: str | None) -> str:
-        return state.drawing(("text", viewer), lambda: self._text(state, viewer))
+    def text(self, state: AlienCityState, viewer: str | None, *, ended: bool = False) -> str:
+        return state.drawing(("text", viewer, ended), lambda: self._text(state, viewer, ended))
 
-    def html(self, state: AlienCityState, viewer: str | None) -> str:
-        return state.drawing(("html", viewer), lambda: self._html(state, viewer))
+    def html(self, state: AlienCityState, viewer: str | None, *, ended: bool = False) -> str:
+        return state.drawing(("html", viewer, ended), lambda: self._html(state, viewer, ended))
 
     def legal(self, state: AlienCityState, viewer: str | None) -> str:
         return state.drawing(("legal", viewer), lambda: self._legal(state, viewer))
@@ -257,10 +260,10 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
     def _supply(self, state: AlienCityState) -> tuple[str, ...]:
         return state.drawing(("supply",), lambda: tuple(supply_lines(state)))
 
-    def _status(self, state: AlienCityState, viewer: str | None) -> tuple[str, ...]:
-        return state.drawing(("status", viewer), lambda: tuple(_status_lines(state, viewer)))
+    def _status(self, state: AlienCityState, viewer: str | None, ended: bool) -> tuple[str, ...]:
+        return state.drawing(("status", viewer, ended), lambda: tuple(_status_lines(state, viewer, ended)))
 
-    def _text(self, state: AlienCityState, viewer: str | None) -> str:
+    def _text(self, state: AlienCityState, viewer: str | None, ended: bool) -> str:
         lines = [_title(state)]
         if viewer in SEATS:
             lines.append(_("You play {seat}.").format(seat=seat_name(viewer)))
@@ -281,10 +284,10 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         if state.ply == 0:
             lines += dice_lines(state)
         lines.append("")
-        lines += self._status(state, viewer)
+        lines += self._status(state, viewer, ended)
         return "\n".join(_wrap(line) for line in lines)
 
-    def _html(self, state: AlienCityState, viewer: str | None) -> str:
+    def _html(self, state: AlienCityState, viewer: str | None, ended: bool) -> str:
         esc = html.escape
         out = [f'<div class="alien-city"><p><b>{esc(_title(state))}</b></p>', board_html(state),
                html_legend(), "<pre style=font-size:11px>" + esc("\n".join(self._supply(state))) + "</pre>"]
@@ -294,7 +297,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
             extra.append(handicap)
         if state.ply == 0:
             extra += dice_lines(state)
-        extra += self._status(state, viewer)
+        extra += self._status(state, viewer, ended)
         out.append("<p>" + "<br/>".join(esc(line) for line in extra) + "</p></div>")
         return "\n".join(out)
 

@@ -162,15 +162,16 @@ def _pool_lines(state: SpaceTruckinState) -> list[str]:
     return lines
 
 
-def _turn_lines(state: SpaceTruckinState, mark: str) -> list[str]:
-    """The pile, the last move (``mark`` says how the board shows it) and who is to move."""
+def _turn_lines(state: SpaceTruckinState, mark: str, ended: bool) -> list[str]:
+    """The pile, the last move (``mark`` says how the board shows it) and who is to move (nobody
+    once the game is over, also when it was ``ended`` before its last move)."""
     lines = [_("Tiles left in the pile: {n}.").format(n=state.tiles_left)]
     if state.last_move:
         where = _(" ({mark} on the board)").format(mark=mark) if state.last_move_cells() else ""
         seat, _sep, move = state.last_move.partition(": ")
         lines.append(_("Last move: {move}{where}.").format(
             move=f"{seat}: {mv.local_move_text(mv.parse(move, lambda _partial: []))}", where=where))
-    if state.is_over:
+    if state.is_over or ended:
         lines.append(_("The game is over: see the final scores."))
     elif state.to_move:
         lines.append(_("To move: {seat}.").format(seat=state.to_move))
@@ -299,15 +300,15 @@ class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
     """Space Truckin's drawings: the mail board (text and HTML), the legal-move listing,
     and the archive's SVG (``svg``)."""
 
-    def text(self, state: SpaceTruckinState, viewer: str | None) -> str:
+    def text(self, state: SpaceTruckinState, viewer: str | None, *, ended: bool = False) -> str:
         out = board_lines(state)
         out.append(legend())
         out.append("")
         out.extend(_drawn_lines(state))
-        out += _pool_lines(state) + _turn_lines(state, _("in [ ]"))
+        out += _pool_lines(state) + _turn_lines(state, _("in [ ]"), ended)
         return "\n".join(out)
 
-    def html(self, state: SpaceTruckinState, viewer: str | None) -> str:
+    def html(self, state: SpaceTruckinState, viewer: str | None, *, ended: bool = False) -> str:
         out = [board_html(state), html_legend()]
         t = state._drawn
         if t >= 0 and TILES[t].black_hole:
@@ -316,7 +317,7 @@ class SpaceTruckinRenderer(Renderer["SpaceTruckinState"]):
             legal = {q for _, q in state._placements(t, state._quadrant)}
             out.append(drawn_html(state, t, state._quadrant, legal))
         out.append(pool_table(state))
-        out.append("<p>" + "<br/>".join(html.escape(line) for line in _turn_lines(state, _("framed")))
+        out.append("<p>" + "<br/>".join(html.escape(line) for line in _turn_lines(state, _("framed"), ended))
                    + "</p>")
         return "\n".join(out)
 

@@ -47,6 +47,12 @@ def public_name(seat: str, settings: Mapping[str, Any] | None, email: str | None
     return seat.capitalize()
 
 
+def person_name(settings: Mapping[str, Any] | None, email: str, key: bytes | None) -> str:
+    """A player named apart from a game (standings, tournament tables): their nickname, else their
+    pseudonym; what the site shows and what a mail anyone may ask for (``standings``) shows."""
+    return public_name("", settings, email, key) or _("a player")
+
+
 def seat_label(seat: str, name: str) -> str:
     """``Evie (black)`` for a nickname, ``Black`` for a seat without one."""
     return name if name == seat.capitalize() else f"{name} ({seat})"
@@ -82,7 +88,7 @@ class PublicNames:
     def person(self, email: str) -> str:
         """A player named apart from a game (standings, tournament tables)."""
         self._read([email])
-        return public_name("", self._settings.get(email), email, self._key) or _("a player")
+        return person_name(self._settings.get(email), email, self._key)
 
 
 def public_record(value: Any, names: Mapping[str, str]) -> Any:
@@ -107,4 +113,4 @@ def public_record(value: Any, names: Mapping[str, str]) -> Any:
     return value
 
 
-__all__ = ["HIDDEN", "PublicNames", "pseudonym", "public_name", "public_record", "seat_label"]
+__all__ = ["HIDDEN", "PublicNames", "person_name", "pseudonym", "public_name", "public_record", "seat_label"]

@@ -372,8 +372,10 @@ def invitation_line(control: Mapping[str, Any]) -> str:
                                                                          what=what)
 
 
-def bank_line(control: Mapping[str, Any], left: timedelta) -> str:
-    """``Your time: 6 d 4 h, +36 h per move, at most 10 d.``: what a reminder or a deadline shows."""
+def bank_line(control: Mapping[str, Any], left: timedelta, still_until: str | None = None) -> str:
+    """``Your time: 6 d 4 h, +36 h per move, at most 10 d.``: what a reminder or a deadline shows.
+    ``still_until``: the clock does not run now (a weekend, a night, a vacation), and runs again
+    then; said beside the bank, which alone would read as time running out."""
     kind = control.get("kind", "move")
     bank = span_text(left)
     if kind == "fischer":
@@ -384,6 +386,8 @@ def bank_line(control: Mapping[str, Any], left: timedelta) -> str:
         text = _("Your time: {bank} for the rest of the game.").format(bank=bank)
     else:
         text = _("Your time: {bank} for this move.").format(bank=bank)
+    if still_until:
+        text += " " + _("Your clock stands still until {when}.").format(when=still_until)
     off = off_text(control)
     return f"{text} ({off[:1].upper()}{off[1:]}.)" if off else text
 

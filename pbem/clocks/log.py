@@ -128,6 +128,22 @@ class Turn:
         """What is left of the bank at ``at`` (never below zero)."""
         return max(self.bank - self.used(at), timedelta(0))
 
+    def stands_still(self, at: datetime) -> datetime | None:
+        """When the clock does not run at ``at`` (a weekend, a night, a vacation, a day of allowance
+        spent): the moment it runs again. None while it runs, and while a moderator's pause is open
+        (nobody knows its end yet)."""
+        if self.paused_at is not None:
+            return None
+        off, span = self.off(), timedelta(days=3)
+        while span <= timedelta(days=800):
+            found = off.intervals(at, at + span)
+            if not found or found[0][0] > at:
+                return None
+            if found[0][1] < at + span:
+                return found[0][1]
+            span *= 2
+        return None
+
     def deadline(self) -> datetime | None:
         if self.expired or self.paused_at is not None:
             return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from pbem.archive.names import person_name
 from pbem.archive.search import FilterError, check_game, game_date, make_filters, table
 from pbem.clocks import reliability
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
@@ -19,8 +20,8 @@ from pbem.processing import handlers, hooks
 from pbem.processing.context import MailContext
 from pbem.processing.games import CommandFailed
 from pbem.processing.handlers import register_handler
-from pbem.processing.mail_names import player_name
 from pbem.store.base import GameRow
+from pbem.store.secret import secret_in
 
 HISTORY_USAGE = N_("history GAME | history [GAME-NAME] [from DATE] [to DATE] [player ADDRESS]   (a "
                  "game's moves, or your finished games; dates YYYY-MM-DD)")
@@ -126,6 +127,7 @@ def do_standings(ctx: MailContext, command: Command) -> None:
             else _("No finished games yet.")]))
         return
     me = ctx.mail.from_addr
+    key = secret_in(ctx.tx)
     for name, lines in standings.items():
         notes = []
         for rank, line in enumerate(lines, 1):
@@ -137,8 +139,10 @@ def do_standings(ctx: MailContext, command: Command) -> None:
                     "drawn, rating {rating}.", line.games).format(
                     rank=rank, count=len(lines), games=line.games, wins=line.wins, losses=line.losses,
                     draws=line.draws, rating=f"{line.rating:.0f}"))
-        # players as every mail names them (a nickname, else the address), the reader marked
-        names = {line.player: player_name(ctx.tx, line.player) for line in lines}
+        # anyone may ask: players as the public site names them (a nickname, else the pseudonym,
+        # never the address), the reader marked
+        names = {line.player: person_name(ctx.tx.get_player(line.player), line.player, key)
+                 for line in lines}
         if me in names:
             names[me] = _("{seat} (you)").format(seat=names[me])
         ctx.reply(Section(title=_("Standings: {game}").format(game=title_of(name)), lines=notes,

@@ -30,7 +30,7 @@ from typing import Any
 from engine import EngineError, get_game
 from engine.registry import UnknownGameError
 from pbem.clocks import reliability
-from pbem.clocks.control import kind_text, normalize
+from pbem.clocks.control import describe, normalize
 from pbem.commands.parsing import Command, CommandError, game_verb_parser, register_verb
 from pbem.community.agreements import withdraw_proposal
 from pbem.community.archive_commands import finished_games
@@ -154,7 +154,7 @@ def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None =
     count = int(info.get("players", len(row.seats)))
     lines = [_("{game} for {n} players, {options}; {control}.").format(
         game=get_game(row.game).title, n=count, options=describe_options(row.record.get("options") or {}),
-        control=kind_text(control))]
+        control=describe(control, ctx.config.deadlines.grace_reminder))]
     if ratings is not None:
         author = _author(row)
         record = (reliable or {}).get(author.email) or reliability.Reliability(author.email)
@@ -228,14 +228,54 @@ def do_challenges(ctx: MailContext, command: Command) -> None:
         return
     ratings = {name: _ratings(ctx, name) for name in {r.game for r in rows}}
     reliable = {author: _reliability(ctx, author) for author in {_author(r).email for r in rows}}
+    reader = ctx.mail.from_addr
+    record = (_reliability(ctx, reader)
+              if any((r.record.get("open") or {}).get("reliable") for r in rows) else None)
     ctx.reply(None, headline=_("Open challenges: {n}").format(n=len(rows)))
     for row in rows:
         lines = _describe(ctx, row, ratings[row.game], reliable)
-        mine = any(s.email == ctx.mail.from_addr for s in row.seats)
-        lines.append((_("This is yours: withdraw {id}") if mine else _("To play: join {id}")).format(
-            id=row.id))
-        ctx.reply(Section(title=row.id, lines=lines, actions=[] if mine else [
+        mine = any(s.email == reader for s in row.seats)
+        missed = None if mine else _missed_limit(ctx, row, reader, ratings[row.game], record)
+        if mine:
+            lines.append(_("This is yours: withdraw {id}").format(id=row.id))
+        elif missed is not None:  # listed all the same: the reader learns what the challenge asks
+            lines.append(_cannot_join(row, missed))
+        else:
+            lines.append(_("To play: join {id}").format(id=row.id))
+        ctx.reply(Section(title=row.id, lines=lines, actions=[] if mine or missed else [
             ActionGroup("", [Action(_("Join {id}").format(id=row.id), f"join {row.id}")])]))
+
+
+def _missed_limit(ctx: MailContext, row: GameRow, email: str, ratings: dict[str, float] | None = None,
+                  record: reliability.Reliability | None = None
+                  ) -> tuple[str, float] | tuple[str, reliability.Reliability] | None:
+    """The limit of an open challenge that ``email`` is outside, with their own figure: ("rating",
+    their rating in its game) or ("reliable", their record); None when they may join. ``ratings``
+    and ``record``: already computed for a listing, else looked up."""
+    info = row.record.get("open") or {}
+    if info.get("rating"):
+        low, high = info["rating"]
+        mine = (ratings if ratings is not None else _ratings(ctx, row.game)).get(email, INITIAL)
+        if not low <= round(mine) <= high:
+            return "rating", mine
+    if info.get("reliable"):
+        record = record or _reliability(ctx, email)
+        if record.percent < int(info["reliable"]):
+            return "reliable", record
+    return None
+
+
+def _cannot_join(row: GameRow, missed: tuple[str, Any]) -> str:
+    """The listing's line under a challenge the reader may not join, saying why."""
+    kind, value = missed
+    if kind == "rating":
+        return _("You cannot join it: your rating in {game} is {rating}.").format(
+            game=get_game(row.game).title, rating=f"{value:.0f}")
+    return ngettext("You cannot join it: you lost {count} of your {n} finished game on time, so you are "
+                    "{percent} % reliable.",
+                    "You cannot join it: you lost {count} of your {n} finished games on time, so you are "
+                    "{percent} % reliable.", value.finished).format(
+        count=value.lost_on_time, n=value.finished, percent=f"{value.percent:.0f}")
 
 
 def do_join(ctx: MailContext, command: Command) -> None:
@@ -257,23 +297,22 @@ def do_join(ctx: MailContext, command: Command) -> None:
     if not free:
         raise CommandFailed(_("challenge {id} is full.").format(id=row.id))
     info = row.record.get("open") or {}
-    if info.get("rating"):
+    missed = _missed_limit(ctx, row, email)
+    if missed is not None and missed[0] == "rating":
         low, high = info["rating"]
-        mine = _ratings(ctx, row.game).get(email, INITIAL)
-        if not low <= round(mine) <= high:
-            raise CommandFailed(_("challenge {id} is for players rated {low} to {high} in {game}; your "
-                                  "rating is {rating}.").format(id=row.id, low=low, high=high,
-                                                                game=get_game(row.game).title,
-                                                                rating=f"{mine:.0f}"))
-    if info.get("reliable"):
-        record = _reliability(ctx, email)
-        if record.percent < int(info["reliable"]):
-            raise CommandFailed(_("challenge {id} is for players who lost at most {lost} % of their finished "
-                                  "games on time (reliable {required}); you lost {count} of {n} on time, so "
-                                  "you are {percent} % reliable. Send 'challenges' for others, or post your "
-                                  "own: new {game} open").format(
-                id=row.id, lost=100 - int(info["reliable"]), required=info["reliable"],
-                count=record.lost_on_time, n=record.finished, percent=f"{record.percent:.0f}", game=row.game))
+        raise CommandFailed(_("challenge {id} is for players rated {low} to {high} in {game}; your "
+                              "rating is {rating}.").format(id=row.id, low=low, high=high,
+                                                            game=get_game(row.game).title,
+                                                            rating=f"{missed[1]:.0f}"))
+    if missed is not None:
+        record = missed[1]
+        assert isinstance(record, reliability.Reliability)
+        raise CommandFailed(_("challenge {id} is for players who lost at most {lost} % of their finished "
+                              "games on time (reliable {required}); you lost {count} of {n} on time, so "
+                              "you are {percent} % reliable. Send 'challenges' for others, or post your "
+                              "own: new {game} open").format(
+            id=row.id, lost=100 - int(info["reliable"]), required=info["reliable"],
+            count=record.lost_on_time, n=record.finished, percent=f"{record.percent:.0f}", game=row.game))
     if not address_proven(ctx, command):
         line = f"join {row.id}"
         ctx.reply(Section(lines=[

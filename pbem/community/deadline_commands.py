@@ -181,7 +181,7 @@ def _deadline_lines(ctx: MailContext, email: str, settings: dict[str, Any]) -> l
         if row.deadline_at is not None:
             lines.append(_("{id}: your move, deadline {when}").format(
                 id=row.id, when=dl.format_when(row.deadline_at, zone, ctx.now)))
-            bank = dl.bank_line(row, ctx.now)
+            bank = dl.bank_line(row, ctx.now, zone)
             if bank:  # wrapped here: the mail's own wrapping would lose the indent
                 lines.append(textwrap.fill(bank, 72, initial_indent="  ", subsequent_indent="  "))
         elif dl.is_paused(row):
@@ -496,17 +496,30 @@ def on_game_ended(ctx: MailContext, row: GameRow, state: State, headline: Callab
         ctx.tx.save_game(row)
 
 
+PAUSED = {
+    "moderator": N_("No deadline for now: your clock is stopped (a moderator paused the game). You will "
+                    "be told when it runs again."),
+    "tournament": N_("No deadline for now: your clock is stopped (the tournament is paused). You will "
+                     "be told when it runs again."),
+    "bounce": N_("No deadline for now: your clock is stopped (mail to a player of this game bounces)."),
+}
+
+
 def on_board_sent(ctx: MailContext, row: GameRow, state: State, headline: Callable[[], str]) -> None:
-    """The "your move" mail says by when, and how much time the player has."""
-    if row.deadline_at is None or state.is_over:
+    """The "your move" mail says by when, and how much time the player has; while the clock is
+    paused, that it is stopped, and why."""
+    paused = dl.pause_reason(row) if row.deadline_at is None else None
+    if state.is_over or (row.deadline_at is None and paused is None):
         return
     for planned in ctx.planned:
         if planned.game_id == row.id and planned.seat == state.to_move and planned.sections:
             zone = dl.player_zone(ctx.tx.get_player(planned.to))
             with ctx.speaking_to(planned.to):
-                planned.sections[0].lines.append(_("Deadline for your move: {when}.").format(
-                    when=dl.format_when(row.deadline_at, zone, ctx.now)))
-                bank = dl.bank_line(row, ctx.now)
+                planned.sections[0].lines.append(
+                    _(PAUSED.get(paused, PAUSED["moderator"])) if paused is not None
+                    else _("Deadline for your move: {when}.").format(
+                        when=dl.format_when(row.deadline_at, zone, ctx.now)))
+                bank = dl.bank_line(row, ctx.now, zone)
                 if bank:
                     planned.sections[0].lines.append(bank)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from engine import State
 from pbem.clocks import control as tc
@@ -79,6 +80,14 @@ def deadline_after(start: datetime, duration: timedelta, paused: Sequence[Interv
 def time_control(record: Mapping[str, Any], config: DeadlineConfig) -> dict[str, Any]:
     """The game's own control, the server's defaults filling what it does not say."""
     return tc.normalize(record.get("time_control"), config)
+
+
+def deadline_policy(control: Mapping[str, Any], moderators: Sequence[str]) -> str:
+    """What a missed deadline does: the game's policy, except that 'notify' on a server without
+    moderators (a default from before, or moderators removed since) is 'forfeit': nobody would
+    decide, and the game would wait for ever."""
+    policy = str(control.get("policy", "forfeit"))
+    return "forfeit" if policy == "notify" and not moderators else policy
 
 
 def default_time_control(config: DeadlineConfig) -> dict[str, Any]:
@@ -162,6 +171,15 @@ def is_paused(row: GameRow) -> bool:
     return now_running is not None and now_running.paused_at is not None
 
 
+def pause_reason(row: GameRow) -> str | None:
+    """Why the clock stands paused (``moderator``, ``bounce``, ``tournament``: the ``why`` of the
+    pause, which a turn started meanwhile inherits); None when it is not paused."""
+    if not is_paused(row):
+        return None
+    pauses = [e for e in cl.events(row.record) if e.get("event") == "pause"]
+    return str(pauses[-1].get("why") or "moderator") if pauses else "moderator"
+
+
 def _apply(row: GameRow, event: dict[str, Any]) -> dict[str, Any]:
     stored = cl.append(row.record, event)
     if "deadline" in stored:
@@ -237,13 +255,35 @@ def stop_clock(row: GameRow, now: datetime | None = None, received: datetime | N
         row.record["clock"] = {"turn": count}
 
 
-def bank_line(row: GameRow, now: datetime) -> str | None:
+def bank_line(row: GameRow, now: datetime, zone: ZoneInfo) -> str | None:
     """``Your time: ...`` for the seat to move, where the deadline alone does not say it all (a bank
-    that carries over, weekends or nights that do not count); in the reader's language."""
+    that carries over, weekends or nights that do not count), and whether their clock stands still
+    now, until when (in ``zone``, the reader's); in the reader's language."""
     current = running(row)
     if current is None or (not tc.carries_over(current.control) and tc.counts_all_hours(current.control)):
         return None
-    return tc.bank_line(current.control, current.left(now))
+    still = current.stands_still(now)
+    return tc.bank_line(current.control, current.left(now), format_when(still, zone) if still else None)
+
+
+def counts_clock_time(row: GameRow) -> bool:
+    """The game's time control leaves out weekends or nights, so its reminders count the player's
+    clock (read from the control alone: the scheduler asks it of many games each run)."""
+    return not tc.counts_all_hours(row.record.get("time_control") or {})
+
+
+def before_deadline(row: GameRow, now: datetime) -> tuple[timedelta, timedelta]:
+    """(the time left before the deadline, the whole turn) as reminders count them: on the player's
+    clock where weekends or nights do not count ("12 hours before" is 12 hours of their clock, not a
+    Saturday on which it stands still), else on the wall clock."""
+    assert row.deadline_at is not None
+    current = running(row)
+    if current is None:
+        return row.deadline_at - now, timedelta(0)
+    if tc.counts_all_hours(current.control):
+        return row.deadline_at - now, row.deadline_at - current.started
+    off = current.off(now)
+    return counted(off, now, row.deadline_at), counted(off, current.started, row.deadline_at)
 
 
 def _retimed(row: GameRow) -> None:
@@ -441,11 +481,13 @@ def forfeit(row: GameRow, scores: Mapping[str, int], seat: str, now: datetime) -
 
 
 __all__ = [
-    "GRACE", "POLICIES", "ClockError", "Interval", "allowance_spent", "bank_line", "clock", "close_turn",
-    "current_ply", "days_used", "deadline_after", "default_time_control", "describe_time_control", "drop",
-    "dropped_seats", "ensure_log", "entry_interval", "expire", "find_timezone", "forfeit", "format_span",
-    "format_when", "generation", "grace", "is_paused", "merge_intervals", "on_vacation", "outage", "pause",
-    "player_zone", "playing_seats", "resume", "retime_for_vacations", "running", "running_time", "seat_email",
-    "seat_vacations", "seat_zone", "set_deadline", "set_time_control", "spend", "start_clock", "stop_clock",
-    "time_control", "turn", "turn_key", "vacation_days", "vacation_entry", "vacation_intervals", "vacations",
+    "GRACE", "POLICIES", "ClockError", "Interval", "allowance_spent", "bank_line", "before_deadline",
+    "clock", "close_turn", "counts_clock_time", "current_ply", "days_used", "deadline_after",
+    "deadline_policy", "default_time_control", "describe_time_control", "drop", "dropped_seats",
+    "ensure_log", "entry_interval", "expire", "find_timezone", "forfeit", "format_span", "format_when",
+    "generation", "grace", "is_paused", "merge_intervals", "on_vacation", "outage", "pause", "pause_reason",
+    "player_zone", "playing_seats", "resume", "retime_for_vacations", "running", "running_time",
+    "seat_email", "seat_vacations", "seat_zone", "set_deadline", "set_time_control", "spend", "start_clock",
+    "stop_clock", "time_control", "turn", "turn_key", "vacation_days", "vacation_entry",
+    "vacation_intervals", "vacations",
 ]

@@ -30,7 +30,14 @@ from pbem.i18n import Text, _, ngettext, say
 from pbem.outbox.compose import Action, ActionGroup, Section, render
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, NOTICE, MailContext, PlannedMail
-from pbem.processing.gamemail import board_section, game_names, players_line, result_headline, who
+from pbem.processing.gamemail import (
+    board_section,
+    game_ended,
+    game_names,
+    players_line,
+    result_headline,
+    who,
+)
 from pbem.processing.games import announce_end, announce_position, save_game
 from pbem.reading.incoming import IncomingMail
 from pbem.record import describe_action, iso, replay_record
@@ -271,7 +278,8 @@ def show_game(ctx: MailContext, game_id: str) -> None:
                      + (", ".join(request.get("accepted") or []) or "nobody yet") + ".")
     if record.get("result"):
         lines.append("Result: " + json.dumps(record["result"], ensure_ascii=False))
-    ctx.reply(board_section(state, None, lines, with_legal=row.status == "active", moderator=True),
+    ctx.reply(board_section(state, None, lines, with_legal=row.status == "active", moderator=True,
+                            ended=game_ended(row)),
               row.id, headline=f"Game {row.id}: {row.status}, move {state.ply}")
     redacted = game.redact_setup(record["setup"])
     hidden = {k: v for k, v in record["setup"].items() if k not in redacted or redacted[k] != v}

@@ -24,6 +24,7 @@ from pbem.processing import hooks
 from pbem.processing.context import BOARD, EVENT, MailContext, PlannedMail
 from pbem.processing.gamemail import (
     board_section,
+    game_ended,
     game_names,
     players_line,
     result_headline,
@@ -65,7 +66,8 @@ def do_observe(ctx: MailContext, command: Command) -> None:
         return
     if row.status == "over":
         lines.insert(0, result_headline(row, state, None, names))
-    ctx.reply(board_section(state, None, lines, with_legal=False), row.id, headline=headline)
+    ctx.reply(board_section(state, None, lines, with_legal=False, ended=game_ended(row)), row.id,
+              headline=headline)
 
 
 def do_unobserve(ctx: MailContext, command: Command) -> None:
@@ -100,7 +102,8 @@ def result_to_observers(ctx: MailContext, row: GameRow, state: State, headline: 
         with ctx.speaking_to(email):
             ctx.planned.append(PlannedMail(
                 to=email, game_id=row.id, kind=EVENT, observer=True, headline=headline(),
-                sections=[board_section(state, None, note(), with_legal=False), result_section(row, state)]))
+                sections=[board_section(state, None, note(), with_legal=False, ended=True),
+                          result_section(row, state)]))
 
 
 def games_watched(ctx: MailContext) -> list[Section]:

@@ -159,8 +159,14 @@ class Scheduler:
                 report.errors += 1
         hours = [h for h in self.config.deadlines.reminders_hours if h > 0]
         if hours:
+            # A clock that stops at night and at weekends runs 16 hours a weekday: N hours of it
+            # take at most 1.5 N hours and a weekend of wall time (its reminders count clock time);
+            # every other game is due for one within N hours of the wall clock, as always.
+            ahead = timedelta(hours=max(hours) * 1.5) + timedelta(days=2)
+            soonest = now + timedelta(hours=max(hours))
             with self.store.transaction() as tx:
-                soon = tx.games_due(now + timedelta(hours=max(hours)))
+                soon = [row for row in tx.games_due(now + ahead) if row.deadline_at is not None and (
+                        row.deadline_at <= soonest or dl.counts_clock_time(row))]
             emails = sorted({e for row in soon if (e := dl.seat_email(row, row.to_move))})
             for email in emails:
                 self._guarded(report, f"reminders for {email}", self._remind, email, now, report)
@@ -249,6 +255,10 @@ class Scheduler:
             tx.save_game(row)
             return
         clock = dl.clock(row)
+        policy = dl.deadline_policy(control, self.config.moderators)
+        if policy != control["policy"]:
+            log.warning("scheduler: %s passed its deadline under policy '%s', but no moderators are "
+                        "configured: applying '%s'", row.id, control["policy"], policy)
         spent, given = self._spend(tx, row, state, seat, now)
         report.spent += spent
         if given and row.deadline_at is not None and row.deadline_at > now:
@@ -257,7 +267,7 @@ class Scheduler:
             due = {h for h in self.config.deadlines.reminders_hours
                    if row.deadline_at - timedelta(hours=h) <= now}
             clock["reminded"] = sorted({*clock.get("reminded", []), *due}, reverse=True)
-        elif control["policy"] == "notify":
+        elif policy == "notify":
             if tx.claim_once(f"notify:{row.id}:{dl.turn_key(row)}:{dl.generation(row)}", now):
                 self._notify_moderators(tx, row, state, seat, now)
                 report.notified += 1
@@ -380,6 +390,16 @@ class Scheduler:
     def _zone(self, tx: Tx, email: str) -> ZoneInfo:
         return dl.player_zone(tx.get_player(email))
 
+    def _policy_note(self, row: GameRow) -> list[str]:
+        """In the reader's language, where a missed deadline applies 'forfeit' to a game whose
+        policy is 'notify' because this server has no moderators (``deadlines.deadline_policy``)."""
+        control = dl.time_control(row.record, self.config.deadlines)
+        if dl.deadline_policy(control, self.config.moderators) == control["policy"]:
+            return []
+        return [_("This game's time control leaves a late player to the moderators ('notify'), but "
+                  "this server has none, so nobody would decide: the late player forfeits, as with "
+                  "'forfeit'.")]
+
     def _announce_grace(self, tx: Tx, row: GameRow, state: Any, seat: str, missed: datetime,
                         now: datetime) -> None:
         names = game_names(tx, row)
@@ -391,7 +411,7 @@ class Scheduler:
                     lines = [_("The deadline for your move passed at {missed}. This is your final reminder: "
                                "move by {until}, or you forfeit the game.").format(
                                    missed=dl.format_when(missed, zone), until=until),
-                             scores_line(state, other.seat, names)]
+                             *self._policy_note(row), scores_line(state, other.seat, names)]
                     planned = PlannedMail(
                         to=other.email, seat=other.seat, game_id=row.id, kind=NOTICE,
                         headline=_("Final reminder: your move in {id} (move {number}) by {until}").format(
@@ -403,7 +423,8 @@ class Scheduler:
                         headline=_("{player} missed the deadline in {id}").format(
                             player=who(seat, other.seat, names), id=row.id),
                         sections=[Section(lines=[_("They have 24 more hours, until {until}; then they "
-                                                   "forfeit.").format(until=until)])])
+                                                   "forfeit.").format(until=until),
+                                                 *self._policy_note(row)])])
             self._send(tx, planned, row, state, now)
 
     def _announce_spend(self, tx: Tx, row: GameRow, state: State, seat: str, days: int, missed: datetime,
@@ -457,7 +478,8 @@ class Scheduler:
             with self._speaking_to(tx, other.email):
                 late = _late(graced)
                 lines = [_("{player} did not move by {late} and is dropped; the game goes on with {players}."
-                           ).format(player=dropped, late=late, players=", ".join(playing)), *notes]
+                           ).format(player=dropped, late=late, players=", ".join(playing)),
+                         *self._policy_note(row), *notes]
                 if other.seat == mover:
                     headline = _("Your move (move {number}). {player} is dropped from {id}.").format(
                         number=state.ply + 1, player=dropped, id=row.id)
@@ -510,7 +532,8 @@ class Scheduler:
 
         def why(reader: str | None) -> list[str]:
             return [_("{player} did not move by {late} and forfeits game {id}.").format(
-                player=who(seat, reader, names), late=_late(graced), id=row.id), *ranking()]
+                player=who(seat, reader, names), late=_late(graced), id=row.id),
+                *self._policy_note(row), *ranking()]
 
         for email, reader in [*((s.email, s.seat) for s in row.seats),
                               *((e, None) for e in self._observers(tx, row))]:
@@ -518,7 +541,7 @@ class Scheduler:
                 planned = PlannedMail(
                     to=email, seat=reader, game_id=row.id, kind=EVENT, attach_record=reader is not None,
                     observer=reader is None, headline=result_headline(row, state, reader, names),
-                    sections=[board_section(state, reader, why(reader), with_legal=False),
+                    sections=[board_section(state, reader, why(reader), with_legal=False, ended=True),
                               result_section(row, state)])
             self._send(tx, planned, row, state, now)
 
@@ -540,9 +563,6 @@ class Scheduler:
                     headline=_("Deadline passed in {id}: {seat} to move").format(
                         id=row.id, seat=get_game(row.game).seat_label(seat)),
                     sections=[Section(lines=lines)]), row, state, now)
-        if not self.config.moderators:
-            log.warning("scheduler: %s passed its deadline under policy 'notify', but no moderators "
-                        "are configured", row.id)
         for other in row.seats:
             with self._speaking_to(tx, other.email):
                 planned = PlannedMail(
@@ -630,10 +650,9 @@ class Scheduler:
         if row.deadline_at is None or row.deadline_at <= now:
             return []
         sent = (row.record.get("clock") or {}).get("reminded") or []
-        current = dl.running(row)
-        turn_hours = (row.deadline_at - current.started).total_seconds() / 3600 if current else 0
+        before, turn = dl.before_deadline(row, now)
         return [h for h in sorted(self.config.deadlines.reminders_hours, reverse=True)
-                if h not in sent and h < turn_hours and row.deadline_at - timedelta(hours=h) <= now]
+                if h not in sent and timedelta(hours=h) < turn and before <= timedelta(hours=h)]
 
     def _mark_reminded(self, tx: Tx, due: list[tuple[GameRow, float]], now: datetime) -> int:
         done = 0
@@ -664,7 +683,7 @@ class Scheduler:
             lines.append(_("{id} ({game}, you play {seat} against {players}), move {number}: {when}.").format(
                 id=row.id, game=get_game(row.game).title, seat=names.label(row.to_move or ""), players=others,
                 number=dl.current_ply(row.record) + 1, when=when))
-            bank = dl.bank_line(row, now)
+            bank = dl.bank_line(row, now, zone)
             if bank:
                 lines.append(bank)
         lines.append(_("Times are in your timezone, {zone} (change it with: timezone Area/City). Away? "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -73,6 +74,23 @@ class Attachment:
     content: bytes
     maintype: str = "application"
     subtype: str = "json"
+
+
+TEXT_WIDTH = 72  # the templates wrap text lines here; boards and tables stay within 78
+
+
+def quoted(text: str, *, most: int | None = None) -> list[str]:
+    """The player's own words as a mail quotes them back: every line starts with "> ", also where
+    a long line is wrapped, and a word too long for a line is broken, so nothing passes the
+    mail's width. With ``most``, a longer quote is cut to that many lines, the last ending with
+    "…" (the player has the rest in their own mail)."""
+    lines: list[str] = []
+    for line in text.split("\n"):
+        lines += textwrap.wrap(line, TEXT_WIDTH - 2, break_on_hyphens=False) or [""]
+    if most is not None and len(lines) > most:
+        lines = lines[:most]
+        lines[-1] = lines[-1][:TEXT_WIDTH - 3].rstrip() + "…"
+    return [f"> {line}".rstrip() for line in lines]
 
 
 @pass_environment
@@ -169,6 +187,27 @@ _CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]+")
 
 def one_line(value: str) -> str:
     return " ".join(_CONTROL.sub(" ", value).split())
+
+
+SUBJECT_MOST = 60  # characters of a headline that a subject of its own (outside a game) keeps
+_CLAUSE_END = re.compile(r"(?:; |\. (?=[A-ZÀ-Ž]))")
+
+
+def subject_phrase(headline: str, most: int = SUBJECT_MOST) -> str:
+    """A headline as a subject, which ends where a phrase ends: the whole headline when it is
+    short, else its longest leading clauses that fit (up to a "; " or the end of a sentence), else
+    the words before its first ": " (the "Not done" of a refusal, whose reason the body gives in
+    full), else its first words and "…"."""
+    text = one_line(headline)
+    if len(text) <= most:
+        return text
+    ends = [m.start() for m in _CLAUSE_END.finditer(text, 0, most + 1)]
+    if ends:
+        return text[:ends[-1]]
+    head = text.split(": ", 1)[0]
+    if len(head) < len(text) and len(head) <= most:
+        return head
+    return text[:most - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def _header(value: str) -> str | Header:

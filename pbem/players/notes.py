@@ -25,7 +25,7 @@ from typing import Any
 from pbem.commands.helptext import HELP_TOPICS
 from pbem.commands.parsing import GAME_ID, Command, CommandError, register_verb
 from pbem.i18n import N_, _, ngettext, status_word
-from pbem.outbox.compose import Section
+from pbem.outbox.compose import Section, quoted
 from pbem.processing import hooks
 from pbem.processing.context import MailContext, PlannedMail
 from pbem.processing.gamemail import game_names, who
@@ -130,7 +130,7 @@ def do_note(ctx: MailContext, command: Command) -> None:
     ctx.tx.save_game(row)  # not a change of position: no clock or hook is concerned
     ctx.outcomes.append(f"{'sealed' if secret else 'private'} note on {row.id}")
     count = len(mine) + 1
-    said = [*(f"> {line}" for line in text.split("\n"))]
+    said = quoted(text)
     if secret:
         ctx.reply(Section(lines=[*said, _("Nobody reads it before game {id} ends; then everyone does, in "
                                           "the game-over mail, and it stays in the game record. It cannot "

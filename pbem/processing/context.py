@@ -41,7 +41,9 @@ class PlannedMail:
 
     ``headline`` is the body's first line: what changed, as the inbox preview shows it. ``seat`` is
     the recipient's seat (its token goes into the Reply-To; None for observers and strangers).
-    ``subject`` is only for mails outside a game's thread."""
+    ``subject`` is only for mails outside a game's thread. ``answering`` is the mail this one
+    answers; it is chained to it unless ``own_thread`` (the answered mail is in another game's
+    thread, or in a game's thread while this answer is about no game: one thread per game)."""
 
     to: str
     headline: str
@@ -51,6 +53,7 @@ class PlannedMail:
     kind: str = EVENT
     subject: str | None = None
     answering: IncomingMail | None = None
+    own_thread: bool = False
     auto_submitted: str = "auto-generated"
     attach_record: bool = False
     observer: bool = False  # the recipient watches the game (``observe``); no seat, no token

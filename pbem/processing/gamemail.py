@@ -136,16 +136,26 @@ def legal_actions(state: State, viewer: str) -> list[ActionGroup]:
     return _memo(state, "actions", viewer, make)
 
 
+def game_ended(row: GameRow) -> bool:
+    """The game will have no more moves, whatever its last position says: over (by its rules, a
+    resignation, a loss on time, an agreement, a moderator), declined or cancelled."""
+    return row.status in ("over", "declined", "cancelled")
+
+
 def board_section(state: State, viewer: str | None, lines: list[str] | None = None, *,
                   title: str | None = None, with_legal: bool = True,
-                  moderator: bool = False) -> Section:
+                  moderator: bool = False, ended: bool = False) -> Section:
     """Board and scores; the legal moves too when the viewer is the seat to move (a moderator sees
-    them listed, without links: a moderator does not move for a seat)."""
+    them listed, without links: a moderator does not move for a seat). ``ended``: the game is over
+    (``game_ended``), so the board names nobody to move even where its position would go on."""
+    ended = ended and not state.is_over  # a position that ended by the rules says so itself
     section = Section(title=title, lines=list(lines or []),
-                      board_text=_memo(state, "text", viewer, lambda: state.render(viewer)),
-                      board_html=_memo(state, "html", viewer, lambda: state.render_html(viewer)))
+                      board_text=_memo(state, f"text{ended:d}", viewer,
+                                       lambda: state.render(viewer, ended=ended)),
+                      board_html=_memo(state, f"html{ended:d}", viewer,
+                                       lambda: state.render_html(viewer, ended=ended)))
     mover = state.to_move
-    if state.is_over or not with_legal or mover is None:
+    if state.is_over or ended or not with_legal or mover is None:
         return section
     if viewer is not None and mover == viewer:
         section.legal = _memo(state, "legal", viewer, lambda: state.render_legal(viewer))

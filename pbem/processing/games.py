@@ -251,7 +251,7 @@ def announce_end(ctx: MailContext, row: GameRow, state: State, *, exclude: str |
             ctx.planned.append(PlannedMail(
                 to=seat.email, seat=seat.seat, game_id=row.id, kind=EVENT, attach_record=True,
                 headline=result_headline(row, state, seat.seat, names),
-                sections=[board_section(state, seat.seat, lines(), with_legal=False),
+                sections=[board_section(state, seat.seat, lines(), with_legal=False, ended=True),
                           result_section(row, state)]))
     for hook in hooks.GAME_ENDED:
         hook(ctx, row, state, lambda: result_headline(row, state, None, names), lines)

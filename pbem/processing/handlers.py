@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import textwrap
 from collections.abc import Callable
 
 from engine import MoveError, State, get_game, is_move_entry, replay
@@ -20,6 +21,7 @@ from pbem.processing import hooks
 from pbem.processing.context import CONFIRM, REPLY, TURN, MailContext
 from pbem.processing.gamemail import (
     board_section,
+    game_ended,
     game_names,
     local_move,
     result_headline,
@@ -102,8 +104,8 @@ def do_board(ctx: MailContext, command: Command) -> None:
     else:
         headline = _("Board of {id}: {player} is to move (move {number})").format(
             id=row.id, player=who(state.to_move, viewer, names), number=state.ply + 1)
-    ctx.reply(board_section(state, viewer, lines, with_legal=row.status == "active"), row.id,
-              headline=headline)
+    ctx.reply(board_section(state, viewer, lines, with_legal=row.status == "active",
+                            ended=game_ended(row)), row.id, headline=headline)
 
 
 def do_history(ctx: MailContext, command: Command) -> None:
@@ -161,8 +163,9 @@ def do_games(ctx: MailContext, command: Command) -> None:
             turn = result_headline(row, loaded[1], reader, names) if loaded else status_word("over")
         else:
             turn = status_word(row.status)
-        blocks.append(title + "\n      " + _("you play {seat}; {state}").format(
-            seat=names.label(reader) if reader else "-", state=turn))
+        block = title + "\n      " + _("you play {seat}; {state}").format(
+            seat=names.label(reader) if reader else "-", state=turn)
+        blocks.append("\n".join(_within(line) for line in block.split("\n")))
     if blocks:
         ctx.reply(Section(pre="\n".join(blocks)), headline=ngettext(
             "Your games: {n}", "Your games: {n}", len(blocks)).format(n=len(blocks)))
@@ -172,6 +175,14 @@ def do_games(ctx: MailContext, command: Command) -> None:
     for hook in hooks.GAMES_LISTING:
         for section in hook(ctx):
             ctx.reply(section)
+
+
+def _within(line: str) -> str:
+    """A line of the games listing (a table the mail does not wrap) within 78 columns: a long list
+    of opponents or a long result goes on under the listing's indent."""
+    if len(line) <= 78:
+        return line
+    return "\n".join(textwrap.wrap(line, 78, subsequent_indent=" " * 8, break_on_hyphens=False))
 
 
 # --- playing ---------------------------------------------------------------------------------------

@@ -112,7 +112,7 @@ class Outgoing:
     def _thread(self, tx: Tx, planned: PlannedMail, row: GameRow | None, message_id: str
                 ) -> tuple[str | None, list[str]]:
         """In-Reply-To and References for this recipient; remembers this mail as their latest."""
-        answering = planned.answering
+        answering = None if planned.own_thread else planned.answering
         root = last = None
         if row is not None:
             root, last = tx.mail_thread(row.id, planned.to) or (None, None)

@@ -33,7 +33,7 @@ from pbem.clock import Clock, SystemClock
 from pbem.commands.parsing import VERBS, Command, CommandError, parse_json, parse_text, read_commands
 from pbem.config import Config
 from pbem.i18n import _, ngettext, speaking, speaking_to
-from pbem.outbox.compose import Section
+from pbem.outbox.compose import Section, quoted, subject_phrase
 from pbem.processing import features, hooks
 from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, PlannedMail, StateCache
 from pbem.processing.gamemail import board_section, seat_label
@@ -51,6 +51,7 @@ from pbem.tokens import token_hash
 log = logging.getLogger("pbem.processor")
 # Commands whose free text after them is meant for someone (relayed); after others it is reported.
 NOTE_VERBS = ("move", "message", "new", "propose", "queue", "note")
+QUOTED_LINES = 3  # of a command line quoted back above its answer (the player has the rest)
 assert features  # imported for its side effect: feature commands and hooks are registered
 _OUR_ID = re.compile(r"<pbem\.([a-z]+-\d+)\.p(\d+)\.", re.IGNORECASE)
 #: Pending mail is fetched this many at a time, so that mail arriving meanwhile from other senders
@@ -311,7 +312,8 @@ class Processor:
         outcomes = []
         for item in results:
             if isinstance(item, CommandError):
-                ctx.reply(Section(lines=[f"> {item.line.strip()}", item.message]), ctx.context_game,
+                ctx.reply(Section(lines=[*quoted(item.line.strip(), most=QUOTED_LINES), item.message]),
+                          ctx.context_game,
                           headline=_("Not understood: {line}").format(line=item.line.strip()[:60]))
                 outcomes.append("error")
                 continue
@@ -323,9 +325,9 @@ class Processor:
                     ctx.reply(Section(lines=[_("I did not read these lines as commands:"),
                                              *(f"  {line}" for line in item.note)]))
                 if len(results) > 1 and len(ctx.reply_sections) > first_new:
-                    ctx.reply_sections[first_new].lines.insert(0, f"> {item.line.strip()}")
+                    ctx.reply_sections[first_new].lines[:0] = quoted(item.line.strip(), most=QUOTED_LINES)
             except CommandFailed as failed:
-                ctx.reply(Section(lines=[f"> {item.line.strip()}", failed.message]),
+                ctx.reply(Section(lines=[*quoted(item.line.strip(), most=QUOTED_LINES), failed.message]),
                           item.game or ctx.context_game,
                           headline=failed.headline or _("Not done: {reason}").format(reason=failed.message))
                 for extra in failed.extra:
@@ -457,12 +459,17 @@ class Processor:
             # one line for several answers: "Applied: ... is next; Your message went to ..."
             parts = ctx.reply_headlines
             headline = "; ".join([h.rstrip(".") for h in parts[:-1]] + parts[-1:]) or _("Your commands")
+            # One thread per game: an answer about no game to a mail of a game's thread (games,
+            # vacation, set ...) starts a thread of its own; an answer about another game than the
+            # one answered joins that game's thread, not the answered one's.
+            own_thread = ctx.context_game is not None and ctx.context_game != (row.id if row else None)
             subject = None
             if row is None:
                 subject = (f"Re: {mail.clean_subject}" if mail.clean_subject and not mail.subject_is_command
-                           else "[pbem] " + headline[:60])
+                           and not own_thread else "[pbem] " + subject_phrase(headline))
             planned = PlannedMail(to=mail.from_addr, headline=headline, sections=ctx.reply_sections,
                                   game_id=row.id if row else None, seat=seat, kind=kind,
-                                  subject=subject, answering=mail, attach_record=ctx.attach_record)
+                                  subject=subject, answering=mail, own_thread=own_thread,
+                                  attach_record=ctx.attach_record)
             self.outgoing.deliver(ctx.tx, planned, row, state, ctx.now)
         self.outgoing.queue_planned(ctx)

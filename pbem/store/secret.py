@@ -17,7 +17,7 @@ import logging
 import secrets
 from pathlib import Path
 
-from pbem.store.base import Store
+from pbem.store.base import Store, Tx
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,13 @@ def server_secret(store: Store, data_dir: Path | None = None) -> bytes:
     if legacy is not None and value == legacy.hex():
         log.info("secret: %s taken into the database (every worker now uses it)",
                  Path(data_dir or ".") / LEGACY_FILE)
+    return bytes.fromhex(value)
+
+
+def secret_in(tx: Tx) -> bytes:
+    """The secret, inside the caller's transaction (made as ``server_secret`` makes it if no
+    worker has yet): for what needs it while it holds one, e.g. a pseudonym in a mail."""
+    value = tx.get_meta(SECRET_KEY) or tx.init_meta(SECRET_KEY, secrets.token_bytes(32).hex())
     return bytes.fromhex(value)
 
 

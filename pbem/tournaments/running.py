@@ -28,7 +28,7 @@ from pbem.community import deadlines as dl
 from pbem.community.archive_commands import finished_games
 from pbem.community.standings import compute
 from pbem.i18n import N_, _, ngettext
-from pbem.outbox.compose import Action, ActionGroup, Section
+from pbem.outbox.compose import Action, ActionGroup, Section, subject_phrase
 from pbem.processing import hooks
 from pbem.processing.context import EVENT, TURN, MailContext, PlannedMail
 from pbem.processing.gamemail import board_section, game_names, players_line, who
@@ -457,7 +457,8 @@ def _several_games_mail(ctx: MailContext, trow: TournamentRow, email: str, label
         headline += "; " + _("you move first in {games}").format(games=", ".join(first))
     sections.insert(0, Section(lines=[_("They count for {title}; 'tournament {id}' sends the table.").format(
         title=title(trow), id=trow.id)]))
-    ctx.planned.append(PlannedMail(to=email, kind=EVENT, subject=f"[pbem {trow.id}] {headline}"[:150],
+    ctx.planned.append(PlannedMail(to=email, kind=EVENT,
+                                   subject=f"[pbem {trow.id}] {subject_phrase(headline, 140)}",
                                    headline=headline, sections=sections))
 
 
@@ -467,7 +468,8 @@ def _tell(ctx: MailContext, trow: TournamentRow, email: str, headline: Callable[
     with ctx.speaking_to(email), read_by(email):
         first = headline(email)
         ctx.planned.append(PlannedMail(
-            to=email, kind=EVENT, subject=f"[pbem {trow.id}] {first}"[:150], headline=first,
+            to=email, kind=EVENT, subject=f"[pbem {trow.id}] {subject_phrase(first, 140)}",
+            headline=first,
             sections=[Section(lines=lines(email)), *(sections(email) if sections else [])]))
 
 

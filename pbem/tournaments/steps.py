@@ -16,7 +16,7 @@ from typing import Any
 from engine import State
 from pbem.community import moderation
 from pbem.i18n import _, speaking_to
-from pbem.outbox.compose import Section
+from pbem.outbox.compose import Section, subject_phrase
 from pbem.processing import hooks
 from pbem.processing.context import NOTICE, MailContext, PlannedMail
 from pbem.record import iso
@@ -102,7 +102,7 @@ def _round_deadline(ctx: MailContext, trow: TournamentRow) -> None:
                     headline = _("{id}: round {n} passed its deadline; games in play: {games}").format(
                         id=trow.id, n=round_["number"], games=games)
                     ctx.planned.append(PlannedMail(
-                        to=email, kind=NOTICE, subject=f"[pbem {trow.id}] {headline}"[:150],
+                        to=email, kind=NOTICE, subject=f"[pbem {trow.id}] {subject_phrase(headline, 140)}",
                         headline=headline,
                         sections=[Section(lines=[
                             _("Decide each with: tournament {id} result GAME SEAT (or draw); the next round "

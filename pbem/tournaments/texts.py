@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pbem.clocks.control import kind_text, normalize
+from pbem.clocks.control import invitation_line, normalize
 from pbem.i18n import _, ngettext
 from pbem.outbox.compose import Section
 from pbem.processing.context import MailContext
@@ -183,9 +183,10 @@ def summary_lines(ctx: MailContext, trow: TournamentRow) -> list[str]:
             n=settings.division, promote=settings.promote, seasons=settings.seasons))
     if trow.format == "ladder":
         parts.append(_("rematches after {n} days").format(n=f"{settings.rematch_days:g}"))
-    parts.append(kind_text(normalize(doc.get("time_control"))))
     parts.append(_("{days} days a round").format(days=f"{settings.round_days:g}"))
     lines.append("; ".join(parts) + ".")
+    # its games' time control as a challenge to a game gives it, with what a deadline does
+    lines.append(invitation_line(normalize(doc.get("time_control"))))
     if trow.status == "open" and trow.starts_at:
         lines.append(_("Entries: {n} (at least {min}{max}); it starts on {when} UTC.").format(
             n=entered, min=settings.min,

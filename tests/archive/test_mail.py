@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from pbem.archive.importer import row_from_record
+from pbem.archive.names import pseudonym
 from pbem.archive.sample import random_record
 from pbem.record import replay_record
+from pbem.store.secret import server_secret
 from tests.server.harness import Server, headline, text_of, to
 from tests.server.players import Player
 
@@ -103,13 +105,20 @@ def test_standings_by_mail(server: Server) -> None:
     add_game(server, "st-50", "space-truckin", [CAROL, ALICE, DAVE], datetime(2026, 12, 2, tzinfo=UTC), 4)
     text = reply_text(server, BOB, "standings")
     assert "Standings: Alien City" in text and "Standings: Space Truckin'" in text
+    # anyone may ask: players by the pseudonym the public site gives them, never by address
+    key = server_secret(server.store)
     for who in (ALICE, BOB, CAROL):
-        assert who in text
+        assert pseudonym(who, key) in text and who not in text
+    assert f"{pseudonym(BOB, key)} (you)" in text
     assert "You are number" in text and "Elo" in text and "K=32" in text
 
     text = reply_text(server, DAVE, "standings space-truckin")
     assert "Standings: Space Truckin'" in text and "Alien City" not in text
-    assert DAVE in text
+    assert f"{pseudonym(DAVE, key)} (you)" in text and DAVE not in text
+    # a nickname is shown as chosen, in the mail as on the site
+    with server.store.transaction() as tx:
+        tx.set_player(CAROL, {"nickname": "Carol C."})
+    assert "Carol C." in reply_text(server, DAVE, "standings space-truckin")
 
     # The ratings follow from the results: recompute them from the stored games.
     from pbem.community.standings import compute
@@ -118,7 +127,8 @@ def test_standings_by_mail(server: Server) -> None:
     text = reply_text(server, ALICE, "standings alien-city")
     rows = [" ".join(row.split()) for row in text.split("\n")]
     for rank, line in enumerate(expected, 1):
-        name = f"{line.player} (you)" if line.player == ALICE else line.player  # the reader, marked
+        name = pseudonym(line.player, key) if line.player != CAROL else "Carol C."
+        name = f"{name} (you)" if line.player == ALICE else name  # the reader, marked
         assert (f"{rank} {name} {line.games} {line.wins} {line.losses} {line.draws} {line.rating:.0f}"
                 in " ".join(rows))
 

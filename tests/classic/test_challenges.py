@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pbem.community.scheduler import Scheduler
 from tests.classic.conftest import ANN, BO, CY, DEE, Table, flat, only
 from tests.server.harness import headline, text_of, to
@@ -21,6 +23,8 @@ def test_an_open_challenge_joined_by_a_third_address(table: Table) -> None:
     assert headline(listing) == "Open challenges: 1"
     assert f"By {ANN} (rating 1500, no rated games yet); 1 of 2 seats taken; free: white." in flat(listing)
     assert "location bonus" in flat(listing)
+    # the listing says what happens at a deadline, as an invitation does
+    assert "3 days per move; a late player" in flat(listing) and "forfeits" in flat(listing)
     join = next(link for link in mailto_links(listing) if link["text"] == "Join ac-1")
     out = table.send(follow(join, CY))  # the listing's Reply-To proves Cy's address
     started = only(out, CY)
@@ -106,3 +110,28 @@ def test_bad_open_challenges(table: Table) -> None:
     assert flat(only(out, ANN)).count("for anyone") == 1  # the usage says it, once
     assert "or 'new GAME [OPTIONS] open' for anyone" in flat(only(out, ANN))
     assert "'new GAME [OPTIONS] open'" in text_of(only(table.mail(ANN, "help"), ANN))
+
+
+CANNOT_JOIN = {"en": "You cannot join it: your rating in Alien City is 1500.",
+               "de": "Du kannst nicht beitreten: deine Wertung in Alien City ist 1500.",
+               "sk": "Nemôžeš sa pridať: tvoje hodnotenie v Alien City je 1500."}
+
+
+@pytest.mark.parametrize("language", ["en", "de", "sk"])
+def test_the_listing_says_which_challenges_the_reader_cannot_join(table: Table, language: str) -> None:
+    """Bo (rated 1500) reads the challenges: the one for players rated 1600-1800 is listed with why
+    he cannot join it and no tap to join; the one he may join keeps its tap."""
+    with table.server.store.transaction() as tx:
+        tx.set_player(BO, {"language": language})
+    table.mail(ANN, "new alien-city open rating 1600-1800")
+    table.mail(CY, "new alien-city open rating 1400-1600")
+    listing = only(table.mail(BO, "challenges"), BO)
+    sections = text_of(listing).split("== ")[1:]
+    high = next(s for s in sections if s.startswith("ac-1 =="))
+    low = next(s for s in sections if s.startswith("ac-2 =="))
+    assert CANNOT_JOIN[language] in " ".join(high.split()) and "join ac-1" not in high
+    assert CANNOT_JOIN[language] not in " ".join(low.split()) and "join ac-2" in low
+    assert [link["body"] for link in mailto_links(listing)] == ["join ac-2"]
+    # the refusal, had he tried, says the same rating
+    out = table.mail(BO, "join ac-1")
+    assert "1600" in flat(only(out, BO)) and "1500" in flat(only(out, BO))

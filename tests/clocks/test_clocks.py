@@ -313,3 +313,22 @@ def test_admin_clock_refuses_back_and_too_far_in_one_line(tmp_path: Path,
     assert read_offset(tmp_path / "data") == D
     assert main(["admin", "clock", "+366d", "-c", str(config)]) == 0
     assert read_offset(tmp_path / "data") == 367 * D
+
+
+def test_a_turn_says_until_when_its_clock_stands_still() -> None:
+    """Weekends and nights off in Bratislava, a vacation from Tuesday: the stretch the clock does not
+    run, merged (Sunday's night runs on into the weekend's end), ends when it runs again."""
+    zone = "Europe/Bratislava"  # UTC+1 in November
+    turn = cl.Turn(seat="black", started=datetime(2026, 11, 20, 9, 0, tzinfo=UTC), bank=timedelta(days=3),
+                   control={"kind": "move", "days_per_move": 3, "weekends_off": True, "nights_off": True},
+                   zone=zone, away=[(datetime(2026, 11, 24, 12, 0, tzinfo=UTC),
+                                     datetime(2026, 11, 26, 12, 0, tzinfo=UTC))])
+    assert turn.stands_still(datetime(2026, 11, 20, 12, 0, tzinfo=UTC)) is None  # Friday noon: it runs
+    monday_seven = datetime(2026, 11, 23, 6, 0, tzinfo=UTC)  # 07:00 in Bratislava
+    assert turn.stands_still(datetime(2026, 11, 21, 10, 0, tzinfo=UTC)) == monday_seven
+    assert turn.stands_still(datetime(2026, 11, 20, 22, 0, tzinfo=UTC)) == monday_seven  # Friday night
+    assert turn.stands_still(monday_seven) is None
+    assert turn.stands_still(datetime(2026, 11, 25, 0, 0, tzinfo=UTC)) == datetime(2026, 11, 26, 12, 0,
+                                                                                     tzinfo=UTC)
+    turn.paused_at = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)  # a pause has no known end
+    assert turn.stands_still(datetime(2026, 11, 21, 10, 0, tzinfo=UTC)) is None

@@ -3,7 +3,8 @@ with ``[server] clock = "movable"``, a real SMTP relay (aiosmtpd), and ``pbem ad
 moving the running server's time, so days pass in seconds.
 
 One server, one story: a Fischer game in which quick answers bank time and a slow one spends it;
-a game with weekends off whose player moves on Sunday, untouched by the weekend; the Fischer game's
+a game with weekends off whose player moves on Sunday, untouched by the weekend (his clock stands
+still, and says so); the Fischer game's
 slow player running out of time, a day of his yearly allowance (one day here) spent and the game
 going on, then running out again with nothing left: the final reminder, then the loss on time; the
 loser refused by an open challenge that asks for reliable players; ``pbem replay`` of the record
@@ -22,11 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from pbem.archive.names import pseudonym
 from pbem.cli import main
 from pbem.cli.mailbox import new_mail, reply_to
 from pbem.clocks.movable import read_offset
 from pbem.record import replay_record
 from pbem.store import open_store
+from pbem.store.secret import server_secret
 from tests.e2e.conftest import listening, raw, serve, serve_toml, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import attached_record, headline, text_of
@@ -163,14 +166,17 @@ def test_clock_kinds_by_mail_on_a_movable_clock(server: People, tmp_path: Path,
     assert f"Deadline for your move: {monday}, 12:00 UTC, in 3 days." in flat(cy_turn)
     assert "Your time: 1 d for this move. (Weekends do not count.)" in flat(cy_turn)
 
-    # Sunday 18:00: reminders, 48 hours before each deadline: Cy has 12 hours left, not counting
-    # the weekend; Ann 18 hours of her Fischer bank
-    got = people.clock("+2d6h", 2)
-    assert headline(got[CY][0]) == "Reminder: your move in ac-2 (move 1)"
-    assert f"deadline {monday}, 12:00 UTC, in 18 hours." in flat(got[CY][0])
-    assert "Your time: 12 h for this move. (Weekends do not count.)" in flat(got[CY][0])
+    # Sunday 18:00: Ann's reminder, 48 hours before her deadline, 18 hours of her Fischer bank
+    # left; none for Cy: his clock stands still at weekends, and his reminders count its hours (12
+    # of them are left, so his 12-hour reminder comes as Monday begins)
+    got = people.clock("+2d6h", 1)
+    assert list(got) == [ANN]
     assert headline(got[ANN][0]) == "Reminder: your move in ac-1 (move 3)"
     assert "Your time: 18 h, +1 d per move, at most 3 d." in flat(got[ANN][0])
+    # what Cy's 'games' says meanwhile: his deadline, and that his clock stands still until Monday
+    got = people.send(new_mail(CY, SERVER, "games"), 1)
+    assert f"ac-2: your move, deadline {monday}, 12:00 UTC, in 18 hours" in flat(got[CY][0])
+    assert f"Your clock stands still until {monday}, 00:00 UTC. (Weekends do not count.)" in flat(got[CY][0])
     # Cy's weekend did not count: his move on Sunday is in time, the game goes on
     got = people.move(CY, "ac-2", 1, to=cy_turn)
     assert headline(got[ANN][0]).startswith("Your move (move 2).")
@@ -228,7 +234,13 @@ def test_clock_kinds_by_mail_on_a_movable_clock(server: People, tmp_path: Path,
     got = people.reply(ANN, "join ac-3", 2, to=people.latest[ANN])
     assert people.game("ac-3").status == "active"
     got = people.send(new_mail(CY, SERVER, "standings"), 1)
-    assert re.search(rf"{re.escape(BO)}\s+1\s+0\s+1\s+0\s+\d+\s+0 %", text_of(got[CY][0]))
+    store = open_store(people.database)
+    try:  # anyone may ask: players by the archive site's pseudonyms, never by address
+        bo = pseudonym(BO, server_secret(store))
+    finally:
+        store.close()
+    assert re.search(rf"{re.escape(bo)}\s+1\s+0\s+1\s+0\s+\d+\s+0 %", text_of(got[CY][0]))
+    assert BO not in text_of(got[CY][0])
 
     # the clock as the administrator sees it
     capsys.readouterr()

@@ -97,15 +97,31 @@ def test_state_render_methods_are_the_renderers(played: list[tuple[Game, State]]
         assert state.render_legal() == game.renderer.legal(state, None)
 
 
+def test_a_game_ended_before_its_last_move_names_nobody_to_move(played: list[tuple[Game, State]]) -> None:
+    """A resignation, a loss on time or an agreement ends a game in a position that would go on:
+    drawn as ended, the board says the game is over instead of naming the seat to move; a position
+    over by the rules is drawn as it always is."""
+    for game, state in played:
+        for viewer in (None, *state.seats):
+            text, page = state.render(viewer, ended=True), state.render_html(viewer, ended=True)
+            if state.is_over:
+                assert (text, page) == (state.render(viewer), state.render_html(viewer))
+                continue
+            assert "To move" not in text and "To move" not in page, (game.name, state.ply)
+            lines, usual = text.split("\n"), state.render(viewer).split("\n")
+            changed = [i for i, (a, b) in enumerate(zip(lines, usual, strict=True)) if a != b]
+            assert len(changed) == 1 and "over" in lines[changed[0]], (game.name, changed)
+
+
 def test_the_renderer_is_what_state_render_uses(monkeypatch: pytest.MonkeyPatch) -> None:
     """Not a copy of the same drawing: replacing the game's renderer changes what the state shows."""
 
     class Marked(Renderer[State]):
-        def text(self, state: State, viewer: str | None) -> str:
-            return f"text {viewer}"
+        def text(self, state: State, viewer: str | None, *, ended: bool = False) -> str:
+            return f"text {viewer}{' ended' if ended else ''}"
 
-        def html(self, state: State, viewer: str | None) -> str:
-            return f"html {viewer}"
+        def html(self, state: State, viewer: str | None, *, ended: bool = False) -> str:
+            return f"html {viewer}{' ended' if ended else ''}"
 
         def legal(self, state: State, viewer: str | None) -> str:
             return f"legal {viewer}"
@@ -125,6 +141,8 @@ def test_the_renderer_is_what_state_render_uses(monkeypatch: pytest.MonkeyPatch)
         seat = state.seats[0]
         assert (state.render(), state.render_html(seat), state.render_legal(seat)) == (
             "text None", f"html {seat}", f"legal {seat}")
+        assert (state.render(seat, ended=True), state.render_html(None, ended=True)) == (
+            f"text {seat} ended", "html None ended")
 
 
 def test_svg_board_is_xml_with_one_element_per_piece(played: list[tuple[Game, State]]) -> None:

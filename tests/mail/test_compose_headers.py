@@ -9,7 +9,7 @@ from email.message import Message
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from pbem.outbox.compose import Attachment, Section, build_message, render, to_bytes
+from pbem.outbox.compose import Attachment, Section, build_message, render, subject_phrase, to_bytes
 from pbem.resources import data_dir
 
 STDLIB = email.policy.compat32.clone(linesep="\r\n")
@@ -56,3 +56,17 @@ def test_whole_mails_are_written_as_the_stdlib_writes_them() -> None:
             headline=rng.choice(pieces), sections=[Section(lines=lines, pre="\n".join(lines))],
             footer=lines[:3], attachments=attachments, html=i % 2 == 0)
         assert to_bytes(message) == message.as_bytes(policy=STDLIB)
+
+
+def test_a_subject_of_its_own_ends_where_a_phrase_ends() -> None:
+    assert subject_phrase("Your vacations") == "Your vacations"
+    assert subject_phrase("Not done: you have no game ac-9. Send 'games' for the list of yours, "
+                          "or 'challenges'.") == "Not done: you have no game ac-9"
+    assert subject_phrase("Done: language is now de (Deutsch); Your games: 1; Help: settings and "
+                          "more") == "Done: language is now de (Deutsch); Your games: 1"
+    assert subject_phrase("Not done: a vacation moves your deadlines, so it needs your token: reply "
+                          "to a mail") == "Not done"
+    assert subject_phrase("Not done: e.g. this is an example. it goes on and on for longer than a "
+                          "subject") == "Not done"  # "e.g. this" ends no sentence
+    long = "The open challenge ac-3 (Alien City) expired before enough players joined it"
+    assert subject_phrase(long) == "The open challenge ac-3 (Alien City) expired before enough…"

@@ -247,6 +247,41 @@ def test_pause_resume_and_deadline(server: ModServer, tmp_path: Path) -> None:
     assert "--- moderator action at ply 0: pause by mod@example.org: family emergency" in text
 
 
+STOPPED = {
+    "en": "No deadline for now: your clock is stopped (a moderator paused the game). You will be told "
+          "when it runs again.",
+    "de": "Vorerst keine Frist: deine Uhr ist angehalten (ein Moderator hat das Spiel pausiert). Du "
+          "erfährst, wann sie wieder läuft.",
+    "sk": "Zatiaľ žiadny termín: tvoje hodiny stoja (moderátor hru pozastavil). Dozvieš sa, keď sa znova "
+          "rozbehnú.",
+}
+DEADLINE = {"en": "Deadline for your move:", "de": "Frist für deinen Zug:", "sk": "Termín tvojho ťahu:"}
+
+
+@pytest.mark.parametrize("language", ["en", "de", "sk"])
+def test_a_move_in_a_paused_game_says_the_clock_is_stopped(server: ModServer, language: str) -> None:
+    """Alice moves while a moderator has paused the game: Bob's "your move" mail has no deadline
+    and says that his clock is stopped, and why; after the resume his mails have a deadline again."""
+    with server.store.transaction() as tx:
+        tx.set_player(ALICE, {"language": language})
+        tx.set_player(BOB, {"language": language})
+    out = start(server)
+    alice = to(out, ALICE)[0]
+    assert DEADLINE[language] in " ".join(text_of(alice).split())
+    server.admin("admin pause ac-1 family emergency")
+    state = replay_record(server.game("ac-1").record)
+    out = server.submit(reply_to(alice, ALICE, state.move_text(state.legal_moves()[0])))
+    bob = to(out, BOB)[0]
+    said = " ".join(text_of(bob).split())
+    assert STOPPED[language] in said and DEADLINE[language] not in said
+    assert server.game("ac-1").deadline_at is None
+    server.admin("admin resume ac-1")
+    state = replay_record(server.game("ac-1").record)
+    out = server.submit(reply_to(bob, BOB, state.move_text(state.legal_moves()[0])))
+    said = " ".join(text_of(to(out, ALICE)[0]).split())
+    assert DEADLINE[language] in said and STOPPED[language] not in said
+
+
 def test_replace_an_invited_player_sends_the_new_one_an_invitation(server: ModServer) -> None:
     out = server.submit(server.mail(ALICE, f"new alien-city with {BOB} as black"))
     out = server.admin(f"admin replace ac-1 white {DAVE} wrong address")

@@ -218,6 +218,50 @@ def test_notify_policy_mails_the_moderators(server: Clocked) -> None:
     _nothing_more(server)
 
 
+NO_MODERATOR = {
+    "en": "This game's time control leaves a late player to the moderators ('notify'), but this server "
+          "has none, so nobody would decide: the late player forfeits, as with 'forfeit'.",
+    "de": "Die Bedenkzeit dieses Spiels überlässt einen säumigen Spieler den Moderatoren ('notify'), aber "
+          "dieser Server hat keine, also würde niemand entscheiden: wer zu spät ist, verliert, wie bei "
+          "'forfeit'.",
+    "sk": "Časová kontrola tejto hry nechá hráča, ktorý mešká, na moderátorov ('notify'), ale tento server "
+          "žiadnych nemá, takže by nikto nerozhodol: kto mešká, prehrá, ako pri 'forfeit'.",
+}
+
+
+def test_notify_without_moderators_forfeits_and_says_so(server: Clocked) -> None:
+    """A game started with 'notify' whose server has no moderators any more: at its deadline nobody
+    would decide, so the deadline applies 'forfeit' (the final reminder, then the loss), and every
+    player reads why in their language; nobody reads that the moderators have been told."""
+    server.config.deadlines.policy = "notify"
+    with server.store.transaction() as tx:
+        tx.set_player(BOB, {"language": "de"})
+        tx.set_player(CAROL, {"language": "sk"})
+    game_id, _ = server.start_alien_city()
+    server.submit(server.mail(CAROL, f"observe {game_id}"))
+    assert server.game(game_id).record["time_control"]["policy"] == "notify"
+    server.config.moderators = []  # removed from the configuration since
+    _advance_to(server, server.game(game_id).deadline_at)
+    out = server.run()
+    assert sorted(rcpt for rcpt, _ in out) == [ALICE, BOB]
+    assert headline(to(out, ALICE)[0]).startswith(f"Final reminder: your move in {game_id} (move 1) by ")
+    assert NO_MODERATOR["en"] in flat(to(out, ALICE)[0])
+    assert NO_MODERATOR["de"] in flat(to(out, BOB)[0])
+    assert server.game(game_id).status == "active"
+    server.clock.advance(hours=24)
+    out = server.run()
+    assert {rcpt: headline(m) for rcpt, m in out} == {
+        ALICE: f"Game over: you forfeited; {BOB} wins",
+        BOB: f"Spiel vorbei: {ALICE} hat durch Fristablauf verloren; du gewinnst",
+        CAROL: f"Koniec hry: {ALICE} prehral kontumačne; {BOB} vyhráva"}
+    for rcpt, language in ((ALICE, "en"), (BOB, "de"), (CAROL, "sk")):
+        assert NO_MODERATOR[language] in flat(to(out, rcpt)[0]), rcpt
+        assert "moderators have been told" not in flat(to(out, rcpt)[0])
+    row = server.game(game_id)
+    assert row.status == "over" and row.record["result"]["reason"] == "forfeit"
+    _nothing_more(server)
+
+
 def _start_space_truckin(server: Clocked) -> dict[str, EmailMessage]:
     """Alice, Bob and Carol start st-1; returns each player's latest mail (the seat to move's is
     "Your move")."""

@@ -12,13 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from pbem.archive.names import pseudonym
 from pbem.archive.search import Filters
 from pbem.archive.site import write_site
 from pbem.cli import main
 from pbem.cli.mailbox import reply_to
 from pbem.clocks import log as cl
 from pbem.community import standings_page
+from pbem.i18n import speaking
 from pbem.record import replay_record
+from pbem.store.secret import server_secret
 from tests.scheduler.conftest import ALICE, BOB, CAROL, Clocked
 from tests.server.harness import headline, text_of, to
 from tests.server.mailcheck import MailCheck
@@ -172,10 +175,15 @@ def test_a_weekend_does_not_count(server: Clocked, tmp_path: Path,
     assert "Your time: 2 d for this move. (Weekends do not count.)" in first
     server.clock.set(datetime(2026, 11, 21, 12, 0, tzinfo=UTC))  # Saturday noon: nothing is due
     assert game.run() == []
-    server.clock.set(datetime(2026, 11, 22, 12, 0, tzinfo=UTC))  # Sunday: 48 hours before the deadline
-    reminder = to(game.run(), ALICE)[0]
-    assert "deadline Tue 24 Nov 2026, 10:00 UTC, in 1 day 22 hours" in flat(reminder)
-    assert "Your time: 34 h for this move. (Weekends do not count.)" in flat(reminder)
+    # Sunday: 46 hours before the deadline, but the clock stands still: a reminder counts the
+    # clock's hours (a 48-hour one is longer than the move itself), and the bank says it stands still
+    server.clock.set(datetime(2026, 11, 22, 12, 0, tzinfo=UTC))
+    assert game.run() == []
+    turn = game.latest[ALICE]
+    listing = flat(to(game.send(game.server.mail(ALICE, "games")), ALICE)[0])
+    assert ("Your time: 34 h for this move. Your clock stands still until Mon 23 Nov 2026, 00:00 UTC. "
+            "(Weekends do not count.)") in listing
+    game.latest[ALICE] = turn
     server.clock.set(datetime(2026, 11, 23, 9, 0, tzinfo=UTC))  # Monday 09:00
     bob = to(game.move(ALICE), BOB)[0]
     assert "Your time: 2 d for this move." in flat(bob)
@@ -184,6 +192,43 @@ def test_a_weekend_does_not_count(server: Clocked, tmp_path: Path,
     # in Bratislava the weekend is Bratislava's: Bob's new turn counts from Monday 09:00 UTC
     assert game.row().deadline_at == datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
     replays(game.row().record, tmp_path, capsys)
+
+
+STANDS_STILL = {"en": "Your clock stands still until Mon 23 Nov 2026, 00:00 UTC.",
+                "de": "Deine Uhr steht bis Mo 23 Nov 2026, 00:00 UTC still.",
+                "sk": "Tvoje hodiny stoja až do po 23 nov 2026, 00:00 UTC."}
+
+
+@pytest.mark.parametrize("language", ["en", "de", "sk"])
+def test_a_reminder_counts_the_clock_and_a_weekend_says_it_stands_still(server: Clocked,
+                                                                         language: str) -> None:
+    """A day per move, weekends off, from Friday 10:00: 14 hours run on Friday, the deadline is
+    Monday 10:00. The 12-hour reminder comes when 12 hours of the clock are left (Friday 22:00),
+    not on a Saturday on which it stands still; in the weekend the bank says it stands still, and
+    until when, in the player's language."""
+    with server.store.transaction() as tx:
+        tx.set_player(ALICE, {"language": language})
+    game = Game(server, f"new alien-city time 1 weekends off with {BOB} as black")
+    assert game.row().deadline_at == datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+    assert STANDS_STILL[language] not in flat(game.latest[ALICE])  # Friday: it runs
+    server.clock.set(datetime(2026, 11, 20, 21, 59, tzinfo=UTC))
+    assert game.run() == []
+    server.clock.set(datetime(2026, 11, 20, 22, 0, tzinfo=UTC))
+    reminder = to(game.run(), ALICE)
+    assert len(reminder) == 1 and "2026, 10:00 UTC" in flat(reminder[0])
+    if language == "en":
+        assert headline(reminder[0]) == f"Reminder: your move in {game.id} (move 1)"
+        assert ("deadline Mon 23 Nov 2026, 10:00 UTC, in 2 days 12 hours. Your time: 12 h for this move. "
+                "(Weekends do not count.)") in flat(reminder[0])
+    server.clock.set(datetime(2026, 11, 21, 10, 0, tzinfo=UTC))  # Saturday: 24 hours on the wall
+    assert game.run() == []
+    turn = game.latest[ALICE]
+    listing = flat(to(game.send(server.mail(ALICE, "games")), ALICE)[0])
+    assert STANDS_STILL[language] in listing
+    game.latest[ALICE] = turn
+    server.clock.set(datetime(2026, 11, 23, 9, 0, tzinfo=UTC))  # Monday: nothing more was due
+    assert game.run() == []
+    assert STANDS_STILL[language] not in flat(to(game.send(server.mail(ALICE, "games")), ALICE)[0])
 
 
 def test_the_players_weekend_is_in_their_timezone(server: Clocked) -> None:
@@ -280,6 +325,11 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     assert "For players who lost at most 10 % of their finished games on time (reliable 90)." in flat(posted)
     listing = flat(to(server.submit(reply_to(lost.latest[ALICE], ALICE, "challenges")), ALICE)[0])
     assert "For players who lost at most 10 %" in listing
+    # listed, with why she cannot join it, before she tries
+    assert ("You cannot join it: you lost 1 of your 1 finished game on time, so you are 0 % reliable."
+            in listing and f"join {challenge}" not in listing)
+    listing = flat(to(server.submit(reply_to(lost.latest[BOB], BOB, "challenges")), BOB)[0])
+    assert f"To play: join {challenge}" in listing and "You cannot join it" not in listing
     out = server.submit(reply_to(lost.latest[ALICE], ALICE, f"join {challenge}"))
     refusal = to(out, ALICE)[0]
     assert headline(refusal).startswith(
@@ -291,8 +341,10 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     out = server.submit(reply_to(lost.latest[BOB], BOB, f"join {challenge}"))
     assert server.game(challenge).status == "active"
     standings = flat(to(server.submit(reply_to(lost.latest[BOB], BOB, "standings")), BOB)[0])
-    assert "RATING ON TIME" in standings and f"{ALICE} 1 0 1 0 1484 0 %" in standings
-    assert f"{BOB} (you) 1 1 0 0 1516 100 %" in standings  # the reader, marked
+    key = server_secret(server.store)  # anyone may ask: players by their public pseudonyms
+    assert "RATING ON TIME" in standings and f"{pseudonym(ALICE, key)} 1 0 1 0 1484 0 %" in standings
+    assert f"{pseudonym(BOB, key)} (you) 1 1 0 0 1516 100 %" in standings  # the reader, marked
+    assert ALICE not in standings and BOB not in standings
     assert "You are number 1 of 2: 1 game, 1 won, 0 lost, 0 drawn, rating 1516." in standings
     assert "Your reliability: 1 game finished, 0 of them lost on time (100 % reliable)." in standings
     # and on the archive site: players by their public names only
@@ -309,6 +361,12 @@ def test_a_challenge_refused_for_reliability(server: Clocked, tmp_path: Path) ->
     table = next(line for line in text_of(standings).split("\n") if line.strip().startswith("#"))
     assert table.split() == ["#", "SPIELER", "PARTIEN", "GEW.", "VERL.", "REMIS", "WERTUNG", "PÜNKTLICH"]
     assert "Alice A. (du)" in text_of(standings)
+    with speaking("de"):
+        assert pseudonym(BOB, key) in text_of(standings) and pseudonym(BOB, key).startswith("Spieler ")
+    server.submit(reply_to(lost.latest[BOB], BOB, "set language sk"))
+    slovak = text_of(to(server.submit(reply_to(lost.latest[BOB], BOB, "standings")), BOB)[0])
+    with speaking("sk"):
+        assert f"{pseudonym(BOB, key)} (ty)" in slovak and "Alice A." in slovak
     assert "Bei 0 von 1 Mal am Zug rechtzeitig gezogen (0 %)." in flat(standings)
     site = tmp_path / "site"
     write_site(server.store, site, Filters())

@@ -52,8 +52,8 @@ def test_a_moderators_actions_reach_each_player_in_their_language(server: ModSer
     out = server.admin("admin resume ac-1")
     assert "Die Zuguhr läuft wieder. Schwarz muss bis" in " ".join(read(to(out, BOB)[0]).split())
     out = server.admin("admin replace ac-1 white dave@example.org weg")
-    assert headline(to(out, BOB)[0]) == "Du spielst nicht mehr Weiss in ac-1"
-    assert headline(to(out, DAVE)[0]).startswith("Du spielst jetzt Weiss in ac-1; ")
+    assert headline(to(out, BOB)[0]) == "Du spielst nicht mehr Weiß in ac-1"
+    assert headline(to(out, DAVE)[0]).startswith("Du spielst jetzt Weiß in ac-1; ")
     assert "übernimmst von bob@example.org. Grund: weg" in " ".join(read(to(out, DAVE)[0]).split())
     assert headline(to(out, ALICE)[0]) == "biely v ac-1 má nového hráča"
     out = server.admin("admin end ac-1 draw")

@@ -10,15 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from engine import get_game
 from engine.alien_city.notation import WORDS
 from pbem.cli.mailbox import reply_to
+from pbem.processing.invitations import seat_named
 from tests.computer.test_computer_seats import computer_moves
 from tests.formal_address import formal
 from tests.server.harness import Server, headline, text_of, to
 
 PLAYER = "hans@example.de"
-SEATS = {"de": ("Schwarz", "Weiss"), "sk": ("čierny", "biely")}
-PLAYERS_LINE = {"de": "Spieler: Schwarz (du), Weiss (Computer Stufe 1)",
+SEATS = {"de": ("Schwarz", "Weiß"), "sk": ("čierny", "biely")}
+PLAYERS_LINE = {"de": "Spieler: Schwarz (du), Weiß (Computer Stufe 1)",
                 "sk": "Hráči: čierny (ty), biely (počítač úroveň 1)"}
 SCORES = {"de": "Punkte: Schwarz (du) ", "sk": "Body: čierny (ty) "}
 EXAMPLE = {"de": "zum Beispiel:\n", "sk": "napríklad:\n"}
@@ -75,3 +77,9 @@ def test_one_voice_and_the_readers_words_for_seats_and_moves(server: Server, lan
         text = text_of(mail)
         assert formal(lang, text) == [], (headline(mail), formal(lang, text))
         assert max(len(line) for line in text.split("\n")) <= 78, headline(mail)
+
+
+def test_a_seat_is_chosen_by_its_name_with_or_without_eszett() -> None:
+    game = get_game("alien-city")
+    for word in ("Weiß", "weiss", "WEISS", "white", "biely"):
+        assert seat_named(game, word, ["black", "white"]) == "white", word

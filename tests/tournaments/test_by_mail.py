@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pbem.archive.names import pseudonym
+from pbem.store.secret import server_secret
 from pbem.tournaments import document as d
 from pbem.tournaments.running import ranking
 from tests.server.players import headline, text_of
@@ -72,7 +74,10 @@ def test_swiss_to_the_end(club: Club) -> None:
     stored = row.doc["result"]["ranking"]
     assert ranking(club.store.tournament_views().get("t-1")) == [tuple(x) for x in stored]
     standings = text_of(club.send(players[0], "standings alien-city"))
-    assert all(p in standings for p in players), "tournament games are rated"
+    key = server_secret(club.store)  # every player listed, by the pseudonym the site gives them
+    assert all(pseudonym(p, key) in standings for p in players), "tournament games are rated"
+    assert f"{pseudonym(players[0], key)} (you)" in standings
+    assert not any(p in standings for p in players), "no address in a mail anyone may ask for"
 
 
 def test_round_robin_with_a_rest_and_a_withdrawal(club: Club) -> None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
+from pbem.record import replay_record
 from tests.server.players import headline, text_of
 from tests.store.conftest import Backend
 from tests.tournaments.club import MODERATOR, Club
@@ -72,5 +75,42 @@ def test_pause_stops_the_clocks_and_resume_restarts_them(backend: Backend, tmp_p
         assert row.due_at is not None and row.due_at - (started + timedelta(days=10)) == timedelta(days=20)
         actions = [a["action"] for a in club.store.get_game(games[0]).record["actions"]]
         assert actions == ["pause", "resume"], actions
+    finally:
+        club.close()
+
+
+STOPPED = {"en": "No deadline for now: your clock is stopped (the tournament is paused). You will be "
+                 "told when it runs again.",
+           "de": "Vorerst keine Frist: deine Uhr ist angehalten (das Turnier ist pausiert). Du erfährst, "
+                 "wann sie wieder läuft.",
+           "sk": "Zatiaľ žiadny termín: tvoje hodiny stoja (turnaj je pozastavený). Dozvieš sa, keď sa "
+                 "znova rozbehnú."}
+
+
+@pytest.mark.parametrize("language", ["en", "de", "sk"])
+def test_a_move_while_the_tournament_is_paused_says_the_clock_is_stopped(tmp_path: Path,
+                                                                         language: str) -> None:
+    """The listing gives the games' time control with what a deadline does; a move made while the
+    tournament is paused brings the next player a "your move" without a deadline, saying their
+    clock is stopped and why, in their language."""
+    club = Club(tmp_path, deadlines={"vacation_days_per_year": 0})
+    try:
+        players = PLAYERS[:2]
+        announce(club, "swiss rounds 1 round 10 time 3 forfeit", players)
+        listing = " ".join(text_of(club.send(players[0], "tournaments")).split())
+        assert "Time control: 3 days per move; at the deadline: the late player forfeits." in listing
+        for player in players:
+            club.reply(player, club.send(player, f"set language {language}"), f"set language {language}")
+        club.tick(days=21)  # it starts
+        game_id = club.store.tournament_views().get("t-1").doc["rounds"][0]["games"][0]["id"]
+        club.moderate("tournament t-1 pause")
+        game = club.store.get_game(game_id)
+        mover = next(s.email for s in game.seats if s.seat == game.to_move)
+        other = next(s.email for s in game.seats if s.email != mover)
+        state = replay_record(game.record)
+        out = club.reply(mover, club.game_mail(mover, game_id), state.move_text(state.legal_moves()[0]))
+        told = " ".join(text_of(next(m for rcpt, m in out if rcpt == other)).split())
+        assert STOPPED[language] in told, told
+        assert club.store.get_game(game_id).deadline_at is None
     finally:
         club.close()

@@ -40,6 +40,9 @@ def test_two_processors_share_a_flood_fairly_and_once(tmp_path: Path, postgres: 
         order: list[int] = []
         by_worker = [0, 0]
         lock = threading.Lock()
+        # Both start processing together: building a Processor takes a while on a loaded machine,
+        # and the first one ready could otherwise take the whole flood before the other began.
+        ready = threading.Barrier(2)
 
         def work(worker: int, store: SqlStore) -> None:
             processor = Processor(make_config(tmp_path), store, secret=b"s" * 32)
@@ -54,6 +57,7 @@ def test_two_processors_share_a_flood_fairly_and_once(tmp_path: Path, postgres: 
                 return processed
 
             processor._process = recorded  # type: ignore[method-assign]
+            ready.wait(60)
             # A round may find each of its candidates done or held by the other worker meanwhile;
             # the daemon then tries again when it next wakes, as this loop does while mail waits.
             while processor.process_pending(1000) or store.pending_inbound(1):
