@@ -37,6 +37,7 @@ if not __package__:  # run as a script: see bench/__init__.py
 
 from pbem.clock import ManualClock
 from pbem.config import config_from_dict
+from pbem.processing.context import StateCache
 from pbem.processing.processor import Processor
 from pbem.store import open_store
 from tests.server.harness import to
@@ -87,7 +88,7 @@ def timed_moves(processor: Processor, limit: int | None = None) -> int:
     return done
 
 
-def run(database: str, games: int, work: Path, profile: int) -> dict[str, float]:
+def run(database: str, games: int, work: Path, profile: int, cold: bool = False) -> dict[str, float]:
     config = config_from_dict({"server": {"data_dir": str(work / "data"), "address": SERVER}})
     store = open_store(database)
     clock = ManualClock(datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
@@ -119,9 +120,13 @@ def run(database: str, games: int, work: Path, profile: int) -> dict[str, float]
         store.accept_inbound(move.as_bytes(policy=email.policy.SMTP), "bench", clock.now())
     # The statements a move sends, counted on the first tenth of the moves (untimed).
     statements, stop_counting = _counting(store)
+    if cold:  # as on a worker that did not process the game's last mail: every move replays
+        processor.cache = StateCache()
     counted = timed_moves(processor, limit=max(1, len(moves) // 10))
     sent = statements()
     stop_counting()
+    if cold:
+        processor.cache = StateCache()
     profiler = cProfile.Profile() if profile else None
     cpu, wall = time.thread_time(), time.perf_counter()
     if profiler:
@@ -145,16 +150,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--store", choices=("sqlite", "postgresql", "both"), default="both")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print cProfile's top N")
+    parser.add_argument("--cold", action="store_true",
+                        help="empty the state cache before the moves: every move replays its game's "
+                             "record, as on a worker that did not process the game's last mail")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="pbem-cpu-") as tmp:
         work = Path(tmp)
         if args.store in ("sqlite", "both"):
-            print("sqlite    ", run(str(work / "pbem.sqlite3"), args.games, work, args.profile), flush=True)
+            print("sqlite    ", run(str(work / "pbem.sqlite3"), args.games, work, args.profile, args.cold),
+                  flush=True)
         if args.store in ("postgresql", "both"):
             from tests.services.postgres import Postgres
             with Postgres(durable=True) as postgres:
                 dsn = postgres.create_database("cpu")
-                print("postgresql", run(dsn, args.games, work, args.profile), flush=True)
+                print("postgresql", run(dsn, args.games, work, args.profile, args.cold), flush=True)
     return 0
 
 

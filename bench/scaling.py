@@ -14,11 +14,24 @@ games, measured side by side in one run on the harness of ``bench/harness/``.
    games like an archive's, plus the games being played); at each size moves arrive at a steady rate
    and the p50/p99 of the time from sending a move to its reply at the relay, and of the processor's
    own time per move (its log line), are printed.
+3. **Scale-out, each worker on a CPU share of its own** (``--cap CPUS``, only this part): 1, 2 and 4
+   workers on PostgreSQL, each worker's whole process tree in a cgroup of its own limited to CPUS
+   (``bench/harness/cgroups.py``; root, cgroup v1 or v2), PostgreSQL, the load and the sink outside
+   every limit, as if each worker had a small machine of its own. The games are set up without the
+   limit; then the first moves of all games as fast as the connections take them: moves/s, x of one
+   worker, latency, each worker's and PostgreSQL's CPU per move from the cgroups' counters, the idle
+   CPU of workers and database, the database's sessions (lock waits, "idle in transaction") and
+   claim conflicts (``bench/harness/pgstats.py``), mail lost or doubled; then second moves at one
+   steady rate for every setup, for the latency a player sees. ``--separate`` adds, for each
+   setup of several workers, the same workers each on a database of its own: the same load on
+   the machine with nothing shared but the server, so what the machine costs shows apart from
+   what sharing costs. ``--code DIR`` runs the workers from another checkout (A/B on one machine).
 
 Usage::
 
     .venv/bin/python bench/scaling.py [--games N] [--workers 1,2,4] [--sizes 10,1000,10000,100000]
     .venv/bin/python bench/scaling.py --only throughput --py-spy /tmp/spy   # py-spy of the processors
+    .venv/bin/python bench/scaling.py --cap 0.15 [--workers 1,2,4] [--games 600] [--separate]
     .venv/bin/python bench/scaling.py --json
 
 Everything listens on 127.0.0.1; every server and temporary directory is removed at the end.
@@ -39,6 +52,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +61,26 @@ if not __package__:  # run as a script: see bench/__init__.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness.bare import BareTransport
+from bench.harness.cgroups import Cgroups, CgroupUnavailable, Group
 from bench.harness.daemon import PySpy
-from bench.harness.players import answer, make_tables, raw_bytes, setup_games, smtp_submit, smtp_submit_raw
-from bench.harness.report import commit, cpu_model, loadavg, percentile, say, workdir
+from bench.harness.players import (
+    answer,
+    make_tables,
+    raw_bytes,
+    setup_games,
+    smtp_submit,
+    smtp_submit_raw,
+)
+from bench.harness.report import REPO, commit, cpu_model, loadavg, own_cpu, percentile, say, workdir
 from bench.harness.sink import all_replied, start_sink
 from bench.harness.stages import normalise_id
-from bench.harness.workers import CpuMeter, Worker, postgres_pids, worker_config
+from bench.harness.workers import CpuMeter, Worker, postgres_pids, switches, worker_config
 
 GOALS = {"sqlite_moves_per_second": 200.0, "sqlite_share_of_bare": 0.40,
          "postgresql_moves_per_second": 120.0, "two_workers_speedup": 1.5}
+#: --cap (issue 23): x of one worker at 2 and 4 workers; the workers' CPU per move at 4 at most this
+#: much above one worker's; one worker's CPU per move and PostgreSQL's, in ms.
+CAP_GOALS = {2: 1.9, 4: 3.7, "cpu_growth": 0.10, "worker_ms": 6.0, "postgresql_ms": 2.5}
 _MS = re.compile(r"msgid=(\S+) .* ms=([0-9.]+)$")
 
 
@@ -93,6 +118,55 @@ def processing_ms(workers: list[Worker], message_ids: set[str]) -> list[float]:
             if match and match.group(1) in message_ids:
                 found.append(float(match.group(2)))
     return found
+
+
+_LOGGED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
+_SENT = re.compile(r"sender: outbound \d+ (\S+) to ")
+
+
+def _log_times(workers: list[Worker]) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """From the workers' logs, on time.monotonic's scale (the logs' wall clock, to the millisecond,
+    moved by the difference between the two clocks now): by Message-ID of a processed message, when
+    its processing began and ended; by Message-ID of a reply, when the relay accepted it."""
+    shift = time.monotonic() - time.time()
+    processed: dict[str, tuple[float, float]] = {}
+    sent: dict[str, float] = {}
+    for worker in workers:
+        for line in worker.log.read_text(errors="replace").splitlines():
+            stamp = _LOGGED.match(line)
+            if not stamp:
+                continue
+            at = dt.datetime.strptime(stamp.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp() + shift
+            if (match := _MS.search(line)) is not None:
+                processed[match.group(1)] = (at - float(match.group(2)) / 1000, at)
+            elif (match := _SENT.search(line)) is not None:
+                sent[match.group(1)] = at
+    return processed, sent
+
+
+def stages(workers: list[Worker], sent: list[float], keys: dict[tuple[str, int], str],
+           arrivals: list[Any], base: int) -> dict[str, float]:
+    """Where each move's reply latency went, medians in ms: from sending the move to the start of
+    its processing (intake, the wake-up, waiting), the processing, from its commit to the relay's
+    acceptance of the reply (the sender's wake-up, flush and SMTP), and on to the sink."""
+    processed, relayed = _log_times(workers)
+    reply = {}
+    for a in arrivals[base:]:
+        if (a.game, a.ply) in keys and (a.game, a.ply) not in reply:
+            head = a.data[:4000]
+            match = _MESSAGE_ID.search(head)
+            reply[(a.game, a.ply)] = (a.at, normalise_id(match.group(1).decode()) if match else "")
+    parts: dict[str, list[float]] = {"to_processing": [], "processing": [], "to_relay": [], "to_sink": []}
+    for (key, mid), at in zip(keys.items(), sent, strict=True):
+        arrived, reply_id = reply.get(key, (None, ""))
+        if mid not in processed or arrived is None or reply_id not in relayed:
+            continue
+        start, end = processed[mid]
+        parts["to_processing"].append(start - at)
+        parts["processing"].append(end - start)
+        parts["to_relay"].append(relayed[reply_id] - end)
+        parts["to_sink"].append(arrived - relayed[reply_id])
+    return {k: round(percentile(v, 50) * 1000, 1) for k, v in parts.items() if v}
 
 
 def throughput(label: str, database: str, count: int, args: argparse.Namespace, work: Path,
@@ -183,6 +257,285 @@ def bare(prepared: list[tuple[str, list[str], bytes]], args: argparse.Namespace,
             "processing_ms": {"p50": math.nan, "p99": math.nan}, "log_problems": []}
 
 
+# --- capped: each worker on a CPU share of its own ------------------------------------------------
+
+
+def _latencies(sent: list[float], keys: dict[tuple[str, int], str], arrivals: list[Any], base: int
+               ) -> list[float]:
+    """Per move (in the order of ``keys``, which is the order sent), from the start of its sending
+    to its reply at the relay."""
+    first: dict[tuple[Any, Any], float] = {}
+    for a in arrivals[base:]:
+        first.setdefault((a.game, a.ply), a.at)
+    return [first[key] - at for key, at in zip(keys, sent, strict=True)]
+
+
+_MESSAGE_ID = re.compile(rb"^Message-ID:[ \t]*(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def _lost_or_doubled(conn: Any, arrivals: list[Any]) -> dict[str, int]:
+    """After the run: messages not processed (pending or failed), replies not sent, and replies that
+    reached the relay more than once (the same Message-ID: a row sent twice) or were made twice
+    (two different mails to one recipient about the same game and ply: a move applied twice)."""
+    inbound = dict(conn.execute("SELECT status, COUNT(*) FROM inbound GROUP BY status").fetchall())
+    unsent = conn.execute("SELECT COUNT(*) FROM outbound WHERE sent_at IS NULL").fetchone()[0]
+    ids: dict[bytes, int] = {}
+    made: dict[tuple[Any, ...], set[bytes]] = {}
+    for a in arrivals:
+        head = a.data[: a.data.find(b"\r\n\r\n") if b"\r\n\r\n" in a.data else 4000]
+        match = _MESSAGE_ID.search(head)
+        mid = match.group(1) if match else b""
+        ids[mid] = ids.get(mid, 0) + 1
+        if a.game and a.ply is not None:
+            made.setdefault((a.game, a.ply, a.rcpt, a.headline.split(":")[0]), set()).add(mid)
+    return {"inbound_not_done": sum(n for status, n in inbound.items() if status not in ("done", "ignored")),
+            "replies_unsent": int(unsent), "sent_twice": sum(n - 1 for n in ids.values() if n > 1),
+            "made_twice": sum(len(m) - 1 for m in made.values() if len(m) > 1)}
+
+
+@dataclass
+class Lane:
+    """One database with its workers and its own relay sink (game ids repeat across databases)."""
+
+    dsn: str
+    sink: Any
+    ports: list[int]
+    workers: list[Worker] = field(default_factory=list)
+    prepared: list[tuple[str, list[str], bytes]] = field(default_factory=list)
+    keys: dict[tuple[str, int], str] = field(default_factory=dict)
+    base: int = 0
+
+
+def _interleave(lanes: list[Lane], batches: list[list[Any]], connections: int
+                ) -> tuple[list[int], list[Any], list[tuple[int, int]]]:
+    """SMTP connection c goes to lane c modulo the lanes, to its workers in turn; message j is sent on
+    connection j modulo the connections, so it must be its lane's. Returns the port of each
+    connection, the messages in sending order and, for each, (lane, index in that lane's batch)."""
+    count = len(lanes)
+    ports = [lanes[c % count].ports[(c // count) % len(lanes[c % count].ports)] for c in range(connections)]
+    queues = [list(enumerate(batch)) for batch in batches]
+    order, where = [], []
+    j = 0
+    while any(queues):
+        lane = (j % connections) % count
+        if not queues[lane]:
+            break  # the lanes are given equal shares
+        index, item = queues[lane].pop(0)
+        order.append(item)
+        where.append((lane, index))
+        j += 1
+    return ports, order, where
+
+
+def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Callable[[], None]],
+           postgres: Any, cgroups: Cgroups, pg_group: Group, paced_rate: float | None,
+           separate: bool = False, code: Path = REPO) -> dict[str, Any]:
+    """``count`` workers on one database (``separate``: each on a database of its own, with its share
+    of the games: the same load on the machine with nothing shared but the PostgreSQL server), each
+    in a cgroup of its own limited to ``args.cap`` CPUs (PostgreSQL, the load and the sinks outside
+    every limit). The games are set up without the limit; then the first moves of all games as fast
+    as the SMTP connections take them (moves/s, the CPU of each worker and of PostgreSQL per move,
+    the database's sessions and claims), then the second moves of ``args.paced_moves`` games at
+    ``paced_rate`` per second (reply latency). The workers run the pbem of ``code``."""
+    from bench.harness import pgstats
+    from tests.services.requirements import free_port
+
+    label = f"cap{count}" + ("sep" if separate else "") + ("" if code == REPO else "was")
+    if separate and args.connections % count:
+        raise SystemExit(f"--separate: --connections ({args.connections}) must be a multiple of {count}")
+    lanes: list[Lane] = []
+    names = [f"{label}d{i}" for i in range(count if separate else 1)]
+    for name in names:
+        dsn = postgres.create_database(name)
+        with contextlib.closing(pgstats.connect(dsn)) as conn:
+            pgstats.reset_statements(conn)  # the extension, created before the workers' schema
+        sink = start_sink()
+        cleanup.append(sink.stop)
+        lanes.append(Lane(dsn, sink, [free_port() for _ in range(1 if separate else count)]))
+    groups = []
+    for lane in lanes:
+        for port in lane.ports:
+            i = len(groups)
+            group = cgroups.create(f"{label}-w{i}")
+            cleanup.append(lambda g=group: cgroups.remove(g))  # after the worker has stopped (reversed)
+            groups.append(group)
+            config = worker_config(work / f"{label}-{i}.toml", database=lane.dsn, port=port,
+                                   relay=(lane.sink.host, lane.sink.port), data_dir=work / f"{label}-{i}",
+                                   log_level=args.log_level)
+            lane.workers.append(Worker(f"{label}-{i}", config, group, code))
+            cleanup.append(lane.workers[-1].stop)
+    workers = [w for lane in lanes for w in lane.workers]
+    for lane in lanes:
+        for worker, port in zip(lane.workers, lane.ports, strict=True):
+            worker.wait_listening(port)
+    say(f"[{label}] {count} worker(s) up, {args.cap} CPU each once the games are set up; "
+        f"setting up {args.games} games by mail ...")
+    for n, lane in enumerate(lanes):
+        lane.prepared, lane.keys = _moves(_games(lane.sink, lane.ports, args.games // len(lanes),
+                                                 f"{label}{n}", args.connections), {})
+    for group in groups:
+        group.set_quota(args.cap)
+    time.sleep(2.5)  # every worker has written its first heartbeat and taken its roles
+    # What the workers and the database spend doing nothing: heartbeats, role checks, polls.
+    before = [g.usage() for g in groups]
+    pg_before = pg_group.usage()
+    time.sleep(args.idle_seconds)
+    idle = [round((g.usage() - b) * 1000 / args.idle_seconds, 2) for g, b in zip(groups, before, strict=True)]
+    pg_idle = round((pg_group.usage() - pg_before) * 1000 / args.idle_seconds, 2)
+    with contextlib.closing(pgstats.connect(lanes[0].dsn)) as conn:
+        pgstats.reset_statements(conn)
+    sampler = pgstats.Sampler(lanes[0].dsn, names, args.sample_seconds)
+    cleanup.append(sampler.close)
+    spies = []
+    if args.py_spy:
+        for part, pid in (("processor", workers[0].processor_pid()), ("serve", workers[0].process.pid)):
+            if pid:
+                spies.append(PySpy(pid, Path(args.py_spy) / f"{label}-{part}.txt", cpu=True))
+                cleanup.append(spies[-1].stop)
+    meter = CpuMeter({f"{part} {w.name}": (lambda w=w, part=part: [
+        w.process.pid if part == "serve" else w.processor_pid() or 0]) for w in workers
+        for part in ("serve", "processor")})
+    ports, prepared, where = _interleave(lanes, [lane.prepared for lane in lanes], args.connections)
+    load = loadavg()
+    for lane in lanes:
+        lane.base = lane.sink.count()
+    say(f"[{label}] {len(prepared)} moves over {args.connections} connections (load average {load}) ...")
+    before = [g.usage() for g in groups]
+    throttled = [g.throttled() for g in groups]
+    pg_before = pg_group.usage()
+    bench_before = own_cpu()
+    def woken() -> dict[str, int]:
+        return {part: sum(switches(w.process.pid if part == "serve" else w.processor_pid() or 0)
+                          for w in workers) for part in ("serve", "processor")}
+
+    switched = woken()
+    sampler.start()
+    meter.start()
+    t0 = time.monotonic()
+    submitted = smtp_submit_raw(ports, prepared, args.connections)
+    arrived = [lane.sink.wait_until(all_replied(lane.base, set(lane.keys)), max(120.0, len(prepared) * 0.5),
+                                    "all replies") for lane in lanes]
+    elapsed = max(a.at for lane, arrivals in zip(lanes, arrived, strict=True)
+                  for a in arrivals[lane.base:] if (a.game, a.ply) in lane.keys) - t0
+    db = sampler.stop()
+    by_process = meter.stop()
+    switched = {part: n - switched[part] for part, n in woken().items()}
+    used = [g.usage() - b for g, b in zip(groups, before, strict=True)]
+    held = [(now[0] - t[0], now[1] - t[1])
+            for now, t in zip((g.throttled() for g in groups), throttled, strict=True)]
+    pg_used = pg_group.usage() - pg_before - db["sampler_cpu_seconds"]
+    bench_used = own_cpu() - bench_before
+    for spy in spies:
+        spy.stop()
+    latency = []
+    for n, lane in enumerate(lanes):
+        sent = [submitted[j][0] for j, (ln, _) in enumerate(where) if ln == n]
+        latency += _latencies(sent, lane.keys, arrived[n], lane.base)
+    with contextlib.closing(pgstats.connect(lanes[0].dsn)) as conn:
+        found = pgstats.statements(conn, names)
+    moves = len(prepared)
+    timed = {mid for lane in lanes for mid in lane.keys.values()}
+    per_move = processing_ms(workers, timed)
+    row: dict[str, Any] = {
+        "setup": label, "workers": count, "databases": len(lanes), "cap": args.cap, "moves": moves,
+        "code": "this checkout" if code == REPO else str(code),
+        "loadavg": load, "seconds": round(elapsed, 3), "moves_per_second": round(moves / elapsed, 1),
+        "latency_s": {"p50": round(percentile(latency, 50), 3), "p99": round(percentile(latency, 99), 3)},
+        "worker_cpu_ms_per_move": [round(u * 1000 / moves, 2) for u in used],
+        "workers_cpu_ms_per_move": round(sum(used) * 1000 / moves, 2),
+        "worker_cpu_share": [round(u / elapsed, 3) for u in used],
+        "moves_by_worker": [len(processing_ms([w], timed)) for w in workers],
+        # /proc's ticks, for the split between the two processes of each worker
+        "cpu_ms_per_move_by_process": {
+            part: round(sum(v for k, v in by_process.items() if k.startswith(part)) * 1000 / moves, 2)
+            for part in ("serve", "processor")},
+        "context_switches_per_move": {part: round(n / moves, 1) for part, n in switched.items()},
+        "throttled": [{"periods": n, "throttled": t} for n, t in held],
+        "postgresql_cpu_ms_per_move": round(pg_used * 1000 / moves, 2),
+        "postgresql_cores_busy": round(pg_used / elapsed, 2),
+        "benchmark_cpu_ms_per_move": round(bench_used * 1000 / moves, 2),
+        "idle_cpu_ms_per_second": {"workers": idle, "postgresql": pg_idle},
+        "database": db, "claims": pgstats.claim_conflicts(found),
+        "statements_per_move": round(sum(s["calls"] for s in found) / moves, 1),
+        "statements": found,
+        "processing_ms": {"p50": percentile(per_move, 50), "p99": percentile(per_move, 99)},
+    }
+    # The second moves, at a rate every setup is given the same: the latency a player sees.
+    rate = paced_rate or row["moves_per_second"] / 2
+    batches = []
+    for lane, arrivals in zip(lanes, arrived, strict=True):
+        your_move = {}
+        for a in arrivals[lane.base:]:
+            if (a.game, a.ply) in lane.keys and a.headline.startswith("Your move"):
+                your_move.setdefault(a.game, a)
+        share = sorted(your_move.items())[: args.paced_moves // len(lanes)]
+        lane.prepared, lane.keys = _moves(dict(share), {})
+        batches.append(lane.prepared)
+        lane.base = lane.sink.count()
+    ports, second, where = _interleave(lanes, batches, args.connections)
+    if second:
+        say(f"[{label}] {len(second)} moves at {rate:.1f}/s ...")
+        sent = [at for at, _ in smtp_submit_raw(ports, second, args.connections, rate=rate)]
+        paced = []
+        split: dict[str, list[float]] = {}
+        for n, lane in enumerate(lanes):
+            arrivals = lane.sink.wait_until(all_replied(lane.base, set(lane.keys)),
+                                            max(120.0, len(second) * 0.5), "all replies")
+            mine = [sent[j] for j, (ln, _) in enumerate(where) if ln == n]
+            paced += _latencies(mine, lane.keys, arrivals, lane.base)
+            for part, ms in stages(lane.workers, mine, lane.keys, arrivals, lane.base).items():
+                split.setdefault(part, []).append(ms)
+        row["paced"] = {"moves": len(second), "rate": round(rate, 2),
+                        "latency_s": {"p50": round(percentile(paced, 50), 3),
+                                      "p99": round(percentile(paced, 99), 3)},
+                        # medians of the lanes' medians
+                        "stages_ms_p50": {k: percentile(v, 50) for k, v in split.items()}}
+    bad: dict[str, int] = {}
+    for lane in lanes:
+        lane.sink.wait_quiet(2.0, 60.0)
+        with contextlib.closing(pgstats.connect(lane.dsn)) as conn:
+            for key, value in _lost_or_doubled(conn, lane.sink.since(0)).items():
+                bad[key] = bad.get(key, 0) + value
+    row["lost_or_doubled"] = bad
+    row["log_problems"] = [p for w in workers for p in w.problems()][:5]
+    for w in workers:
+        w.stop()
+    for group in groups:
+        cgroups.remove(group)
+    sampler.close()
+    for lane in lanes:
+        lane.sink.stop()
+    return row
+
+
+def capped_run(args: argparse.Namespace, work: Path, cleanup: list[Callable[[], None]], postgres: Any
+               ) -> list[dict[str, Any]]:
+    """The capped setups, one after the other on one PostgreSQL (in a cgroup of its own without a
+    limit, only to count its CPU)."""
+    from bench.harness import pgstats
+
+    try:
+        cgroups = Cgroups.detect()
+    except (CgroupUnavailable, OSError) as exc:
+        raise SystemExit(f"--cap: no CPU cgroup can be made here: {exc}") from None
+    cleanup.append(cgroups.remove_all)
+    pgstats.enable_statements(postgres)
+    pg_group = cgroups.create("postgresql")
+    for pid in postgres_pids(postgres):  # its backends, forked later, join with their parent
+        with contextlib.suppress(OSError):
+            pg_group.add(pid)
+    rows: list[dict[str, Any]] = []
+    code = Path(args.code).resolve() if args.code else REPO
+    for count in [int(n) for n in args.workers.split(",") if n]:
+        runs = [(False, Path(args.compare).resolve())] if args.compare else []  # the same minutes
+        runs += [(False, code)] + ([(True, code)] if args.separate and count > 1 else [])
+        for separate, checkout in runs:
+            rate = args.paced_rate or (rows[0]["moves_per_second"] / 2 if rows else None)
+            rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group, rate,
+                               separate=separate, code=checkout))
+    return rows
+
+
 # --- growth --------------------------------------------------------------------------------------
 
 
@@ -205,22 +558,6 @@ def fill(store: Any, start: int, stop: int, base: list[Any]) -> float:
                                        created_at=original.created_at, updated_at=original.updated_at,
                                        finished_at=original.finished_at))
     return time.perf_counter() - started
-
-
-def steady(port: int, prepared: list[tuple[str, list[str], bytes]], rate: float) -> list[float]:
-    """Send at ``rate`` per second on one connection; per mail, when its sending began."""
-    import smtplib
-
-    sent: list[float] = []
-    with smtplib.SMTP("127.0.0.1", port, timeout=60) as smtp:
-        start = time.monotonic()
-        for i, (sender, rcpts, data) in enumerate(prepared):
-            delay = start + i / rate - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            sent.append(time.monotonic())
-            smtp.sendmail(sender, rcpts, data)
-    return sent
 
 
 def growth(kind: str, database: str, args: argparse.Namespace, work: Path,
@@ -258,7 +595,7 @@ def growth(kind: str, database: str, args: argparse.Namespace, work: Path,
         while len(latency) < args.growth_moves and your_move:
             prepared, keys = _moves(your_move, players)
             base_count = sink.count()
-            sent = steady(port, prepared, args.rate)
+            sent = [at for at, _ in smtp_submit_raw(port, prepared, 1, rate=args.rate)]
             arrivals = sink.wait_until(all_replied(base_count, set(keys)), 120.0, "all replies")
             reply = {}
             for a in arrivals[base_count:]:
@@ -302,7 +639,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             postgres = Postgres(durable=True)
             cleanup.append(postgres.close)
             results: dict[str, Any] = {"machine": machine(postgres)}
-            if args.only in (None, "throughput"):
+            if args.cap:
+                results["machine"]["workers_run"] = args.code or str(REPO)
+                results["machine"]["compared_with"] = args.compare
+                results["capped"] = capped_run(args, work, cleanup, postgres)
+            elif args.only in (None, "throughput"):
                 sqlite = f"sqlite:///{work / 'tp.sqlite3'}"
                 rows = [throughput("sqlite", sqlite, 1, args, work, cleanup, None)]
                 # The bare rate moves with the machine's other work more than anything else here,
@@ -317,7 +658,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for row in rows:
                     row.pop("prepared", None)
                 results["throughput"] = rows
-            if args.only in (None, "growth"):
+            if args.only in (None, "growth") and not args.cap:
                 results["growth"] = (
                     growth("sqlite", f"sqlite:///{work / 'grow.sqlite3'}", args, work, cleanup)
                     + growth("postgresql", postgres.create_database("grow"), args, work, cleanup))
@@ -349,6 +690,38 @@ def judged(results: dict[str, Any]) -> dict[str, tuple[float, float, bool]]:
     if one and two:
         out["PostgreSQL, two workers / one"] = (round(two / one, 2), GOALS["two_workers_speedup"],
                                                two / one >= GOALS["two_workers_speedup"])
+    out.update(_capped_goals(results.get("capped", [])))
+    return out
+
+
+def _capped_goals(rows: list[dict[str, Any]]) -> dict[str, tuple[float, float, bool]]:
+    rows = [r for r in rows if r.get("code", "this checkout") == "this checkout"]
+    shared = {r["workers"]: r for r in rows if r.get("databases", 1) == 1}
+    one = shared.get(1)
+    if not one:
+        return {}
+    out: dict[str, tuple[float, float, bool]] = {
+        "capped, one worker: workers' CPU ms per move": (
+            one["workers_cpu_ms_per_move"], CAP_GOALS["worker_ms"],
+            one["workers_cpu_ms_per_move"] <= CAP_GOALS["worker_ms"]),
+        "capped, one worker: PostgreSQL CPU ms per move": (
+            one["postgresql_cpu_ms_per_move"], CAP_GOALS["postgresql_ms"],
+            one["postgresql_cpu_ms_per_move"] <= CAP_GOALS["postgresql_ms"])}
+    for n in (2, 4):
+        if n in shared:
+            x = round(shared[n]["moves_per_second"] / one["moves_per_second"], 2)
+            out[f"capped, {n} workers: x one"] = (x, CAP_GOALS[n], x >= CAP_GOALS[n])
+    if 4 in shared:
+        four = shared[4]
+        growth = round(four["workers_cpu_ms_per_move"] / one["workers_cpu_ms_per_move"] - 1, 3)
+        out["capped, 4 workers: CPU per move above one worker's"] = (
+            growth, CAP_GOALS["cpu_growth"], growth <= CAP_GOALS["cpu_growth"])
+        if "paced" in four and "paced" in one:
+            p99 = four["paced"]["latency_s"]["p99"]
+            out["capped, 4 workers: paced p99 latency (s), at most one worker's"] = (
+                p99, one["paced"]["latency_s"]["p99"], p99 <= one["paced"]["latency_s"]["p99"])
+    bad = sum(sum(r["lost_or_doubled"].values()) for r in rows)
+    out["capped: messages lost or doubled"] = (bad, 0, bad == 0)
     return out
 
 
@@ -364,6 +737,63 @@ def _ceiling(rows: list[dict[str, Any]], cores: int) -> list[str]:
     return [f"CPU ceiling: {cores} cores at {two['cpu_ms_per_move']} ms of CPU a move (two workers, "
             f"every process counted) allow at most {most:.0f} moves/s, {ratio:.2f} x "
             f"one worker's {one['moves_per_second']}.", ""]
+
+
+def _row_name(r: dict[str, Any]) -> str:
+    return (f"{r['workers']}" + (f" ({r['databases']} databases)" if r.get("databases", 1) > 1 else "")
+            + (f" [{Path(r['code']).name}]" if r.get("code", "this checkout") != "this checkout" else ""))
+
+
+def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    ones = {r.get("code"): r for r in rows if r["workers"] == 1}
+    out = [f"Each worker in a cgroup of its own, {rows[0]['cap']} CPU; PostgreSQL, the load and the sink "
+           "outside every limit. Latency: from sending a move to its reply at the relay (burst: all "
+           "moves at once; paced: the second moves at one rate for every setup). CPU per move from "
+           "the cgroups' own counters (PostgreSQL's without the sampler's backend). Sessions: means "
+           "of pg_stat_activity samples; claim conflicts: claim statements that found every "
+           "message (or reply) they asked for taken or done by another worker, of all claim "
+           "statements (pg_stat_statements).", "",
+           "| workers | moves/s | x one | latency p50 / p99 burst; paced (s) | workers' CPU ms per move "
+           "(each) | PostgreSQL CPU ms per move (cores busy) | idle CPU ms/s per worker; PostgreSQL "
+           "| lock waits mean / max | idle in transaction per worker | claim conflicts inbound; "
+           "outbound | statements per move | lost / doubled | load average |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        one = ones.get(r.get("code"))
+        x = f"{r['moves_per_second'] / one['moves_per_second']:.2f}" if one else "-"
+        name = _row_name(r)
+        paced = r.get("paced")
+        lat = (f"{r['latency_s']['p50']:.2f} / {r['latency_s']['p99']:.2f}; "
+               + (f"{paced['latency_s']['p50']:.3f} / {paced['latency_s']['p99']:.3f} at "
+                  f"{paced['rate']:g}/s" if paced else "-"))
+        each = ", ".join(f"{v:.1f}" for v in r["worker_cpu_ms_per_move"])
+        idle = ", ".join(f"{v:.1f}" for v in r["idle_cpu_ms_per_second"]["workers"])
+        db, claims, bad = r["database"], r["claims"], r["lost_or_doubled"]
+        lost = bad["inbound_not_done"] + bad["replies_unsent"]
+        doubled = bad["sent_twice"] + bad["made_twice"]
+        conflicts = "; ".join(f"{c['conflicts']} of {c['attempts']}" for c in claims.values())
+        out.append(f"| {name} | **{r['moves_per_second']}** | {x} | {lat} | "
+                   f"{r['workers_cpu_ms_per_move']:.1f} ({each}) | {r['postgresql_cpu_ms_per_move']:.1f} "
+                   f"({r['postgresql_cores_busy']:.2f}) | {idle}; "
+                   f"{r['idle_cpu_ms_per_second']['postgresql']:.1f} | "
+                   f"{db['lock_waits_mean']:.2f} / {db['lock_waits_max']} | "
+                   f"{db['idle_in_transaction_mean'] / r['workers']:.2f} | {conflicts} | "
+                   f"{r['statements_per_move']} | {lost} / {doubled} | {r['loadavg']} |")
+    out.append("")
+    for r in rows:
+        name = _row_name(r)
+        waits = ", ".join(f"{k} {v}" for k, v in r["database"]["active_waits"].items())
+        throttled = ", ".join(f"{t['throttled']} of {t['periods']}" for t in r["throttled"])
+        split = r.get("paced", {}).get("stages_ms_p50")
+        paced = ("; paced moves, median ms: "
+                 + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in split.items()) if split else "")
+        out.append(f"- {name} worker(s): active sessions by wait event (mean) {waits or '-'}; "
+                   f"periods in which the quota ran out {throttled}; processor ms p50 / p99 "
+                   f"{r['processing_ms']['p50']:.1f} / {r['processing_ms']['p99']:.1f}{paced}.")
+    out.append("")
+    return out
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -391,6 +821,7 @@ def markdown(results: dict[str, Any]) -> str:
                        f"{r['cpu_ms_per_move']} | {busy:.2f} of {m['nproc']} | {cpu} |")
         out.append("")
         out += _ceiling(rows, m["nproc"])
+    out += _capped_table(results.get("capped", []))
     growth_rows = results.get("growth", [])
     if growth_rows:
         out += ["| store | games stored | moves at | reply latency p50 / p99 (s) | processor ms p50 / p99 |",
@@ -427,6 +858,30 @@ def main(argv: list[str] | None = None) -> int:
                         help="the workers' log level (INFO: the processor's ms per move is read from it)")
     parser.add_argument("--py-spy", metavar="DIR",
                         help="sample the first worker's processor and serve processes with py-spy")
+    parser.add_argument("--cap", type=float, metavar="CPUS",
+                        help="each PostgreSQL worker in a cgroup of its own limited to CPUS (0.15: 15 ms "
+                             "of every 100 ms), PostgreSQL and the load outside every limit; runs only "
+                             "this scale-out measurement (needs root and cgroup v1 or v2)")
+    parser.add_argument("--code", metavar="DIR",
+                        help="--cap: the checkout whose pbem the workers run (default: this one), e.g. "
+                             "an export of an earlier commit, to compare two versions on one machine")
+    parser.add_argument("--compare", metavar="DIR",
+                        help="--cap: before each setup, the same setup with the workers running the "
+                             "pbem of DIR (e.g. `git archive` of an earlier commit with its compiled "
+                             "catalogs): before and after in the same minutes of the machine")
+    parser.add_argument("--separate", action="store_true",
+                        help="--cap: after each setup of several workers, the same workers each on a "
+                             "database of its own (the same load on the machine, nothing shared but the "
+                             "server): what the machine costs, apart from what sharing costs")
+    parser.add_argument("--paced-moves", type=int, default=200,
+                        help="--cap: second moves sent at a steady rate for the reply latency (200)")
+    parser.add_argument("--paced-rate", type=float,
+                        help="--cap: their rate, the same for every setup (default: half the first "
+                             "setup's moves/s)")
+    parser.add_argument("--idle-seconds", type=float, default=3.0,
+                        help="--cap: how long the idle CPU of workers and database is measured (3)")
+    parser.add_argument("--sample-seconds", type=float, default=0.05,
+                        help="--cap: how often pg_stat_activity and pg_locks are sampled (0.05)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--check", action="store_true", help="exit 1 when a goal is missed")

@@ -136,9 +136,9 @@ def daemon_child(settings: dict[str, Any], conn: Any, log_file: str, log_level: 
     processor = Processor(config, store)
     rec = _Recorder()
     # Instance attributes shadow the methods; every caller goes through ``self.<name>``.
-    # Every message goes through ``_process(inbound_id)`` (None: not claimed, so not recorded by id).
+    # Every message goes through ``_process`` (None: nothing claimed, so not recorded by id).
     processor._process = rec.wrap(  # type: ignore[method-assign]
-        "process", processor._process, lambda result, args: (args[0] if result is not None else None,))
+        "process", processor._process, lambda result, args: (result[0] if result is not None else None,))
     store.accept_inbound = rec.wrap(  # type: ignore[method-assign]
         "accept", store.accept_inbound, lambda result, args: (result.inbound_id, result.new))
     many = getattr(store, "accept_inbound_many", None)
@@ -246,16 +246,20 @@ class DaemonProcess:
 
 class PySpy:
     """``py-spy record`` on the daemon process during the timed part (``--py-spy DIR``): collapsed
-    stacks per thread, GIL holders only with ``--gil`` left off, so waiting shows too (``--idle``)."""
+    stacks per thread, GIL holders only with ``--gil`` left off, so waiting shows too (``--idle``).
+    ``cpu=True`` samples only the thread holding the interpreter lock instead (``--gil``): where the
+    CPU went, also in a process a CPU quota holds back, whose waits would otherwise fill the
+    samples."""
 
-    def __init__(self, pid: int, out: Path) -> None:
+    def __init__(self, pid: int, out: Path, cpu: bool = False) -> None:
         exe = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
         if not Path(exe).exists():
             raise SystemExit("--py-spy: py-spy not found (.venv/bin/pip install py-spy)")
         out.parent.mkdir(parents=True, exist_ok=True)
         self.out = out
         self.proc = subprocess.Popen([exe, "record", "--pid", str(pid), "--rate", "250", "--threads",
-                                      "--idle", "--format", "raw", "--output", str(out), "--nonblocking"],
+                                      "--gil" if cpu else "--idle", "--format", "raw", "--output",
+                                      str(out), "--nonblocking"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(0.5)  # attached before the load starts
 

@@ -95,19 +95,26 @@ def smtp_submit(port: int, messages: list[EmailMessage], connections: int) -> No
 
 
 def smtp_submit_raw(port: int | Sequence[int], prepared: list[tuple[str, list[str], bytes]],
-                    connections: int) -> list[tuple[float, float]]:
+                    connections: int, rate: float | None = None) -> list[tuple[float, float]]:
     """Send ``(sender, recipients, data)`` over ``connections`` parallel SMTP sessions, each sending
     its share (every ``connections``-th message) in order on one connection; with several ports
-    (several servers), connection i goes to port i modulo their number. Returns per message
-    (time.monotonic before MAIL FROM, after the 250 to DATA)."""
+    (several servers), connection i goes to port i modulo their number. With a ``rate`` (messages
+    per second in all) message i is due ``i / rate`` seconds after the start, and one that falls
+    behind goes as soon as its session is free; without, each goes as soon as the one before it
+    was taken. Returns per message (time.monotonic before MAIL FROM, after the 250 to DATA)."""
     ports = [port] if isinstance(port, int) else list(port)
     times: list[tuple[float, float]] = [(math.nan, math.nan)] * len(prepared)
     errors: list[BaseException] = []
+    start = time.monotonic() + 0.05
 
     def run(first: int) -> None:
         try:
             with smtplib.SMTP("127.0.0.1", ports[first % len(ports)], timeout=120) as smtp:
                 for index in range(first, len(prepared), connections):
+                    if rate:
+                        delay = start + index / rate - time.monotonic()
+                        if delay > 0:
+                            time.sleep(delay)
                     sender, rcpts, data = prepared[index]
                     before = time.monotonic()
                     smtp.sendmail(sender, rcpts, data)
@@ -124,4 +131,3 @@ def smtp_submit_raw(port: int | Sequence[int], prepared: list[tuple[str, list[st
     if errors:
         raise RuntimeError(f"SMTP submission failed: {errors[0]!r}") from errors[0]
     return times
-

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.harness.cgroups import Group, join_command
 from bench.harness.report import REPO
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -30,6 +31,25 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
     fields = stat[stat.rindex(")") + 2:].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def switches(pid: int) -> int:
+    """Context switches (voluntary and not) of every thread of one process so far: how often it
+    was woken or put aside (0 once it is gone)."""
+    total = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            text = (task / "status").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if "ctxt_switches:" in line:
+                total += int(line.split()[-1])
+    return total
 
 
 def children(pid: int) -> list[int]:
@@ -68,15 +88,20 @@ class CpuMeter:
 
 
 class Worker:
-    """``pbem serve -c CONFIG`` in a process of its own; its log is a file beside the config."""
+    """``pbem serve -c CONFIG`` in a process of its own; its log is a file beside the config. With a
+    ``group`` (``bench.harness.cgroups``) the process, and so every process it starts, runs in it;
+    ``code`` is the checkout whose pbem it runs (another one: to compare two versions)."""
 
-    def __init__(self, name: str, config: Path) -> None:
+    def __init__(self, name: str, config: Path, group: Group | None = None, code: Path = REPO) -> None:
         self.name = name
         self.config = config
+        self.group = group
         self.log = config.with_suffix(".log")
+        command = [sys.executable, "-m", "pbem.cli", "serve", "-c", str(config)]
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config)],
-                                            env={**os.environ, "PYTHONPATH": str(REPO)},
+            # In the checkout's folder: ``python -m`` puts the working folder first on the path.
+            self.process = subprocess.Popen(join_command(group, command) if group else command,
+                                            env={**os.environ, "PYTHONPATH": str(code)}, cwd=code,
                                             stdout=log, stderr=log)
 
     def wait_listening(self, port: int, timeout: float = 60.0) -> None:

@@ -125,7 +125,14 @@ class Processor:
         cap = self.config.limits.sender_messages_per_minute
         while done < limit:
             ids = self.store.pending_fair(self.clock.now(), cap, min(FAIR_CHUNK, limit - done))
-            taken = sum(self._process(inbound_id) is not None for inbound_id in ids)
+            if self.store.one_writer:  # no other processor: each is read before the write lock
+                taken = sum(self._process(inbound_id) is not None for inbound_id in ids)
+            else:
+                # Each claim takes the oldest candidate still free: those another worker holds, or
+                # has done meanwhile, are passed over in the same statement, not tried one by one.
+                taken = 0
+                while taken < len(ids) and self._process(*ids) is not None:
+                    taken += 1
             if not taken:
                 break
             done += taken
@@ -151,11 +158,14 @@ class Processor:
 
     def process_one(self, inbound: Inbound) -> str | None:
         """Process this message; None when it could not be claimed (see ``Tx.claim_inbound``)."""
-        return self._process(inbound.id)
+        processed = self._process(inbound.id)
+        return processed[1] if processed else None
 
-    def _process(self, inbound_id: int) -> str | None:
+    def _process(self, inbound_id: int, *later: int) -> tuple[int, str] | None:
         """One message in one transaction that claims it, then reads it (a message another worker
-        holds is not read twice). The outcome, or None when it could not be claimed."""
+        holds is not read twice). With ``later`` candidates, the oldest of all that can be claimed
+        (``Tx.claim_inbound``). The message processed and its outcome, or None when none could be
+        claimed."""
         started = time.perf_counter()
         now = self.clock.now()
         mail = IncomingMail()
@@ -163,7 +173,7 @@ class Processor:
         read_ms = 0.0
         touched: dict = {}
         ahead = None
-        if self.store.one_writer:
+        if self.store.one_writer and not later:
             # Read the mail before the write lock is taken: meanwhile the intake can commit (a
             # stored message does not change, so what was read is what is claimed).
             stored = self.store.get_inbound(inbound_id)
@@ -172,7 +182,7 @@ class Processor:
                     ahead = self._timed_read(stored)
         try:
             with self.store.transaction(durable=False) as tx:
-                inbound = tx.claim_inbound(inbound_id)
+                inbound = tx.claim_inbound(inbound_id, *later)
                 if inbound is None:
                     return None
                 (mail, exceeded), read_ms = ahead or self._timed_read(inbound)
@@ -205,7 +215,7 @@ class Processor:
         log.info("message id=%s msgid=%s from=%s game=%s outcome=%s read_ms=%.1f ms=%.1f", inbound.id,
                  mail.message_id or "-", mail.from_addr or "-", game_id or "-", outcome, read_ms,
                  elapsed)
-        return outcome
+        return inbound.id, outcome
 
     def _auth_failed(self, inbound: Inbound, mail: IncomingMail, abort: _AuthAbort,
                      now: datetime) -> str | None:

@@ -104,7 +104,8 @@ class Worker:
 class OutboxBatch(Protocol):
     """Due outbox rows for one pass of a sender (``Store.claim_outbound``). Before sending a row the
     sender takes it (False: another worker's sender has it, or sent it already), then reports its
-    fate; where the mark is written (at once, or when the batch ends) is the store's."""
+    fate; where the mark is written (at once, or when the batch ends) is the store's. A row's
+    ``raw`` may be read only when it is taken."""
 
     rows: list[Outbound]
 
@@ -142,11 +143,12 @@ class Tx(Protocol):
     def tournaments(self) -> Any: ...  # a pbem.store.tournaments.TournamentTx: tournaments' statements
 
     # intake
-    def claim_inbound(self, inbound_id: int) -> Inbound | None:
+    def claim_inbound(self, *inbound_ids: int) -> Inbound | None:
         """Take a pending message for processing in this transaction, and read it: None unless it is
         still pending, no other worker holds it, and no earlier message about the same game is still
         pending (so one game's mail is applied in arrival order). The claim ends with the
-        transaction."""
+        transaction. Given several, the oldest of them that can be taken, in one statement: a worker
+        whose first choice another has taken loses no round trip finding the next."""
         ...
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
                      sender: str | None = None, game_id: str | None = None,

@@ -63,7 +63,7 @@ DIALECT = Dialect(
     transient=(psycopg.OperationalError, psycopg.InterfaceError), is_transient=_transient,
     reset_identity=lambda table: (f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
                                   f" COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)"),
-    format_params=True)
+    format_params=True, fence=" OFFSET 0")
 
 
 def role_key(role: str) -> int:

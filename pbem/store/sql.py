@@ -81,9 +81,11 @@ _FIND_INBOUND = ("SELECT id, status FROM inbound WHERE sha256 = ? OR message_id 
                  " ORDER BY id LIMIT 1")
 
 #: A pending message is free to take when no earlier message of its game is still pending: one
-#: game's mail is applied in arrival order, one at a time (the game row lock does the rest).
+#: game's mail is applied in arrival order, one at a time (the game row lock does the rest). The
+#: fence keeps the test a lookup of the message's own game: joined instead, PostgreSQL planned it
+#: on statistics from before a backlog as a scan of every pending message per claim.
 _CLAIMABLE = ("i.status = 'pending' AND NOT EXISTS (SELECT 1 FROM inbound e WHERE e.game_id = i.game_id"
-              " AND e.status = 'pending' AND e.id < i.id)")
+              " AND e.status = 'pending' AND e.id < i.id{fence})")
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class Dialect:
     is_transient: Callable[[BaseException], bool]
     # after rows were inserted with their ids: the statement that moves the id counter past them
     reset_identity: Callable[[str], str | None] = lambda table: None
+    fence: str = ""  # ends a subquery the planner must not merge into the query around it
     format_params: bool = False  # "%s" placeholders instead of "?"
     _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -175,7 +178,8 @@ def inbound_of(row: Sequence[Any]) -> Inbound:
 
 def outbound_of(row: Sequence[Any]) -> Outbound:
     return Outbound(id=row[0], message_id=row[1], sender=row[2], recipients=json_loads(row[3]),
-                    raw=bytes(row[4]), created_at=dt_from_text(row[5]),  # type: ignore[arg-type]
+                    raw=b"" if row[4] is None else bytes(row[4]),  # None: not read (yet)
+                    created_at=dt_from_text(row[5]),  # type: ignore[arg-type]
                     attempts=row[6], next_attempt_at=dt_from_text(row[7]),
                     sent_at=dt_from_text(row[8]), last_error=row[9],
                     given_up_at=dt_from_text(row[10]))
@@ -350,10 +354,15 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
 
     # intake
 
-    def claim_inbound(self, inbound_id: int) -> Inbound | None:
+    def claim_inbound(self, *inbound_ids: int) -> Inbound | None:
+        if not inbound_ids:
+            return None
         db = self._c
-        row = db.one(f"SELECT {INBOUND_COLS} FROM inbound i WHERE i.id = ? AND {_CLAIMABLE}"
-                     f"{db.dialect.skip_locked}", (inbound_id,))
+        marks = ",".join("?" * len(inbound_ids))
+        # PostgreSQL locks the rows in this order, skipping those another transaction holds.
+        claimable = _CLAIMABLE.format(fence=db.dialect.fence)
+        row = db.one(f"SELECT {INBOUND_COLS} FROM inbound i WHERE i.id IN ({marks}) AND {claimable}"
+                     f" ORDER BY i.id LIMIT 1{db.dialect.skip_locked}", inbound_ids)
         return inbound_of(row) if row else None
 
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
@@ -855,18 +864,25 @@ class SqlStore:
         return [inbound_of(r) for r in rows]
 
     def pending_fair(self, now: datetime, per_sender_per_minute: int, limit: int) -> list[int]:
-        # The head of each sender's queue (one scan of the pending rows' index), leaving out senders
-        # who had their cap processed within the minute (one index lookup per sender; NULL, no
-        # sender, is one sender too). One message per sender per call: the caller's next call
-        # starts the next round. The minute is bounded on both sides: after the wall clock stepped
-        # back, the mail processed before the step (stamped "in the future") is not the last
-        # minute's, or a busy sender would wait out the whole step.
+        # The head of each sender's queue (one pass over the pending rows' sender index), oldest
+        # first; then, only as far as the limit needs, leaving out senders who had their cap
+        # processed within the minute (one index lookup per head looked at; NULL, no sender, is one
+        # sender too). The fence keeps PostgreSQL from counting every pending sender's recent mail
+        # before it sorts: with 600 moves waiting that was ~1 ms a call, and several workers call
+        # this up to once per message. (Walking the pending rows in id order and probing each
+        # for an earlier one of its sender is cheaper while the statistics know about the
+        # backlog, but quadratic when they do not, as after a burst or an outage.) One message
+        # per sender per call: the caller's next call starts the next round. The minute is
+        # bounded on both sides: after the wall clock stepped back, the mail processed before the
+        # step (stamped "in the future") is not the last minute's, or a busy sender would wait out
+        # the whole step.
         since, until = dt_to_text(now - timedelta(minutes=1)), dt_to_text(now)
         recent = ("SELECT COUNT(*) FROM inbound AS done WHERE done.sender {}"
                   " AND done.processed_at >= ? AND done.processed_at <= ?")
-        rows = self._db().all(
+        db = self._db()
+        rows = db.all(
             "SELECT head FROM (SELECT MIN(id) AS head, sender FROM inbound WHERE status = 'pending'"
-            "  GROUP BY sender) AS heads"
+            f"  GROUP BY sender ORDER BY head{db.dialect.fence}) AS heads"
             f" WHERE ? = 0 OR CASE WHEN heads.sender IS NULL THEN ({recent.format('IS NULL')})"
             f"  ELSE ({recent.format('= heads.sender')}) END < ?"
             " ORDER BY head LIMIT ?",
@@ -911,10 +927,13 @@ class SqlStore:
     # outbox sender
 
     def due_outbound(self, now: datetime, limit: int = 100) -> list[Outbound]:
+        return self._due_outbound(now, limit, raw=True)
+
+    def _due_outbound(self, now: datetime, limit: int, raw: bool) -> list[Outbound]:
         # Round-robin by recipient, each recipient's mails oldest first: one player's mails arrive
         # in move order, and two thousand answers to one flooding address do not hold up the
         # next player's board. The ids are chosen on the small columns (and the partial index of
-        # migration 7) before the rows, raw messages included, are read.
+        # migration 7) before the rows, raw messages included unless ``raw`` is False, are read.
         db = self._db()
         ids = [r[0] for r in db.all(
             "SELECT id FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY recipients ORDER BY id) AS k"
@@ -922,7 +941,8 @@ class SqlStore:
             " AS due ORDER BY k, id LIMIT ?", (dt_to_text(now), limit))]
         if not ids:
             return []
-        rows = db.all(f"SELECT {OUTBOUND_COLS} FROM outbound WHERE id IN ({','.join('?' * len(ids))})", ids)
+        columns = OUTBOUND_COLS if raw else OUTBOUND_COLS.replace(" raw,", " NULL AS raw,")
+        rows = db.all(f"SELECT {columns} FROM outbound WHERE id IN ({','.join('?' * len(ids))})", ids)
         by_id = {r[0]: r for r in rows}
         return [outbound_of(by_id[i]) for i in ids if i in by_id]
 
@@ -981,10 +1001,14 @@ class SqlStore:
         sender's row is free again at once, and a sender killed between the relay's "250" and the
         mark re-sends one mail at most. Without them (SQLite: one sender per file) the marks are
         written together when the batch ends: one commit for the batch, and no write lock held while
-        mails are sent, since that would stop the processor for as long."""
-        rows = self.due_outbound(now, limit)
+        mails are sent, since that would stop the processor for as long. With row locks a row's
+        raw message is read when it is taken: every sender looks at the same due rows, and most of
+        them another sender sends."""
         batch: _MarkLater | _MarkEach
-        batch = _MarkEach(self, rows, now) if self.dialect.skip_locked else _MarkLater(rows)
+        if self.dialect.skip_locked:
+            batch = _MarkEach(self, self._due_outbound(now, limit, raw=False), now)
+        else:
+            batch = _MarkLater(self.due_outbound(now, limit))
         try:
             yield batch
         finally:
@@ -1100,30 +1124,51 @@ class _MarkLater:
 
 class _MarkEach:
     """One transaction per row: take it (locked, still due), send, mark, commit. The marks commit
-    without waiting for the disk: after a power loss a mail is sent again, never lost."""
+    without waiting for the disk: after a power loss a mail is sent again, never lost.
+
+    Every sender reads the same due rows, so with several workers most rows a sender comes to are
+    being sent, or were sent, by another. A take looks at the row and the next few in the batch's
+    order at once and locks the first of them still free: the rows before it are passed over
+    without another round trip each, and the one locked is the sender's when it comes to it."""
+
+    #: Rows one take looks at: a bound on the statement's size (and on the statements prepared).
+    LOOKAHEAD = 10
 
     def __init__(self, store: SqlStore, rows: list[Outbound], now: datetime) -> None:
         self.rows = rows
         self.now = now
         self._store = store
         self._open: tuple[int, AbstractContextManager[Db], Db] | None = None
+        self._passed: set[int] = set()  # rows another sender had: taken or done
 
     def take(self, row: Outbound) -> bool:
+        if self._open is not None and self._open[0] == row.id:
+            return True  # locked by the take that passed over the rows before it
+        if row.id in self._passed:
+            return False
         self._finish()
+        start = next(i for i, r in enumerate(self.rows) if r.id == row.id)
+        ahead = [r.id for r in self.rows[start:] if r.id not in self._passed][: self.LOOKAHEAD]
         manager = self._store._write(durable=False)
         db = manager.__enter__()
         try:
-            found = db.one("SELECT id FROM outbound WHERE id = ? AND sent_at IS NULL AND given_up_at IS NULL"
-                           f" AND next_attempt_at <= ?{db.dialect.skip_locked}",
-                           (row.id, dt_to_text(self.now)))
+            # in the batch's order (round-robin by recipient), not by id
+            order = " ".join(f"WHEN ? THEN {k}" for k in range(len(ahead)))
+            found = db.one(f"SELECT id, raw FROM outbound WHERE id IN ({','.join('?' * len(ahead))})"
+                           " AND sent_at IS NULL AND given_up_at IS NULL AND next_attempt_at <= ?"
+                           f" ORDER BY CASE id {order} END LIMIT 1{db.dialect.skip_locked}",
+                           (*ahead, dt_to_text(self.now), *ahead))
         except BaseException as exc:
             manager.__exit__(type(exc), exc, exc.__traceback__)
             raise
-        self._open = (row.id, manager, db)
-        if found is None:
-            self._finish()
+        taken = int(found[0]) if found else None
+        self._passed.update(ahead[: ahead.index(taken)] if taken is not None else ahead)
+        if taken is None:
+            manager.__exit__(None, None, None)
             return False
-        return True
+        self._open = (taken, manager, db)
+        next(r for r in self.rows if r.id == taken).raw = bytes(found[1])
+        return taken == row.id
 
     def sent(self, outbound_id: int) -> None:
         self._mark(outbound_id, [outbound_id], [])

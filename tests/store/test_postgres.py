@@ -54,7 +54,7 @@ def test_claims_skip_what_another_worker_holds(stores: tuple[PostgresStore, Post
         started = time.monotonic()
         with two.transaction() as tx2:
             assert tx2.claim_inbound(ids[0]) is None  # held: skipped, not waited for
-            taken = tx2.claim_inbound(ids[1])
+            taken = tx2.claim_inbound(*ids)  # the first held: the next in the same statement
             assert taken is not None and taken.raw.startswith(b"Message-ID: <m1@x>")
         assert time.monotonic() - started < 1
     with one.claim_outbound(T0) as first, two.claim_outbound(T0) as second:
@@ -67,6 +67,27 @@ def test_claims_skip_what_another_worker_holds(stores: tuple[PostgresStore, Post
         first.sent(first.rows[0].id)
         assert not first.take(first.rows[1])  # the second sent it meanwhile
     assert one.outbound_counts() == {"pending": 0, "sent": 2, "given_up": 0}
+
+
+def test_a_sender_passes_over_the_rows_others_send_in_one_step(
+        stores: tuple[PostgresStore, PostgresStore]) -> None:
+    """A take that finds its row another sender's locks the next free row of the batch at once, so
+    the rows several senders share cost no round trip each; the row it locked waits for it."""
+    one, two = stores
+    with one.transaction() as tx:
+        ids = [tx.queue_outbound(message_id=f"<{n}@p>", sender="s", recipients=[f"r{n}"],
+                                 raw=f"mail {n}".encode(), now=T0) for n in range(3)]
+    with one.claim_outbound(T0) as first, two.claim_outbound(T0) as second:
+        assert first.take(first.rows[0]) and first.rows[0].raw == b"mail 0"  # read when taken
+        assert not second.take(second.rows[0])  # the first's: the second locked the next row
+        first.sent(ids[0])
+        assert not first.take(first.rows[1])  # the second's: the first locked the last one
+        assert second.take(second.rows[1]) and second.rows[1].raw == b"mail 1"
+        second.sent(ids[1])
+        assert not second.take(second.rows[2])  # locked by the first
+        assert first.take(first.rows[2]) and first.rows[2].raw == b"mail 2"
+        first.sent(ids[2])
+    assert one.outbound_counts() == {"pending": 0, "sent": 3, "given_up": 0}
 
 
 def test_a_locked_game_makes_the_second_mover_wait(stores: tuple[PostgresStore, PostgresStore]) -> None:

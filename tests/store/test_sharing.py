@@ -71,6 +71,25 @@ def test_one_games_mail_is_claimed_in_arrival_order(store: SqlStore) -> None:
         assert not tx.claim_inbound(10_000)
 
 
+def test_a_claim_among_several_takes_the_oldest_that_can_be_taken(store: SqlStore) -> None:
+    ac1 = add_game(store, "ac-1")
+    first = store.accept_inbound(reply_mail(1, ac1[0]), "smtp", T0).inbound_id
+    second = store.accept_inbound(reply_mail(2, ac1[1], 4), "smtp", T0).inbound_id  # the same game
+    other = store.accept_inbound(reply_mail(3, None), "smtp", T0).inbound_id
+    with store.transaction() as tx:
+        assert tx.claim_inbound() is None
+        taken = tx.claim_inbound(other, second)  # the second waits for the first: passed over
+        assert taken is not None and taken.id == other and taken.raw.startswith(b"From: a@x.org")
+        tx.mark_inbound(other, "done", "applied", now=T0)
+        taken = tx.claim_inbound(second, other, first)  # in any order: the oldest
+        assert taken is not None and taken.id == first
+        tx.mark_inbound(first, "done", "applied", now=T0)
+        taken = tx.claim_inbound(first, second, other)  # the done ones are passed over
+        assert taken is not None and taken.id == second
+        tx.mark_inbound(second, "done", "applied", now=T0)
+        assert tx.claim_inbound(first, second, other) is None
+
+
 def test_fair_rounds_take_one_games_mail_in_arrival_order(store: SqlStore) -> None:
     ac1 = add_game(store, "ac-1")
     ids = [store.accept_inbound(reply_mail(n, token), "smtp", T0).inbound_id

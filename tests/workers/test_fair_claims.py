@@ -48,13 +48,13 @@ def test_two_processors_share_a_flood_fairly_and_once(tmp_path: Path, postgres: 
             processor = Processor(make_config(tmp_path), store, secret=b"s" * 32)
             take = processor._process
 
-            def recorded(inbound_id: int) -> str | None:
-                outcome = take(inbound_id)
-                if outcome is not None:
+            def recorded(*candidates: int) -> tuple[int, str] | None:
+                processed = take(*candidates)
+                if processed is not None:
                     with lock:
-                        order.append(inbound_id)
+                        order.append(processed[0])
                         by_worker[worker] += 1
-                return outcome
+                return processed
 
             processor._process = recorded  # type: ignore[method-assign]
             ready.wait(60)
