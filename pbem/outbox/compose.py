@@ -95,9 +95,11 @@ def quoted(text: str, *, most: int | None = None) -> list[str]:
 
 @pass_environment
 def _wordwrap(environment: Environment, s: str, width: int = 79, break_long_words: bool = True,
-              wrapstring: str | None = None, break_on_hyphens: bool = True) -> str:
+              wrapstring: str | None = None, break_on_hyphens: bool = False) -> str:
     """Jinja's ``wordwrap``, which returns a printable line that fits as it is without running
-    ``textwrap`` over it (most lines of a mail fit; wrapping each cost a tenth of its template)."""
+    ``textwrap`` over it (most lines of a mail fit; wrapping each cost a tenth of its template).
+    Lines break at spaces only: a mail is full of words a hyphen holds together (game ids ac-12,
+    dates, addresses, 'THEIR-MOVE'), and a reader copies them from the text."""
     if s and len(s) <= width and s.isprintable() and not s.endswith(" "):
         return s
     return do_wordwrap(environment, s, width, break_long_words, wrapstring, break_on_hyphens)

@@ -327,7 +327,10 @@ class Processor:
                 if len(results) > 1 and len(ctx.reply_sections) > first_new:
                     ctx.reply_sections[first_new].lines[:0] = quoted(item.line.strip(), most=QUOTED_LINES)
             except CommandFailed as failed:
-                ctx.reply(Section(lines=[*quoted(item.line.strip(), most=QUOTED_LINES), failed.message]),
+                # The reason opens the mail ("Not done: ..."); said again under the quote only when
+                # the first line is about something else (another command, a headline of its own).
+                again = [failed.message] if failed.headline or len(results) > 1 else []
+                ctx.reply(Section(lines=[*quoted(item.line.strip(), most=QUOTED_LINES), *again]),
                           item.game or ctx.context_game,
                           headline=failed.headline or _("Not done: {reason}").format(reason=failed.message))
                 for extra in failed.extra:

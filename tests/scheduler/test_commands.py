@@ -15,6 +15,7 @@ from pbem.processing.games import CommandFailed
 from pbem.record import replay_record
 from tests.scheduler.conftest import ALICE, BOB, CAROL, WEEK, Clocked
 from tests.server.harness import headline, text_of, to
+from tests.services.requirements import free_port
 
 
 def flat(message) -> str:
@@ -381,7 +382,8 @@ def test_notify_is_refused_where_no_moderator_would_decide(tmp_path, capsys) -> 
     finally:
         server.close()
     config = tmp_path / "pbem.toml"
-    config.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n[deadlines]\npolicy = "notify"\n')
+    config.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n[smtp]\nport = {free_port()}\n'
+                      '[deadlines]\npolicy = "notify"\n')
     assert main(["check-config", "-c", str(config)]) == 0
     assert ('warning: [deadlines] policy = "notify" leaves every late player to the moderators, and '
             "[moderators] addresses is empty") in capsys.readouterr().out
