@@ -63,3 +63,18 @@ def test_a_long_line_is_quoted_back_within_the_width_with_a_mark_on_every_line(s
         check.read(ANN, answer)
         said = _quote(text_of(answer))
         assert said[0].startswith(f"> {line.split()[0]} ") and all(q.startswith("> ") for q in said)
+
+
+def test_a_refusal_gives_its_reason_once_and_never_breaks_a_word_at_a_hyphen(server: Server) -> None:
+    """The reason opens the mail (the inbox preview); under the quote it was said a second time.
+    With two commands, each answer keeps its own reason under its quote."""
+    _turn, bo = start_game(server, ANN, BO)
+    text = text_of(to(server.submit(reply_to(bo, BO, "queue ac-1\nplease play tower green E1")), BO)[0])
+    body = text.split("\n-- \n")[0]
+    reason = "write 'if THEIR-MOVE then MY-MOVE' or 'then MY-MOVE'"
+    assert body.startswith("Not done: queue line 1"), body
+    assert " ".join(body.split()).count(reason) == 1, body
+    assert "THEIR-\n" not in body and "MY-\n" not in body
+    both = text_of(to(server.submit(server.mail(BO, "undo ac-7\nobserve ac-9")), BO)[0])
+    flat = " ".join(both.split("\n-- \n")[0].split())
+    assert flat.count("ac-7") >= 2 and flat.count("ac-9") >= 2, both  # each reason under its quote
