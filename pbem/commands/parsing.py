@@ -318,7 +318,7 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
     if len(tail) >= 2 and tail[-2].lower() == "as":
         seat = tail[-1].lower()
         tail = tail[:-2]
-    cleaned = [w.strip(",;<>") for w in tail if w.strip(",;<>")]
+    cleaned = [w.strip(",;<>") for w in _without_display_names(tail) if w.strip(",;<>")]
     def opponent(word: str) -> bool:
         return "@" in word or COMPUTER_WORD.match(word) is not None
 
@@ -329,6 +329,27 @@ def _parse_new(line: str, rest: list[str]) -> Command | CommandError:
             usage=usage("new")))
     return Command("new", line, game=rest[0].lower(), opponents=opponents, seat=seat,
                    option_words=option_words)
+
+
+def _without_display_names(words: list[str]) -> list[str]:
+    """``with Bob Smith <bob@x>`` as a mail client writes an address: the name before an address in
+    angle brackets is dropped (a player's name is learnt from their own mail, never from another's
+    word), so it is not read as the game's options."""
+    kept: list[str] = []
+    name: list[str] = []  # words since the last address or comma: a name if an <address> follows
+    for word in words:
+        if word.startswith(("<", '"<')) and "@" in word:
+            name = []
+            kept.append(word)
+        elif "@" in word or COMPUTER_WORD.match(word.strip(",;")):
+            kept += name + [word]
+            name = []
+        else:
+            name.append(word)
+            if word.endswith(","):
+                kept += name
+                name = []
+    return kept + name
 
 
 def _parse_open(line: str, rest: list[str]) -> Command:

@@ -136,6 +136,17 @@ def test_a_subject_that_titles_the_mail_is_not_answered_as_a_command(server: Ser
     assert reply["Subject"] == "[pbem ac-1] alice vs bob"
 
 
+def test_an_opponent_written_as_an_address_book_entry_is_invited(server: Server) -> None:
+    """'with Bob <bob@...>', as a mail client writes an address: the name is not an option of the
+    game (it was refused as "unknown option 'Bob'"); nor is it taken as Bob's name, which only his
+    own mail tells."""
+    out = server.submit(server.mail(ALICE, f"new alien-city time 3 with Bob Builder <{BOB}> as black"))
+    assert headline(to(out, ALICE)[0]) == f"Game ac-1 created: waiting for {BOB} to accept"
+    invitation = to(out, BOB)[0]
+    assert "You would play white" in flat(invitation) and "3 days per move" in flat(invitation)
+    assert "Builder" not in text_of(invitation)
+
+
 def test_the_same_command_in_subject_and_body_is_answered_once(server: Server) -> None:
     out = server.submit(server.mail(CAROL, "games", subject="games"))
     reply = to(out, CAROL)[0]
