@@ -342,7 +342,7 @@ def _without_display_names(words: list[str]) -> list[str]:
             name = []
             kept.append(word)
         elif "@" in word or COMPUTER_WORD.match(word.strip(",;")):
-            kept += name + [word]
+            kept += [*name, word]
             name = []
         else:
             name.append(word)
