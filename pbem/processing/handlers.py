@@ -14,7 +14,7 @@ from engine import MoveError, State, get_game, is_move_entry, replay
 from engine.registry import UnknownGameError
 from pbem.clocks.players import format_when, player_zone
 from pbem.commands.helptext import help_text
-from pbem.commands.parsing import Command
+from pbem.commands.parsing import Command, suggest_verbs
 from pbem.i18n import _, ngettext, say, status_word
 from pbem.outbox.compose import Action, ActionGroup, Section
 from pbem.processing import hooks
@@ -187,14 +187,23 @@ def _within(line: str) -> str:
 
 # --- playing ---------------------------------------------------------------------------------------
 
+#: The commands a game waiting for its players, or over, takes instead of a move.
+WHAT_FITS = {"invited": ("accept", "decline", "rules"), "open": ("join", "withdraw", "challenges"),
+             "over": ("rematch", "history", "board", "record")}
+
+
 def do_move(ctx: MailContext, command: Command) -> None:
     game_id = game_id_of(ctx, command)
     row, state = load_game(ctx, game_id)
     seat = authenticate(ctx, row, command)
     names = game_names(ctx.tx, row)
     if row.status != "active":
+        words = command.line.split()  # "acept": a command mistyped, of those that fit the game now
+        fitting = WHAT_FITS.get(row.status, ())
+        near = [v for v in suggest_verbs(words[0]) if v in fitting] if len(words) == 1 else []
+        hint = " " + _("Did you mean {words}?").format(words=_(" or ").join(near)) if near else ""
         raise CommandFailed(_("game {id} is {status}; no moves can be made.").format(
-            id=row.id, status=status_word(row.status)))
+            id=row.id, status=status_word(row.status)) + hint)
     expected = command.ply if command.ply is not None else ctx.expected_ply.pop(game_id, None)
 
     def current(position: State = state) -> Section:

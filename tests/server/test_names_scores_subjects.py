@@ -147,6 +147,14 @@ def test_an_opponent_written_as_an_address_book_entry_is_invited(server: Server)
     assert "Builder" not in text_of(invitation)
 
 
+def test_a_mistyped_accept_is_answered_with_the_command_it_resembles(server: Server) -> None:
+    out = server.submit(server.mail(ALICE, f"new alien-city with {BOB} as black"))
+    out = server.submit(reply_to(to(out, BOB)[0], BOB, "acept"))
+    reply = to(out, BOB)[0]
+    assert "no moves can be made. Did you mean accept?" in flat(reply)
+    assert server.store.get_game("ac-1").status == "invited"
+
+
 def test_the_same_command_in_subject_and_body_is_answered_once(server: Server) -> None:
     out = server.submit(server.mail(CAROL, "games", subject="games"))
     reply = to(out, CAROL)[0]
