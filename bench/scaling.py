@@ -133,6 +133,21 @@ def processing_ms(workers: list[Worker], message_ids: set[str]) -> list[float]:
     return found
 
 
+_REPLAYED = re.compile(r"msgid=(\S+) .* replayed=(\d+) ")
+
+
+def replayed(workers: list[Worker], message_ids: set[str]) -> float | None:
+    """Games replayed from their records per message (the state not kept by the worker that took
+    it), from the processor's log lines; None when the log does not say (an older checkout)."""
+    found = []
+    for worker in workers:
+        for line in worker.log.read_text(errors="replace").splitlines():
+            match = _REPLAYED.search(line)
+            if match and match.group(1) in message_ids:
+                found.append(int(match.group(2)))
+    return round(sum(found) / len(found), 3) if found else None
+
+
 _LOGGED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
 _SENT = re.compile(r"sender: outbound \d+ (\S+) to ")
 
@@ -485,6 +500,7 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
         "statements_per_move": round(sum(s["calls"] for s in found) / moves, 1),
         "statements": found,
         "processing_ms": {"p50": percentile(per_move, 50), "p99": percentile(per_move, 99)},
+        "replayed_per_move": replayed(workers, timed),
     }
     if killer is not None:
         row["killed"] = _killed(killer, workers, kill, lanes[0], arrived[0], t0, acknowledged)
@@ -969,9 +985,12 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
         split = r.get("paced", {}).get("stages_ms_p50")
         paced = ("; paced moves, median ms: "
                  + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in split.items()) if split else "")
+        again = r.get("replayed_per_move")
+        again = f"; games replayed per move {again}" if again is not None else ""
         out.append(f"- {name} worker(s): active sessions by wait event (mean) {waits or '-'}; "
                    f"periods in which the quota ran out {throttled}; processor ms p50 / p99 "
-                   f"{r['processing_ms']['p50']:.1f} / {r['processing_ms']['p99']:.1f}{paced}.")
+                   f"{r['processing_ms']['p50']:.1f} / {r['processing_ms']['p99']:.1f}{again}{paced}; "
+                   f"waited {r.get('quiet_waited_s', 0)} s for the load.")
     out.append("")
     return out + _spread(rows) + _kill_lines(rows)
 
