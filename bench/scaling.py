@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import itertools
 import json
 import math
 import os
@@ -49,7 +50,9 @@ import platform
 import re
 import signal
 import sqlite3
+import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,7 +74,17 @@ from bench.harness.players import (
     smtp_submit,
     smtp_submit_raw,
 )
-from bench.harness.report import REPO, commit, cpu_model, loadavg, own_cpu, percentile, say, workdir
+from bench.harness.report import (
+    REPO,
+    commit,
+    cpu_model,
+    loadavg,
+    own_cpu,
+    percentile,
+    say,
+    wait_quiet,
+    workdir,
+)
 from bench.harness.sink import all_replied, start_sink
 from bench.harness.stages import normalise_id
 from bench.harness.workers import CpuMeter, Worker, postgres_pids, switches, worker_config
@@ -118,6 +131,21 @@ def processing_ms(workers: list[Worker], message_ids: set[str]) -> list[float]:
             if match and match.group(1) in message_ids:
                 found.append(float(match.group(2)))
     return found
+
+
+_REPLAYED = re.compile(r"msgid=(\S+) .* replayed=(\d+) ")
+
+
+def replayed(workers: list[Worker], message_ids: set[str]) -> float | None:
+    """Games replayed from their records per message (the state not kept by the worker that took
+    it), from the processor's log lines; None when the log does not say (an older checkout)."""
+    found = []
+    for worker in workers:
+        for line in worker.log.read_text(errors="replace").splitlines():
+            match = _REPLAYED.search(line)
+            if match and match.group(1) in message_ids:
+                found.append(int(match.group(2)))
+    return round(sum(found) / len(found), 3) if found else None
 
 
 _LOGGED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
@@ -329,18 +357,22 @@ def _interleave(lanes: list[Lane], batches: list[list[Any]], connections: int
 
 def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Callable[[], None]],
            postgres: Any, cgroups: Cgroups, pg_group: Group, paced_rate: float | None,
-           separate: bool = False, code: Path = REPO) -> dict[str, Any]:
+           separate: bool = False, code: Path = REPO, kill: int | None = None,
+           run: int = 0) -> dict[str, Any]:
     """``count`` workers on one database (``separate``: each on a database of its own, with its share
     of the games: the same load on the machine with nothing shared but the PostgreSQL server), each
     in a cgroup of its own limited to ``args.cap`` CPUs (PostgreSQL, the load and the sinks outside
     every limit). The games are set up without the limit; then the first moves of all games as fast
     as the SMTP connections take them (moves/s, the CPU of each worker and of PostgreSQL per move,
     the database's sessions and claims), then the second moves of ``args.paced_moves`` games at
-    ``paced_rate`` per second (reply latency). The workers run the pbem of ``code``."""
+    ``paced_rate`` per second (reply latency). The workers run the pbem of ``code``. ``kill``: that
+    worker's whole process tree is killed with SIGKILL once a third of the moves were answered (a
+    machine that vanished); the load fails over to the others as an MTA would (``_killed``)."""
     from bench.harness import pgstats
     from tests.services.requirements import free_port
 
-    label = f"cap{count}" + ("sep" if separate else "") + ("" if code == REPO else "was")
+    label = (f"cap{count}" + ("sep" if separate else "") + ("" if code == REPO else "was")
+             + ("kill" if kill is not None else "") + (f"r{run}" if run else ""))
     if separate and args.connections % count:
         raise SystemExit(f"--separate: --connections ({args.connections}) must be a multiple of {count}")
     lanes: list[Lane] = []
@@ -376,6 +408,10 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     for group in groups:
         group.set_quota(args.cap)
     time.sleep(2.5)  # every worker has written its first heartbeat and taken its roles
+    waited = 0.0
+    if args.quiet:  # the set-up's own load (and other jobs') has settled
+        say(f"[{label}] waiting for a load average under {args.quiet} (now {loadavg()}) ...")
+        waited, _ = wait_quiet(args.quiet, args.quiet_wait)
     # What the workers and the database spend doing nothing: heartbeats, role checks, polls.
     before = [g.usage() for g in groups]
     pg_before = pg_group.usage()
@@ -387,11 +423,12 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     sampler = pgstats.Sampler(lanes[0].dsn, names, args.sample_seconds)
     cleanup.append(sampler.close)
     spies = []
-    if args.py_spy:
-        for part, pid in (("processor", workers[0].processor_pid()), ("serve", workers[0].process.pid)):
-            if pid:
-                spies.append(PySpy(pid, Path(args.py_spy) / f"{label}-{part}.txt", cpu=True))
-                cleanup.append(spies[-1].stop)
+    if args.py_spy:  # every worker's two processes: what each spends its share on
+        for w in workers:
+            for part, pid in (("processor", w.processor_pid()), ("serve", w.process.pid)):
+                if pid:
+                    spies.append(PySpy(pid, Path(args.py_spy) / f"{w.name}-{part}.txt", cpu=True))
+                    cleanup.append(spies[-1].stop)
     meter = CpuMeter({f"{part} {w.name}": (lambda w=w, part=part: [
         w.process.pid if part == "serve" else w.processor_pid() or 0]) for w in workers
         for part in ("serve", "processor")})
@@ -411,8 +448,11 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     switched = woken()
     sampler.start()
     meter.start()
+    killer = _Killer(lanes[0], groups[kill], len(prepared) // 3) if kill is not None else None
+    acknowledged: list[int] = []
     t0 = time.monotonic()
-    submitted = smtp_submit_raw(ports, prepared, args.connections)
+    submitted = smtp_submit_raw(ports, prepared, args.connections, failover=kill is not None,
+                                used=acknowledged)
     arrived = [lane.sink.wait_until(all_replied(lane.base, set(lane.keys)), max(120.0, len(prepared) * 0.5),
                                     "all replies") for lane in lanes]
     elapsed = max(a.at for lane, arrivals in zip(lanes, arrived, strict=True)
@@ -439,7 +479,8 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     row: dict[str, Any] = {
         "setup": label, "workers": count, "databases": len(lanes), "cap": args.cap, "moves": moves,
         "code": "this checkout" if code == REPO else str(code),
-        "loadavg": load, "seconds": round(elapsed, 3), "moves_per_second": round(moves / elapsed, 1),
+        "run": run, "loadavg": load, "quiet_waited_s": waited,
+        "seconds": round(elapsed, 3), "moves_per_second": round(moves / elapsed, 1),
         "latency_s": {"p50": round(percentile(latency, 50), 3), "p99": round(percentile(latency, 99), 3)},
         "worker_cpu_ms_per_move": [round(u * 1000 / moves, 2) for u in used],
         "workers_cpu_ms_per_move": round(sum(used) * 1000 / moves, 2),
@@ -459,7 +500,13 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
         "statements_per_move": round(sum(s["calls"] for s in found) / moves, 1),
         "statements": found,
         "processing_ms": {"p50": percentile(per_move, 50), "p99": percentile(per_move, 99)},
+        "replayed_per_move": replayed(workers, timed),
     }
+    if killer is not None:
+        row["killed"] = _killed(killer, workers, kill, lanes[0], arrived[0], t0, acknowledged)
+        lanes[0].ports = [p for i, p in enumerate(lanes[0].ports) if i != kill]
+        workers = [w for i, w in enumerate(workers) if i != kill]
+        lanes[0].workers = workers
     # The second moves, at a rate every setup is given the same: the latency a player sees.
     rate = paced_rate or row["moves_per_second"] / 2
     batches = []
@@ -475,7 +522,8 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     ports, second, where = _interleave(lanes, batches, args.connections)
     if second:
         say(f"[{label}] {len(second)} moves at {rate:.1f}/s ...")
-        sent = [at for at, _ in smtp_submit_raw(ports, second, args.connections, rate=rate)]
+        sent = [at for at, _ in smtp_submit_raw(ports, second, args.connections, rate=rate,
+                                                failover=kill is not None)]
         paced = []
         split: dict[str, list[float]] = {}
         for n, lane in enumerate(lanes):
@@ -508,6 +556,60 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
     return row
 
 
+class _Killer:
+    """Kills every process of one worker's cgroup with SIGKILL (a machine that vanished, its
+    processor and listener at once) once ``after`` mails reached the lane's relay sink."""
+
+    def __init__(self, lane: Lane, group: Group, after: int) -> None:
+        self.at = math.nan
+        self.in_transaction = 0
+        self._lane, self._group, self._after = lane, group, after
+        self._thread = threading.Thread(target=self._run, name="bench-killer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while self._lane.sink.count() - self._lane.base < self._after:
+            time.sleep(0.002)
+        pids = self._group.pids()
+        self.at = time.monotonic()
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+    def join(self) -> None:
+        self._thread.join(10)
+
+
+def _killed(killer: _Killer, workers: list[Worker], victim: int, lane: Lane, arrivals: list[Any],
+            t0: float, acknowledged: list[int]) -> dict[str, Any]:
+    """What the kill cost: the longest pause in replies after it against the usual pause before
+    it, the rate before and after, and the victim's mail the others took over (acknowledged by its
+    listener and processed by a survivor; the one it had claimed when it died among them)."""
+    killer.join()
+    first: dict[tuple[Any, Any], float] = {}
+    for a in arrivals[lane.base:]:
+        if (a.game, a.ply) in lane.keys:
+            first.setdefault((a.game, a.ply), a.at)
+    times = sorted(first.values())
+    before = [t for t in times if t <= killer.at]
+    after = [t for t in times if t > killer.at]
+    gaps_before = [b - a for a, b in itertools.pairwise(before)]
+    pause = (after[0] - before[-1]) if before and after else math.nan
+    gaps_after = [b - a for a, b in itertools.pairwise(after)]
+    port = lane.ports[victim]
+    theirs = {mid for (mid, ack) in zip(lane.keys.values(), acknowledged, strict=True) if ack == port}
+    survivors = [w for i, w in enumerate(workers) if i != victim]
+    taken_over = len(processing_ms(survivors, theirs))
+    done_by_victim = len(processing_ms([workers[victim]], theirs))
+    return {"after_s": round(killer.at - t0, 3), "replies_before": len(before), "replies_after": len(after),
+            "moves_per_second_before": round(len(before) / max(killer.at - t0, 1e-9), 1),
+            "moves_per_second_after": round(len(after) / max(times[-1] - killer.at, 1e-9), 1) if after else 0,
+            "pause_s": round(pause, 3), "longest_gap_after_s": round(max(gaps_after, default=0.0), 3),
+            "gap_before_p99_s": round(percentile(gaps_before, 99), 3) if gaps_before else math.nan,
+            "victim_acknowledged": len(theirs), "victim_processed": done_by_victim,
+            "taken_over": taken_over}
+
+
 def capped_run(args: argparse.Namespace, work: Path, cleanup: list[Callable[[], None]], postgres: Any
                ) -> list[dict[str, Any]]:
     """The capped setups, one after the other on one PostgreSQL (in a cgroup of its own without a
@@ -526,13 +628,18 @@ def capped_run(args: argparse.Namespace, work: Path, cleanup: list[Callable[[], 
             pg_group.add(pid)
     rows: list[dict[str, Any]] = []
     code = Path(args.code).resolve() if args.code else REPO
-    for count in [int(n) for n in args.workers.split(",") if n]:
-        runs = [(False, Path(args.compare).resolve())] if args.compare else []  # the same minutes
-        runs += [(False, code)] + ([(True, code)] if args.separate and count > 1 else [])
-        for separate, checkout in runs:
+    for run in range(args.repeat):  # the setups in turn, so that a busy minute hits one run, not one setup
+        for count in [int(n) for n in args.workers.split(",") if n]:
+            runs = [(False, Path(args.compare).resolve())] if args.compare else []  # the same minutes
+            runs += [(False, code)] + ([(True, code)] if args.separate and count > 1 else [])
+            for separate, checkout in runs:
+                rate = args.paced_rate or (rows[0]["moves_per_second"] / 2 if rows else None)
+                rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group, rate,
+                                   separate=separate, code=checkout, run=run))
+        if args.kill:
             rate = args.paced_rate or (rows[0]["moves_per_second"] / 2 if rows else None)
-            rows.append(capped(count, args, work, cleanup, postgres, cgroups, pg_group, rate,
-                               separate=separate, code=checkout))
+            rows.append(capped(3, args, work, cleanup, postgres, cgroups, pg_group, rate, code=code,
+                               kill=1, run=run))
     return rows
 
 
@@ -694,35 +801,122 @@ def judged(results: dict[str, Any]) -> dict[str, tuple[float, float, bool]]:
     return out
 
 
-def _capped_goals(rows: list[dict[str, Any]]) -> dict[str, tuple[float, float, bool]]:
-    rows = [r for r in rows if r.get("code", "this checkout") == "this checkout"]
-    shared = {r["workers"]: r for r in rows if r.get("databases", 1) == 1}
-    one = shared.get(1)
-    if not one:
-        return {}
-    out: dict[str, tuple[float, float, bool]] = {
-        "capped, one worker: workers' CPU ms per move": (
-            one["workers_cpu_ms_per_move"], CAP_GOALS["worker_ms"],
-            one["workers_cpu_ms_per_move"] <= CAP_GOALS["worker_ms"]),
-        "capped, one worker: PostgreSQL CPU ms per move": (
-            one["postgresql_cpu_ms_per_move"], CAP_GOALS["postgresql_ms"],
-            one["postgresql_cpu_ms_per_move"] <= CAP_GOALS["postgresql_ms"])}
-    for n in (2, 4):
-        if n in shared:
-            x = round(shared[n]["moves_per_second"] / one["moves_per_second"], 2)
-            out[f"capped, {n} workers: x one"] = (x, CAP_GOALS[n], x >= CAP_GOALS[n])
-    if 4 in shared:
-        four = shared[4]
-        growth = round(four["workers_cpu_ms_per_move"] / one["workers_cpu_ms_per_move"] - 1, 3)
-        out["capped, 4 workers: CPU per move above one worker's"] = (
-            growth, CAP_GOALS["cpu_growth"], growth <= CAP_GOALS["cpu_growth"])
-        if "paced" in four and "paced" in one:
-            p99 = four["paced"]["latency_s"]["p99"]
-            out["capped, 4 workers: paced p99 latency (s), at most one worker's"] = (
-                p99, one["paced"]["latency_s"]["p99"], p99 <= one["paced"]["latency_s"]["p99"])
-    bad = sum(sum(r["lost_or_doubled"].values()) for r in rows)
-    out["capped: messages lost or doubled"] = (bad, 0, bad == 0)
+def _runs(rows: list[dict[str, Any]]) -> dict[int, dict[int, dict[str, Any]]]:
+    """This checkout's setups on one shared database, by run and number of workers."""
+    out: dict[int, dict[int, dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("code", "this checkout") == "this checkout" and r.get("databases", 1) == 1 \
+                and "killed" not in r:
+            out.setdefault(r.get("run", 0), {})[r["workers"]] = r
     return out
+
+
+def _per_run(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Each figure the goals name, one value per run (x one and CPU growth against the same run's
+    one worker)."""
+    found: dict[str, list[float]] = {}
+    for by in _runs(rows).values():
+        one = by.get(1)
+        if not one:
+            continue
+        found.setdefault("worker_ms", []).append(one["workers_cpu_ms_per_move"])
+        found.setdefault("postgresql_ms", []).append(one["postgresql_cpu_ms_per_move"])
+        for n in (2, 4):
+            if n in by:
+                found.setdefault(f"x{n}", []).append(by[n]["moves_per_second"] / one["moves_per_second"])
+        if 4 in by:
+            four = by[4]
+            found.setdefault("growth", []).append(
+                four["workers_cpu_ms_per_move"] / one["workers_cpu_ms_per_move"] - 1)
+            if "paced" in four and "paced" in one:
+                found.setdefault("p99_4", []).append(four["paced"]["latency_s"]["p99"])
+                found.setdefault("p99_1", []).append(one["paced"]["latency_s"]["p99"])
+    return found
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else math.nan
+
+
+def _capped_goals(rows: list[dict[str, Any]]) -> dict[str, tuple[float, float, bool]]:
+    """The goals on the medians over the runs (one run: its own figures)."""
+    found = _per_run(rows)
+    if not found:
+        return {}
+    med = {k: round(_median(v), 3) for k, v in found.items()}
+    runs = len(found["worker_ms"])
+    of = f" (median of {runs} runs)" if runs > 1 else ""
+    out: dict[str, tuple[float, float, bool]] = {
+        f"capped, one worker: workers' CPU ms per move{of}": (
+            med["worker_ms"], CAP_GOALS["worker_ms"], med["worker_ms"] <= CAP_GOALS["worker_ms"]),
+        f"capped, one worker: PostgreSQL CPU ms per move{of}": (
+            med["postgresql_ms"], CAP_GOALS["postgresql_ms"],
+            med["postgresql_ms"] <= CAP_GOALS["postgresql_ms"])}
+    for n in (2, 4):
+        if f"x{n}" in med:
+            x = med[f"x{n}"]
+            out[f"capped, {n} workers: x one{of}"] = (x, CAP_GOALS[n], x >= CAP_GOALS[n])
+    if "growth" in med:
+        out[f"capped, 4 workers: CPU per move above one worker's{of}"] = (
+            med["growth"], CAP_GOALS["cpu_growth"], med["growth"] <= CAP_GOALS["cpu_growth"])
+    if "p99_4" in med:
+        out[f"capped, 4 workers: paced p99 latency (s), at most one worker's{of}"] = (
+            med["p99_4"], med["p99_1"], med["p99_4"] <= med["p99_1"])
+    # A reply the relay took just before its sender was killed, and not yet marked sent, goes again
+    # with the same Message-ID (a receiver keeps it once): at-least-once towards the relay.
+    bad = sum(sum(v for k, v in r["lost_or_doubled"].items() if k != "sent_twice" or "killed" not in r)
+              for r in rows)
+    out["capped: messages lost or doubled (every setup)"] = (bad, 0, bad == 0)
+    return out
+
+
+def _spread(rows: list[dict[str, Any]]) -> list[str]:
+    """Over several runs: each figure's median and range."""
+    found = _per_run(rows)
+    if len(found.get("worker_ms", [])) < 2:
+        return []
+    names = {"x2": "2 workers, x one", "x4": "4 workers, x one",
+             "worker_ms": "one worker's CPU ms per move",
+             "postgresql_ms": "PostgreSQL's CPU ms per move, one worker",
+             "growth": "4 workers' CPU per move above one's", "p99_4": "paced p99 at 4 workers (s)",
+             "p99_1": "paced p99 at 1 worker (s)"}
+    out = [f"Over {len(found['worker_ms'])} runs (each against its own one worker):", "",
+           "| figure | median | range | each run |", "| --- | --- | --- | --- |"]
+    for key, name in names.items():
+        if key in found:
+            v = found[key]
+            out.append(f"| {name} | {_median(v):.3f} | {min(v):.3f}-{max(v):.3f} | "
+                       + ", ".join(f"{x:.3f}" for x in v) + " |")
+    by_n: dict[int, list[float]] = {}
+    for by in _runs(rows).values():
+        for n, r in by.items():
+            by_n.setdefault(n, []).append(r["moves_per_second"])
+    for n, v in sorted(by_n.items()):
+        out.append(f"| {n} worker(s), moves/s | {_median(v):.1f} | {min(v):.1f}-{max(v):.1f} | "
+                   + ", ".join(f"{x:.1f}" for x in v) + " |")
+    return [*out, ""]
+
+
+def _kill_lines(rows: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for r in rows:
+        k = r.get("killed")
+        if not k:
+            continue
+        bad = r["lost_or_doubled"]
+        out.append(
+            f"- {_row_name(r)}: one worker's processes killed with SIGKILL {k['after_s']} s in, after "
+            f"{k['replies_before']} replies ({k['moves_per_second_before']} moves/s before, "
+            f"{k['moves_per_second_after']} after); no reply for {k['pause_s']} s after the kill, the "
+            f"longest pause after that {k['longest_gap_after_s']} s (before it: p99 "
+            f"{k['gap_before_p99_s']} s); "
+            f"its listener had acknowledged {k['victim_acknowledged']} moves, of which it processed "
+            f"{k['victim_processed']} itself and the others took over {k['taken_over']}; "
+            f"lost {bad['inbound_not_done'] + bad['replies_unsent']}; moves applied twice "
+            f"{bad['made_twice']}; replies the relay got again with the same Message-ID (taken just "
+            f"before the kill, not yet marked sent) {bad['sent_twice']}; burst p99 "
+            f"{r['latency_s']['p99']} s.")
+    return [*out, ""] if out else []
 
 
 def _ceiling(rows: list[dict[str, Any]], cores: int) -> list[str]:
@@ -741,13 +935,15 @@ def _ceiling(rows: list[dict[str, Any]], cores: int) -> list[str]:
 
 def _row_name(r: dict[str, Any]) -> str:
     return (f"{r['workers']}" + (f" ({r['databases']} databases)" if r.get("databases", 1) > 1 else "")
-            + (f" [{Path(r['code']).name}]" if r.get("code", "this checkout") != "this checkout" else ""))
+            + (" (one killed)" if "killed" in r else "")
+            + (f" [{Path(r['code']).name}]" if r.get("code", "this checkout") != "this checkout" else "")
+            + (f" run {r['run'] + 1}" if r.get("run") else ""))
 
 
 def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
-    ones = {r.get("code"): r for r in rows if r["workers"] == 1}
+    ones = {(r.get("code"), r.get("run", 0)): r for r in rows if r["workers"] == 1 and "killed" not in r}
     out = [f"Each worker in a cgroup of its own, {rows[0]['cap']} CPU; PostgreSQL, the load and the sink "
            "outside every limit. Latency: from sending a move to its reply at the relay (burst: all "
            "moves at once; paced: the second moves at one rate for every setup). CPU per move from "
@@ -761,7 +957,7 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
            "outbound | statements per move | lost / doubled | load average |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        one = ones.get(r.get("code"))
+        one = ones.get((r.get("code"), r.get("run", 0)))
         x = f"{r['moves_per_second'] / one['moves_per_second']:.2f}" if one else "-"
         name = _row_name(r)
         paced = r.get("paced")
@@ -789,11 +985,14 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
         split = r.get("paced", {}).get("stages_ms_p50")
         paced = ("; paced moves, median ms: "
                  + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in split.items()) if split else "")
+        again = r.get("replayed_per_move")
+        again = f"; games replayed per move {again}" if again is not None else ""
         out.append(f"- {name} worker(s): active sessions by wait event (mean) {waits or '-'}; "
                    f"periods in which the quota ran out {throttled}; processor ms p50 / p99 "
-                   f"{r['processing_ms']['p50']:.1f} / {r['processing_ms']['p99']:.1f}{paced}.")
+                   f"{r['processing_ms']['p50']:.1f} / {r['processing_ms']['p99']:.1f}{again}{paced}; "
+                   f"waited {r.get('quiet_waited_s', 0)} s for the load.")
     out.append("")
-    return out
+    return out + _spread(rows) + _kill_lines(rows)
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -873,6 +1072,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="--cap: after each setup of several workers, the same workers each on a "
                              "database of its own (the same load on the machine, nothing shared but the "
                              "server): what the machine costs, apart from what sharing costs")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="--cap: run the setups this many times, in turn, and print each figure's "
+                             "median and range over the runs (1)")
+    parser.add_argument("--quiet", type=float, metavar="LOAD",
+                        help="--cap: before each setup's timed part, wait until the one-minute load "
+                             "average is under LOAD (the set-up's own and other jobs'); printed with it")
+    parser.add_argument("--quiet-wait", type=float, default=600.0,
+                        help="--cap: wait at most this many seconds for --quiet (600)")
+    parser.add_argument("--kill", action="store_true",
+                        help="--cap: after the setups, three workers of which one is killed with "
+                             "SIGKILL (its whole cgroup) a third into the moves: the pause in replies, "
+                             "what the others took over, nothing lost or doubled")
     parser.add_argument("--paced-moves", type=int, default=200,
                         help="--cap: second moves sent at a steady rate for the reply latency (200)")
     parser.add_argument("--paced-rate", type=float,

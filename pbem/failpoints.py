@@ -1,11 +1,12 @@
 """Crash injection for the exactly-once tests: ``PBEM_FAILPOINT=NAME`` makes the process kill itself
-with SIGKILL the first time it reaches that point (``NAME:N`` the N-th time). Unset, it costs one dict
-lookup. The points: ``after-commit`` (a message's transaction committed, before the IMAP move and
-before its replies are sent); ``queued-reply`` (inside a message's transaction, after the opponent's
-move was applied and before the queued reply is: pbem.community.queued_moves); ``computer-move`` (the
-computer's move was found, before it is stored as its mail) and ``computer-stored`` (stored, before
-the processor was woken): pbem.daemon.thinker; ``tournament-paired`` (a tournament round's games
-were created, before their transaction commits): pbem.tournaments.running."""
+with SIGKILL the first time it reaches that point (``NAME:N`` the N-th time). Unset, it costs one
+dict lookup. The points: ``claimed`` (a message claimed inside its transaction, before it is read: a
+worker that dies holding a claim); ``after-commit`` (a message's transaction committed, before the
+IMAP move and before its replies are sent); ``queued-reply`` (inside a message's transaction, after
+the opponent's move was applied and before the queued reply is: pbem.community.queued_moves);
+``computer-move`` (the computer's move was found, before it is stored as its mail) and
+``computer-stored`` (stored, before the processor was woken): pbem.daemon.thinker; ``tournament-paired`` (a
+tournament round's games were created, before their transaction commits): pbem.tournaments.running."""
 
 from __future__ import annotations
 

@@ -95,32 +95,53 @@ def smtp_submit(port: int, messages: list[EmailMessage], connections: int) -> No
 
 
 def smtp_submit_raw(port: int | Sequence[int], prepared: list[tuple[str, list[str], bytes]],
-                    connections: int, rate: float | None = None) -> list[tuple[float, float]]:
+                    connections: int, rate: float | None = None, failover: bool = False,
+                    used: list[int] | None = None) -> list[tuple[float, float]]:
     """Send ``(sender, recipients, data)`` over ``connections`` parallel SMTP sessions, each sending
     its share (every ``connections``-th message) in order on one connection; with several ports
     (several servers), connection i goes to port i modulo their number. With a ``rate`` (messages
     per second in all) message i is due ``i / rate`` seconds after the start, and one that falls
     behind goes as soon as its session is free; without, each goes as soon as the one before it
-    was taken. Returns per message (time.monotonic before MAIL FROM, after the 250 to DATA)."""
+    was taken. ``failover``: a session that breaks (its server was killed) goes on at the next
+    port, sending again the message that had no ``250`` yet, as an MTA does. ``used``, when given,
+    is filled with the port that acknowledged each message. Returns per message (time.monotonic
+    before MAIL FROM, after the 250 to DATA)."""
     ports = [port] if isinstance(port, int) else list(port)
     times: list[tuple[float, float]] = [(math.nan, math.nan)] * len(prepared)
+    if used is not None:
+        used[:] = [0] * len(prepared)
     errors: list[BaseException] = []
     start = time.monotonic() + 0.05
 
     def run(first: int) -> None:
-        try:
-            with smtplib.SMTP("127.0.0.1", ports[first % len(ports)], timeout=120) as smtp:
-                for index in range(first, len(prepared), connections):
-                    if rate:
-                        delay = start + index / rate - time.monotonic()
-                        if delay > 0:
-                            time.sleep(delay)
-                    sender, rcpts, data = prepared[index]
-                    before = time.monotonic()
-                    smtp.sendmail(sender, rcpts, data)
-                    times[index] = (before, time.monotonic())
-        except BaseException as exc:
-            errors.append(exc)
+        at = first % len(ports)
+        index = first
+        tries = 0
+        while index < len(prepared):
+            try:
+                with smtplib.SMTP("127.0.0.1", ports[at], timeout=120) as smtp:
+                    while index < len(prepared):
+                        if rate:
+                            delay = start + index / rate - time.monotonic()
+                            if delay > 0:
+                                time.sleep(delay)
+                        sender, rcpts, data = prepared[index]
+                        before = time.monotonic()
+                        smtp.sendmail(sender, rcpts, data)
+                        times[index] = (before, time.monotonic())
+                        if used is not None:
+                            used[index] = ports[at]
+                        index += connections
+                        tries = 0
+            except (OSError, smtplib.SMTPException) as exc:
+                tries += 1
+                if not failover or tries > len(ports):
+                    errors.append(exc)
+                    return
+                at = (at + 1) % len(ports)
+            except BaseException as exc:
+                errors.append(exc)
+                return
 
     threads = [threading.Thread(target=run, args=(i,), name=f"bench-smtp-{i}")
                for i in range(min(connections, len(prepared)))]

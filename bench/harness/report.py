@@ -118,3 +118,18 @@ def own_cpu() -> float:
     """CPU seconds of the benchmark's own process, to tell a slow server from a busy load generator."""
     times = os.times()
     return times.user + times.system
+
+
+def wait_quiet(below: float, most: float) -> tuple[float, str]:
+    """Wait until the one-minute load average is under ``below`` (other jobs and the run's own set-up
+    have settled), at most ``most`` seconds. Returns the seconds waited and the load averages then,
+    to be printed with the numbers whatever they were."""
+    started = time.monotonic()
+    while time.monotonic() - started < most:
+        try:
+            if float(Path("/proc/loadavg").read_text().split()[0]) < below:
+                break
+        except (OSError, ValueError, IndexError):
+            break
+        time.sleep(1.0)
+    return round(time.monotonic() - started, 1), loadavg()

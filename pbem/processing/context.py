@@ -63,31 +63,34 @@ class StateCache:
     """Replayed states by game id and the moves that made them; filled only after commit, so a
     rolled-back move can never be served from it. Keyed by the moves themselves, not their number:
     another worker (or ``pbem admin rollback``) may have taken a move back and played another one,
-    leaving as many moves as this process saw."""
+    leaving as many moves as this process saw. One state per game, its latest: an earlier one is
+    wanted again only after a move was taken back, and kept it would push other games' current
+    states out (with 600 games waiting for a move, 1024 states were 600 first positions and the
+    positions after the moves made so far, so the games still waiting lost theirs)."""
 
-    def __init__(self, size: int = 1024):  # about 15 MB: an Alien City state is ~15 kB
-        self._items: OrderedDict[tuple[str, int, str], State] = OrderedDict()
+    def __init__(self, size: int = 2048):  # about 30 MB: an Alien City state is ~15 kB
+        self._items: OrderedDict[str, tuple[tuple[int, str], State]] = OrderedDict()
         self._size = size
+        self.misses = 0  # states asked for and not kept here (each then replayed): logged per mail
 
     @staticmethod
-    def _key(game_id: str, record: dict) -> tuple[str, int, str]:
+    def _key(record: dict) -> tuple[int, str]:
         moves = record.get("moves", [])
         digest = hashlib.blake2b(json.dumps(moves, sort_keys=True, separators=(",", ":")).encode(),
                                  digest_size=16).hexdigest()
-        return game_id, len(moves), digest
+        return len(moves), digest
 
     def get(self, game_id: str, record: dict) -> State | None:
-        key = self._key(game_id, record)
-        state = self._items.get(key)
-        if state is None:
+        kept = self._items.get(game_id)
+        if kept is None or kept[0] != self._key(record):
+            self.misses += 1
             return None
-        self._items.move_to_end(key)
-        return state.copy()
+        self._items.move_to_end(game_id)
+        return kept[1].copy()
 
     def put(self, game_id: str, record: dict, state: State) -> None:
-        key = self._key(game_id, record)
-        self._items[key] = state.copy()
-        self._items.move_to_end(key)
+        self._items[game_id] = (self._key(record), state.copy())
+        self._items.move_to_end(game_id)
         while len(self._items) > self._size:
             self._items.popitem(last=False)
 

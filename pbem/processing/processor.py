@@ -39,6 +39,7 @@ from pbem.processing.context import CONFIRM, NOTICE, REPLY, TURN, MailContext, P
 from pbem.processing.gamemail import board_section, seat_label
 from pbem.processing.games import AuthFailed, CommandFailed, mail_tokens, reply_key, retired_seat
 from pbem.processing.handlers import HANDLERS
+from pbem.processing.homes import Homes
 from pbem.processing.languages import sender_language
 from pbem.processing.outgoing import Outgoing
 from pbem.reading.incoming import IncomingMail, read_headers, read_mail
@@ -107,6 +108,7 @@ class Processor:
         self.clock = clock or SystemClock()
         self.secret = secret if secret is not None else server_secret(store, config.data_dir)
         self.cache = StateCache()
+        self.homes = Homes(store)
         self.outgoing = Outgoing(config, self.secret)
         young, *older = gc.get_threshold()
         if 0 < young < GC_YOUNG:
@@ -124,19 +126,36 @@ class Processor:
         done = 0
         cap = self.config.limits.sender_messages_per_minute
         while done < limit:
-            ids = self.store.pending_fair(self.clock.now(), cap, min(FAIR_CHUNK, limit - done))
             if self.store.one_writer:  # no other processor: each is read before the write lock
+                ids = self.store.pending_fair(self.clock.now(), cap, min(FAIR_CHUNK, limit - done))
                 taken = sum(self._process(inbound_id) is not None for inbound_id in ids)
             else:
-                # Each claim takes the oldest candidate still free: those another worker holds, or
-                # has done meanwhile, are passed over in the same statement, not tried one by one.
-                taken = 0
-                while taken < len(ids) and self._process(*ids) is not None:
-                    taken += 1
+                # The workers share the next round of each: this one takes its own part of it
+                # (and its own only while there are any).
+                window = FAIR_CHUNK * self.homes.count()
+                heads = self.store.pending_fair_games(self.clock.now(), cap, window)
+                taken = self._take_round(heads, limit - done)
             if not taken:
                 break
             done += taken
         return done
+
+    def _take_round(self, heads: list[tuple[int, str | None]], limit: int) -> int:
+        """Up to ``limit`` messages of a fair round shared with other workers (a round of each):
+        first those of the games homed here (whose states this worker keeps;
+        ``pbem.processing.homes``), each claim the oldest still free (those another worker holds,
+        or has done meanwhile, are passed over in the same statement); when the round holds none
+        of those free, the oldest free one of any game, one only, so that the next round can bring
+        this worker's own again. (A worker held back for a moment finds its games waiting for it,
+        not replayed elsewhere, unless the others have nothing else to do.)"""
+        own_games = self.homes.own(game for _, game in heads)
+        own = [inbound_id for inbound_id, game in heads if game in own_games]
+        taken = 0
+        while taken < min(len(own), limit) and self._process(*own) is not None:
+            taken += 1
+        if not taken and len(own) < len(heads) and self._process(*(i for i, _ in heads)) is not None:
+            taken = 1
+        return taken
 
     def read(self, inbound: Inbound) -> tuple[IncomingMail, LimitExceeded | None]:
         """The mail, and the first limit it exceeds (then only its header block is read)."""
@@ -167,6 +186,7 @@ class Processor:
         (``Tx.claim_inbound``). The message processed and its outcome, or None when none could be
         claimed."""
         started = time.perf_counter()
+        misses = self.cache.misses
         now = self.clock.now()
         mail = IncomingMail()
         inbound: Inbound | None = None
@@ -185,6 +205,7 @@ class Processor:
                 inbound = tx.claim_inbound(inbound_id, *later)
                 if inbound is None:
                     return None
+                failpoints.hit("claimed")
                 (mail, exceeded), read_ms = ahead or self._timed_read(inbound)
                 with speaking(sender_language(tx, mail, self.config)):  # the sender's answer
                     outcome, game_id, touched = self._handle(tx, inbound, mail, now, exceeded)
@@ -212,9 +233,9 @@ class Processor:
             self.cache.put(gid, row.record, state)
         failpoints.hit("after-commit")
         elapsed = (time.perf_counter() - started) * 1000
-        log.info("message id=%s msgid=%s from=%s game=%s outcome=%s read_ms=%.1f ms=%.1f", inbound.id,
-                 mail.message_id or "-", mail.from_addr or "-", game_id or "-", outcome, read_ms,
-                 elapsed)
+        log.info("message id=%s msgid=%s from=%s game=%s outcome=%s replayed=%d read_ms=%.1f ms=%.1f",
+                 inbound.id, mail.message_id or "-", mail.from_addr or "-", game_id or "-", outcome,
+                 self.cache.misses - misses, read_ms, elapsed)
         return inbound.id, outcome
 
     def _auth_failed(self, inbound: Inbound, mail: IncomingMail, abort: _AuthAbort,

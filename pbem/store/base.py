@@ -276,6 +276,12 @@ class Store(Protocol):
         before ``now`` is left out (0: no cap): their mail waits in the store, never dropped. Each
         is then claimed with ``Tx.claim_inbound`` (another worker may have taken it meanwhile)."""
         ...
+    def pending_fair_games(self, now: datetime, per_sender_per_minute: int, limit: int
+                           ) -> list[tuple[int, str | None]]:
+        """``pending_fair``, each id with the game its message is about as far as intake knew it
+        (its token's game; None without one): a worker can take first the mail of the games whose
+        state it keeps."""
+        ...
     def get_inbound(self, inbound_id: int) -> Inbound | None: ...  # one message, raw included
     def inbound_status(self, inbound_id: int) -> str | None: ...
     def inbound_counts(self) -> dict[str, int]: ...  # by status

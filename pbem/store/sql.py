@@ -864,6 +864,10 @@ class SqlStore:
         return [inbound_of(r) for r in rows]
 
     def pending_fair(self, now: datetime, per_sender_per_minute: int, limit: int) -> list[int]:
+        return [head for head, _ in self.pending_fair_games(now, per_sender_per_minute, limit)]
+
+    def pending_fair_games(self, now: datetime, per_sender_per_minute: int, limit: int
+                           ) -> list[tuple[int, str | None]]:
         # The head of each sender's queue (one pass over the pending rows' sender index), oldest
         # first; then, only as far as the limit needs, leaving out senders who had their cap
         # processed within the minute (one index lookup per head looked at; NULL, no sender, is one
@@ -880,14 +884,17 @@ class SqlStore:
         recent = ("SELECT COUNT(*) FROM inbound AS done WHERE done.sender {}"
                   " AND done.processed_at >= ? AND done.processed_at <= ?")
         db = self._db()
+        # Then the game each head is about (known at intake from its token), for the worker that
+        # keeps that game's state: looked up by key only for the heads taken.
         rows = db.all(
-            "SELECT head FROM (SELECT MIN(id) AS head, sender FROM inbound WHERE status = 'pending'"
+            "SELECT taken.head, g.game_id FROM (SELECT head FROM"
+            " (SELECT MIN(id) AS head, sender FROM inbound WHERE status = 'pending'"
             f"  GROUP BY sender ORDER BY head{db.dialect.fence}) AS heads"
             f" WHERE ? = 0 OR CASE WHEN heads.sender IS NULL THEN ({recent.format('IS NULL')})"
             f"  ELSE ({recent.format('= heads.sender')}) END < ?"
-            " ORDER BY head LIMIT ?",
+            " ORDER BY head LIMIT ?) AS taken JOIN inbound g ON g.id = taken.head ORDER BY taken.head",
             (per_sender_per_minute, since, until, since, until, per_sender_per_minute, limit))
-        return [int(r[0]) for r in rows]
+        return [(int(r[0]), r[1]) for r in rows]
 
     def get_inbound(self, inbound_id: int) -> Inbound | None:
         row = self._db().one(f"SELECT {INBOUND_COLS} FROM inbound WHERE id = ?", (inbound_id,))

@@ -1,6 +1,7 @@
 """What only the PostgreSQL store has: row locks between workers (claims skip what another holds, a
 game row makes the second mover wait), roles lost with their session, connections that come back
-after the server restarted, a deadlock reported as "try again", and the check-config probe."""
+after the server restarted, a deadlock reported as "try again", the check-config probe, and the
+statistics of the inbound table kept fresh."""
 
 from __future__ import annotations
 
@@ -189,3 +190,14 @@ def test_check_config_probe(pg: str) -> None:
     problem = database_problem(nobody)
     assert problem and "\n" not in problem and "refused" in problem.lower()
     assert redacted("postgresql://u:secret@h:5/db") == "postgresql://u@h:5/db"
+
+
+def test_inbound_is_analysed_after_a_few_hundred_changes_not_a_tenth(pg: str) -> None:
+    """Migration 11: the planner hears of a backlog of waiting mail while it lasts, however many
+    messages the table holds."""
+    store = open_store(pg)
+    try:
+        options = store._db().value("SELECT reloptions FROM pg_class WHERE relname = 'inbound'")
+    finally:
+        store.close()
+    assert {"autovacuum_analyze_scale_factor=0", "autovacuum_analyze_threshold=500"} <= set(options)

@@ -54,11 +54,12 @@ class Cluster:
             self.configs.append(config)
         self.store: SqlStore = open_store(dsn)  # type: ignore[assignment]
 
-    def start(self, i: int) -> None:
+    def start(self, i: int, **env: str) -> None:
+        """Worker i, with ``env`` added to its environment (``PBEM_FAILPOINT``)."""
         log = (self.tmp_path / f"worker{i}.log").open("ab")
         self.procs[i] = subprocess.Popen(
             [sys.executable, "-m", "pbem.cli", "serve", "-c", str(self.configs[i])],
-            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=log, stderr=log)
+            env={**os.environ, "PYTHONPATH": str(REPO), **env}, stdout=log, stderr=log)
         log.close()
         assert wait_for_port("127.0.0.1", self.ports[i], timeout=60), self.log(i)
 

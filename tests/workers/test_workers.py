@@ -169,6 +169,64 @@ def test_three_workers_killed_and_restarted_lose_and_double_nothing(cluster_of, 
 
 @pytest.mark.slow
 @pytest.mark.services
+def test_a_worker_killed_holding_a_claim_is_taken_over_by_the_others(cluster_of, smtp_sink: SmtpSink
+                                                                     ) -> None:
+    """One of three workers dies (SIGKILL, its processor and listener at once) inside a message's
+    transaction, and stays dead: the two others carry on, process the message it held and the
+    games that were homed at it, and nothing is lost or applied twice."""
+    cluster: Cluster = cluster_of(3)
+    cluster.start(0)
+    cluster.start(1)
+    cluster.start(2, PBEM_FAILPOINT="claimed:60")  # dies on its 60th claim, holding it
+    table = Table(cluster, smtp_sink)
+    games = 20
+    for k in range(games):
+        a, b = f"k{2 * k}@example.org", f"k{2 * k + 1}@example.org"
+        table.post(new_mail(a, SERVER, f"new alien-city with {b}"))
+    deadline = time.monotonic() + 300
+    after_kill = 0
+    while cluster.procs[2].poll() is None or after_kill < 100:
+        assert time.monotonic() < deadline, f"{len(table.moves_applied)} moves, worker 2 alive: " \
+                                            f"{cluster.procs[2].poll() is None}, {after_kill} since"
+        before = len(table.moves_applied)
+        if not table.handle_new():
+            time.sleep(0.02)
+        if cluster.procs[2].poll() is not None:
+            after_kill += len(table.moves_applied) - before
+    assert cluster.procs[2].returncode == -9  # killed, not stopped, and not started again
+    table.answering = False
+    wait_quiet(cluster, table)
+    cluster.stop()
+
+    store = cluster.store
+    statuses = Counter(m.status for m in store.iter_inbound())
+    assert statuses["pending"] == 0 and statuses["failed"] == 0, statuses
+    assert sum(statuses.values()) == table.sent  # every mail stored once, and processed
+    # Worker 2 finished 59 messages and died holding its 60th; every message was finished by one
+    # worker (its log line is written after the commit), so that one by another.
+    by_worker = [{line.split("message id=")[1].split()[0] for line in cluster.log(i, whole=True).splitlines()
+                  if "message id=" in line and " outcome=" in line} for i in range(3)]
+    assert len(by_worker[2]) == 59
+    assert sum(len(ids) for ids in by_worker) == len(set().union(*by_worker)) == table.sent
+    applied: Counter[str] = Counter()
+    for m in store.iter_inbound():
+        if m.outcome and m.outcome.startswith("applied "):
+            applied[_game_of(store, m.id)] += 1
+    for game in store.list_games():
+        state = replay_record(game.record)
+        assert state.ply == len(game.record["moves"]) == applied[game.id], game.id
+    assert sum(applied.values()) == len(table.moves_applied)  # each move applied and told once
+    assert store.outbound_counts()["pending"] == 0
+    sent = Counter(parse(m.data)["Message-ID"] for m in smtp_sink.messages)
+    assert set(sent) == {o.message_id for o in _all_outbound(store)}
+    assert sum(n - 1 for n in sent.values()) <= 1  # the relay's copy of one just before the kill
+    errors = [line for i in range(2) for line in cluster.log(i, whole=True).splitlines()
+              if " ERROR " in line or "Traceback" in line]
+    assert errors == []
+
+
+@pytest.mark.slow
+@pytest.mark.services
 def test_two_moves_for_one_turn_at_two_workers_at_once(cluster_of, smtp_sink: SmtpSink) -> None:
     cluster: Cluster = cluster_of(2)
     cluster.start(0)

@@ -32,6 +32,7 @@ from pbem.store.migrations import (
     m0008_player_blocks,
     m0009_allowance,
     m0010_tournaments,
+    m0011_inbound_statistics,
 )
 
 
@@ -54,6 +55,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "player blocks", m0008_player_blocks.SQLITE, m0008_player_blocks.POSTGRESQL),
     Migration(9, "vacation allowance", m0009_allowance.SQLITE, m0009_allowance.POSTGRESQL),
     Migration(10, "tournaments", m0010_tournaments.SQLITE, m0010_tournaments.POSTGRESQL),
+    Migration(11, "inbound statistics", m0011_inbound_statistics.SQLITE, m0011_inbound_statistics.POSTGRESQL),
 )
 
 
