@@ -122,11 +122,21 @@ def _moves(your_move: dict[str, Any], players: dict[str, Any]
     return prepared, keys
 
 
+def log_lines(worker: Worker) -> list[str]:
+    """The worker's log; none, said once, if its file has gone (removed by something outside the
+    run: the figures that come from the logs then leave that worker out, the others stand)."""
+    try:
+        return worker.log.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        say(f"[{worker.name}] its log {worker.log} has gone: its log figures are left out")
+        return []
+
+
 def processing_ms(workers: list[Worker], message_ids: set[str]) -> list[float]:
     """The processor's own time for each of these messages, from its log line (``ms=``)."""
     found = []
     for worker in workers:
-        for line in worker.log.read_text(errors="replace").splitlines():
+        for line in log_lines(worker):
             match = _MS.search(line)
             if match and match.group(1) in message_ids:
                 found.append(float(match.group(2)))
@@ -141,7 +151,7 @@ def replayed(workers: list[Worker], message_ids: set[str]) -> float | None:
     it), from the processor's log lines; None when the log does not say (an older checkout)."""
     found = []
     for worker in workers:
-        for line in worker.log.read_text(errors="replace").splitlines():
+        for line in log_lines(worker):
             match = _REPLAYED.search(line)
             if match and match.group(1) in message_ids:
                 found.append(int(match.group(2)))
@@ -160,7 +170,7 @@ def _log_times(workers: list[Worker]) -> tuple[dict[str, tuple[float, float]], d
     processed: dict[str, tuple[float, float]] = {}
     sent: dict[str, float] = {}
     for worker in workers:
-        for line in worker.log.read_text(errors="replace").splitlines():
+        for line in log_lines(worker):
             stamp = _LOGGED.match(line)
             if not stamp:
                 continue
