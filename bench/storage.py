@@ -144,6 +144,18 @@ class Database:
         return {"inbound": int(inbound), "inbound_bytes": int(inbound_bytes),
                 "outbound": int(outbound), "outbound_bytes": int(outbound_bytes)}
 
+    def column_bytes(self) -> dict[str, list[int]]:
+        """The live contents of the three big columns: their bytes, and the bytes they take stored
+        (PostgreSQL compresses values over about 2 kB; SQLite stores them as they are). Against the
+        tables' sizes, what remains is indexes, the other columns, and space held by old versions."""
+        stored = "pg_column_size({})" if self.store == "postgresql" else "LENGTH({})"
+        out = {}
+        for table, column in (("inbound", "raw"), ("outbound", "raw"), ("games", "record")):
+            (plain, kept), = self.query(f"SELECT COALESCE(SUM(LENGTH({column})), 0), "
+                                        f"COALESCE(SUM({stored.format(column)}), 0) FROM {table}")
+            out[f"{table}.{column}"] = [int(plain), int(kept)]
+        return out
+
 
 # --- playing -------------------------------------------------------------------------------------------
 
@@ -269,6 +281,7 @@ def run_kind(store: str, kind: str, args: argparse.Namespace, work: Path, postgr
     end = db.sizes()
     end_mail = db.mail_counts()
     sink.stop()
+    columns = db.column_bytes()
     records = db.query("SELECT status, record FROM games")
     entries = [entry for _, record in records for entry in json.loads(record).get("moves", [])]
     statuses = db.query("SELECT status, COUNT(*) FROM inbound GROUP BY status")
@@ -286,6 +299,7 @@ def run_kind(store: str, kind: str, args: argparse.Namespace, work: Path, postgr
         "mail": {"set_up": set_up_mail, "end": end_mail, "play": play_mail,
                  "relayed_during_play": arrived},
         "inbound_status": {status: int(n) for status, n in statuses},
+        "column_bytes": columns,
         "log_problems": problems[:5],
     }
 
@@ -387,7 +401,10 @@ def markdown(results: dict[str, Any]) -> str:
            f"load {m['loadavg_before']} -> {m['loadavg_after']}.", "",
            "Per move: the growth while the games were played, divided by the moves. Per game: the growth "
            "from the empty database (set-up mail included), divided by the games. kB = 1024 bytes; "
-           "PostgreSQL: tables with indexes and TOAST after VACUUM ANALYZE; SQLite: dbstat pages.", "",
+           "PostgreSQL: tables with indexes and TOAST after VACUUM ANALYZE; SQLite: dbstat pages. Every move "
+           "rewrites its game's whole record: PostgreSQL keeps the old versions' space in the table for "
+           "reuse (VACUUM does not shrink the file), SQLite reuses the pages at once; \"rest\" may shrink "
+           "(VACUUM truncating a small table).", "",
            "| store | game | games | moves/game | inbound B/move | outbound B/move | games B/move "
            "| rest B/move | tables B/move | database B/move | WAL B/move | kB/finished game "
            "(inbound, outbound, games, rest) |",
@@ -408,6 +425,11 @@ def markdown(results: dict[str, Any]) -> str:
         out.append(f"| {r['store']} | {r['kind']} | {f['mails_per_move']} | {f['mail_bytes_mean']:,} | "
                    f"{f['mail_bytes_per_move']:,} | {f['received_bytes_mean']:,} | "
                    f"{f['setup_mails_per_game']} | {r['seconds']} | {'; '.join(r['problems']) or 'none'} |")
+    out += ["", "Live contents at the end, kB per finished game, as written (as stored):"]
+    for r in results["runs"]:
+        out.append(f"- {r['store']} {r['kind']}: " + ", ".join(
+            f"{name} {_kb(plain / r['games'])} ({_kb(kept / r['games'])})"
+            for name, (plain, kept) in r["column_bytes"].items()))
     out += ["", "Mails received are the simulated players' replies (the move on the first line, the "
             "server's mail quoted below it, no Received/DKIM headers): real clients' mail is larger."]
     return "\n".join(out) + "\n"
