@@ -35,10 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import json
-import os
-import platform
 import signal
 import sqlite3
 import sys
@@ -52,9 +49,10 @@ if not __package__:  # run as a script: see bench/__init__.py
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness.players import SERVER, answer, raw_bytes, smtp_submit_raw
-from bench.harness.report import commit, cpu_model, loadavg, say, workdir
+from bench.harness.report import loadavg, say, workdir
 from bench.harness.sink import Arrival, start_sink
 from bench.harness.workers import Worker, worker_config
+from bench.scaling import machine
 
 #: The kinds of game played: name -> (game, seats).
 KINDS = {"alien-city": ("alien-city", 2), "space-truckin-2": ("space-truckin", 2),
@@ -354,15 +352,6 @@ def figures(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def machine(postgres: Any) -> dict[str, Any]:
-    from tests.services.postgres import version
-
-    return {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "nproc": os.cpu_count(),
-            "cpu": cpu_model("?"), "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
-            "postgresql": version() if postgres is not None else None, "kernel": platform.release(),
-            "loadavg_before": loadavg(), "commit": commit()}
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from tests.services.postgres import Postgres
 
@@ -375,6 +364,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 postgres = Postgres(durable=True)
                 cleanup.append(postgres.close)
             results: dict[str, Any] = {"machine": machine(postgres), "runs": []}
+            if postgres is None:
+                results["machine"]["postgresql"] = None
             for store in args.stores:
                 for kind in args.kinds:
                     row = run_kind(store, kind, args, work, postgres, cleanup)
