@@ -51,7 +51,7 @@ if not __package__:  # run as a script: see bench/__init__.py
 from bench.harness.players import SERVER, answer, raw_bytes, smtp_submit_raw
 from bench.harness.report import loadavg, say, workdir
 from bench.harness.sink import Arrival, start_sink
-from bench.harness.workers import Worker, worker_config
+from bench.harness.workers import CpuMeter, Worker, postgres_pids, worker_config
 from bench.scaling import machine
 
 #: The kinds of game played: name -> (game, seats).
@@ -268,9 +268,15 @@ def run_kind(store: str, kind: str, args: argparse.Namespace, work: Path, postgr
     wal_before = db.wal()
     sent_before = sink.count()
     say(f"[{label}] playing them to their end ...")
+    # What the moves of whole games cost (the capped scale-out bench times first moves only): the
+    # worker's processes, and PostgreSQL's (the worker's sessions; nothing else asks it meanwhile).
+    meter = CpuMeter({"worker": worker.pids,
+                      "postgresql": lambda: postgres_pids(postgres) if store == "postgresql" else []})
+    meter.start()
     started = time.monotonic()
     played = play(turns, port, sink, args.connections, timeout)
     seconds = time.monotonic() - started
+    cpu = meter.stop()
     sink.wait_quiet(1.0, timeout)
     wal_after = db.wal()
     arrived = sink.count() - sent_before
@@ -292,6 +298,7 @@ def run_kind(store: str, kind: str, args: argparse.Namespace, work: Path, postgr
         "record_entries": len(entries), "entry_kinds": sorted({k for e in entries for k in e}),
         "rounds": played["rounds"],
         "seconds": round(seconds, 1), "moves_per_game": round(moves / games, 1),
+        "cpu_ms_per_move": {part: round(used * 1000 / moves, 2) for part, used in cpu.items()},
         "sizes": {"empty": empty, "set_up": set_up_sizes, "end": end},
         "wal_bytes": None if wal_before is None else wal_after - wal_before,  # type: ignore[operator]
         "mail": {"set_up": set_up_mail, "end": end_mail, "play": play_mail,
@@ -409,13 +416,16 @@ def markdown(results: dict[str, Any]) -> str:
                    f"{pm['tables']:,} | {pm['database']:,} | {wal} | {_kb(pg['tables'])} "
                    f"({_kb(pg['inbound'])}, {_kb(pg['outbound'])}, {_kb(pg['games'])}, {_kb(pg['rest'])}) |")
     out += ["", "| store | game | mails sent/move | mean size sent (B) | sent B/move "
-            "| mean size received (B) | set-up mails/game | played in (s) | problems |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            "| mean size received (B) | set-up mails/game | played in (s) | CPU ms/move: worker; PostgreSQL "
+            "| problems |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results["runs"]:
         f = r["figures"]
         out.append(f"| {r['store']} | {r['kind']} | {f['mails_per_move']} | {f['mail_bytes_mean']:,} | "
                    f"{f['mail_bytes_per_move']:,} | {f['received_bytes_mean']:,} | "
-                   f"{f['setup_mails_per_game']} | {r['seconds']} | {'; '.join(r['problems']) or 'none'} |")
+                   f"{f['setup_mails_per_game']} | {r['seconds']} | {r['cpu_ms_per_move']['worker']}; "
+                   f"{r['cpu_ms_per_move']['postgresql'] if r['store'] == 'postgresql' else '-'} | "
+                   f"{'; '.join(r['problems']) or 'none'} |")
     out += ["", "Live contents at the end, kB per finished game, as written (as stored):"]
     for r in results["runs"]:
         out.append(f"- {r['store']} {r['kind']}: " + ", ".join(

@@ -167,7 +167,11 @@ class Scheduler:
             with self.store.transaction() as tx:
                 soon = [row for row in tx.games_due(now + ahead) if row.deadline_at is not None and (
                         row.deadline_at <= soonest or dl.counts_clock_time(row))]
-            emails = sorted({e for row in soon if (e := dl.seat_email(row, row.to_move))})
+            # Only the players with a reminder due in one of these games are looked at again (in a
+            # transaction of their own): with many games, most are near a deadline and already
+            # reminded, and a run once a minute must not read every such player's games again.
+            emails = sorted({e for row in soon
+                             if (e := dl.seat_email(row, row.to_move)) and self._due_reminders(row, now)})
             for email in emails:
                 self._guarded(report, f"reminders for {email}", self._remind, email, now, report)
         with self.store.transaction() as tx:
