@@ -101,9 +101,11 @@ class MailPruning:
         return f"SELECT {columns} FROM {table}{hint} WHERE {condition} AND {age} < ?"
 
     def prune(self, before: datetime, now: datetime, *, dry_run: bool = False, batch: int = BATCH,
-              progress: Callable[[PruneReport], object] | None = None) -> PruneReport:
-        """Drop the raw mail of every message finished before ``before``; ``progress`` is told
-        the running totals after each batch (a prune interrupted there has done that much)."""
+              limit: int | None = None, progress: Callable[[PruneReport], object] | None = None
+              ) -> PruneReport:
+        """Drop the raw mail of every message finished before ``before`` (at most ``limit``
+        messages, received ones first); ``progress`` is told the running totals after each batch
+        (a prune interrupted there has done that much)."""
         report = PruneReport(before=before, dry_run=dry_run)
         cutoff = dt_to_text(before)
         if dry_run:
@@ -116,9 +118,12 @@ class MailPruning:
         for table in _KINDS:
             age, _condition = _KINDS[table]
             while True:
+                size = batch if limit is None else min(batch, limit - report.received - report.sent)
+                if size <= 0:
+                    break
                 with self._write() as db:
                     rows = db.all(self._candidates(table, "id, LENGTH(raw)") + f" ORDER BY {age}"
-                                  f" LIMIT ?{db.dialect.for_update}", (cutoff, batch))
+                                  f" LIMIT ?{db.dialect.for_update}", (cutoff, size))
                     if rows:
                         marks = ",".join("?" * len(rows))
                         db.run(f"UPDATE {table} SET raw = ?, pruned_at = ? WHERE id IN ({marks})",
@@ -126,7 +131,7 @@ class MailPruning:
                 self._add(report, table, len(rows), sum(int(r[1]) for r in rows))
                 if rows and progress is not None:
                     progress(report)
-                if len(rows) < batch:
+                if len(rows) < size:
                     break
         if report.received or report.sent:
             last = LastPrune(at=now, before=before, received=report.received, sent=report.sent,
