@@ -6,12 +6,16 @@ before; a dry run changes nothing; a second run finds nothing; batches add up to
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from pbem.store import open_store
 from pbem.store.base import AcceptResult
+from pbem.store.copy import copy_store
 from pbem.store.pruning import PruneReport
 from pbem.store.sql import SqlStore
+from tests.services.postgres import Postgres
 from tests.store.conftest import Backend
 
 T0 = datetime(2026, 8, 1, 9, 0, tzinfo=UTC)
@@ -184,3 +188,21 @@ def test_batches_add_up_to_the_whole_oldest_first(store: SqlStore) -> None:
         store.mail_pruning().prune(CUTOFF, NOW, batch=2, progress=stop)
     assert [store.get_inbound(i).raw == b"" for i in more] == [False, False, True, True]  # type: ignore[union-attr]
     assert store.mail_pruning().prune(CUTOFF, NOW).received == 2  # and a run again does the rest
+
+
+def test_pbem_store_copy_carries_pruned_rows_as_they_are(tmp_path: Path, postgres: Postgres) -> None:
+    """A copy to PostgreSQL (``pbem store copy``) has the pruned rows pruned and the others whole,
+    and still knows the pruned mail when it comes again."""
+    with open_store(tmp_path / "pbem.sqlite3") as source, \
+            open_store(postgres.create_database("pruned_copy")) as target:
+        fill(source)
+        source.mail_pruning().prune(CUTOFF, NOW)
+        copy_store(source, target)  # type: ignore[arg-type]
+        for table in ("inbound", "outbound"):
+            rows = f"SELECT id, raw, pruned_at FROM {table} ORDER BY id"
+            copied = [(i, bytes(raw), at) for i, raw, at in target._db().all(rows)]  # type: ignore[attr-defined]
+            assert copied == [(i, bytes(raw), at) for i, raw, at in source._db().all(rows)]  # type: ignore[attr-defined]
+            assert sum(1 for _i, raw, at in copied if raw == b"" and at is not None) == 2
+        again = target.accept_inbound(mail(1), "smtp", NOW)
+        assert (again.new, again.status) == (False, "done")
+        assert target.mail_pruning().prune(CUTOFF, NOW).received == 0
