@@ -149,6 +149,9 @@ class Config:
     # door and ``pbem deliver`` wake it); None: 5 s, or 1 s on PostgreSQL, where other workers store
     # mail too.
     poll_seconds: float | None = None
+    # Days the raw mail of finished messages is kept: the scheduler prunes what is older once a day
+    # (``pbem admin prune``; the rows stay). None: kept for ever.
+    keep_mail_days: int | None = None
     smtp_enabled: bool = True
     # The MTA's pipe runs ``pbem deliver`` for each message (deploy/pipe/): a door of its own, so
     # ``pbem serve`` need open none and only processes and sends what ``deliver`` stored.
@@ -246,6 +249,7 @@ def _config_of(data: dict[str, Any], base: Path | None, source: Path | None) -> 
         log_level=server.get("log_level", "INFO"),
         auth_notice_interval_seconds=server.get("auth_notice_interval_seconds", 3600),
         poll_seconds=server.get("poll_seconds"),
+        keep_mail_days=server.get("keep_mail_days"),
         smtp_enabled=smtp.get("enabled", imap_cfg.host is None and not pipe_enabled),
         pipe_enabled=pipe_enabled,
         smtp_host=smtp.get("host", "127.0.0.1"),
@@ -339,6 +343,10 @@ auth_notice_interval_seconds = 3600
 # How often the processor looks for stored mail nothing woke it for: every door, `pbem deliver`
 # and `pbem admin` wake the server at once, so this is a safety net (default 5, 1 on PostgreSQL).
 # poll_seconds = 5
+# Days to keep the raw mail of finished messages (every mail received, every reply sent): the
+# scheduler drops what is older once a day and keeps the rows (`pbem admin prune` does it by hand).
+# Unset: kept for ever, and the database grows by every mail.
+# keep_mail_days = 90
 
 # The embedded SMTP listener: on by default when neither an IMAP host nor the pipe is set.
 [smtp]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from pbem.cli.common import CONFIG_HELP, load_cli_config, open_configured_store, setup_line
+from pbem.cli.prune import add_prune
 from pbem.clocks.movable import MOVABLE, ClockMoveError, configured_clock, move, parse_shift, read_offset
 from pbem.community.addresses import move_by_moderator, rekey_by_moderator
 from pbem.community.moderation import (
@@ -39,6 +40,7 @@ from pbem.config import Config
 from pbem.outbox.wake import notify
 from pbem.processing.context import MailContext
 from pbem.store.base import Store
+from pbem.store.pruning import size_text
 
 GAME_HELP = "the game's id, e.g. ac-12"
 
@@ -160,12 +162,18 @@ def status_text(store: Store, limit: int = 20) -> str:
         lines.append("Given up (refused for good by the relay; newest first):")
         for row in given_up:
             when = row.given_up_at.strftime("%Y-%m-%d %H:%M UTC") if row.given_up_at else "-"
-            lines.append(f"  {when}  {', '.join(row.recipients)}  {row.message_id}")
+            pruned = f"  (mail pruned on {row.pruned_at:%Y-%m-%d})" if row.pruned_at else ""
+            lines.append(f"  {when}  {', '.join(row.recipients)}  {row.message_id}{pruned}")
             lines.append(f"    {(row.last_error or '').strip()[:200]}")
         if counts.get("given_up", 0) > len(given_up):
             lines.append(f"  ... and {counts['given_up'] - len(given_up)} more")
     inbound = store.inbound_counts()
     lines.append("Inbound: " + ", ".join(f"{n} {status}" for status, n in inbound.items()))
+    last = store.mail_pruning().last()
+    lines.append("Raw mail of finished messages: " + (
+        "all kept (`pbem admin prune` drops old mail, keeping the rows)" if last is None else
+        f"last pruned {last.at:%Y-%m-%d %H:%M} UTC, finished before {last.before:%Y-%m-%d %H:%M} UTC "
+        f"({last.received:,} received, {last.sent:,} sent, {size_text(last.size)})"))
     bouncing = store.bouncing_addresses()
     lines.append(f"Addresses our mail bounces from: {len(bouncing) or 'none'}")
     for email, since, detail in bouncing:
@@ -222,6 +230,7 @@ def register_all(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-c", "--config", help=CONFIG_HELP)
     p.add_argument("shift", nargs="?", metavar="+TIME", help="how far forward: +2d, +36h, +1w, +1d12h, +90m")
     p.set_defaults(func=cmd_clock, takes_options=True)
+    add_prune(ops)
     p = add("token", cmd_token, "print the token line a moderator's admin mails must carry", why=False)
     p.add_argument("address", help="the moderator's address, as in [moderators] addresses")
     p = add("list", _op(lambda a: lambda ctx: list_games(ctx, a.filters)),

@@ -125,6 +125,9 @@ def cmd_check_config(args: argparse.Namespace, extra: list[str]) -> int:
               "(deploy/pipe/master.cf); serve processes what it stores")
     print("  mail out: " + (f"relay {config.relay.host}:{config.relay.effective_port}"
                             if config.relay.host else f"Maildir {config.outbox_maildir}"))
+    print("  kept mail: " + (f"raw mail of finished messages: {config.keep_mail_days} days, then pruned "
+                             "(rows stay)" if config.keep_mail_days
+                             else "all raw mail, for ever ([server] keep_mail_days, `pbem admin prune`)"))
     if config.clock != "system":
         print(f"  warning: {MOVABLE_WARNING}")
     if config.deadlines.policy == "notify" and not config.moderators:

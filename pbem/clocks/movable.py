@@ -57,20 +57,28 @@ def read_offset(data_dir: Path) -> timedelta:
         return timedelta(0)
 
 
+def parse_span(text: str) -> timedelta | None:
+    """``2d``, ``+36h``, ``1w``, ``1d12h``, ``90m``, ``30s`` as a span of time; None when it is not
+    one (a minus sign included). Also the ages of ``pbem admin prune --older-than``."""
+    match = _SHIFT.match(text.strip())
+    if not match:
+        return None
+    try:
+        return sum((timedelta(**{_UNITS[unit.lower()]: float(amount)})
+                    for amount, unit in _PART.findall(match.group(1))), timedelta(0))
+    except OverflowError:
+        return timedelta.max
+
+
 def parse_shift(text: str) -> timedelta:
     """``+2d``, ``36h``, ``1w``, ``1d12h``, ``90m``: forward only, a year at most at a time."""
     if text.strip().startswith("-"):
         raise ClockMoveError(f"{text!r} would move the clock back; it only moves forward (what the server "
                              "did at a time cannot be undone): write it like +2d")
-    match = _SHIFT.match(text.strip())
-    if not match:
+    shift = parse_span(text)
+    if shift is None:
         raise ClockMoveError(f"{text!r} is not a time to move forward by: write it like +2d, +36h, "
                              "+1w, +1d12h or +90m")
-    try:
-        shift = sum((timedelta(**{_UNITS[unit.lower()]: float(amount)})
-                     for amount, unit in _PART.findall(match.group(1))), timedelta(0))
-    except OverflowError:
-        shift = timedelta.max
     if shift <= timedelta(0):
         raise ClockMoveError(f"{text!r} does not move the clock: give a time greater than zero")
     if shift > MAX_SHIFT:
@@ -137,4 +145,4 @@ def configured_clock(config: Config) -> Clock:
 
 
 __all__ = ["MAX_SHIFT", "MOVABLE", "OFFSET_FILE", "ClockMoveError", "MovableClock", "configured_clock",
-           "move", "offset_path", "parse_shift", "read_offset"]
+           "move", "offset_path", "parse_shift", "parse_span", "read_offset"]

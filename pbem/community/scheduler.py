@@ -37,6 +37,9 @@ The wall clock stepping back (an NTP correction) repeats nothing: a deadline, a 
 digest passed again are found claimed by their once-keys, and the heartbeat below is not moved
 back, so the time until the clock has caught up is no outage either.
 
+Kept mail: with ``[server] keep_mail_days`` the scheduler drops the raw mail of messages finished
+longer ago once a day (``prune-mail:DATE``), keeping their rows (``pbem.store.pruning``).
+
 Outages: the scheduler writes a heartbeat to ``meta`` on every run. When the last one is older than the
 threshold, the server was down (or the scheduler stuck), and players could not have known their moves
 were not being read: every running deadline is extended by the outage, once (the key names the stale
@@ -85,6 +88,7 @@ log = logging.getLogger("pbem.community.scheduler")
 HEARTBEAT = "scheduler.heartbeat"
 DIGEST_HOUR = 7  # local time from which a player's daily digest goes out
 LAST_OUTAGE = "scheduler.last_outage"
+PRUNE_PER_RUN = 20_000  # messages whose raw mail one run prunes at most (some seconds on SQLite)
 
 
 @dataclass
@@ -102,6 +106,7 @@ class RunReport:
     reminders: int = 0
     daily: int = 0  # daily digests of players who chose ``set notify digest``
     expired: int = 0  # open challenges nobody filled in time
+    pruned: int = 0  # messages whose raw mail ``[server] keep_mail_days`` dropped
     mails: int = 0
     errors: int = 0
 
@@ -119,6 +124,7 @@ class Scheduler:
         self._secret = secret
         self._outgoing: Outgoing | None = None
         self._queued = 0  # mails queued in committed or pending transactions, for RunReport.mails
+        self._prune_more = False  # the last prune stopped at PRUNE_PER_RUN: go on in the next run
 
     @property
     def outgoing(self) -> Outgoing:
@@ -178,6 +184,14 @@ class Scheduler:
             waiting = tx.digest_addresses()
         for email in waiting:
             self._guarded(report, f"daily digest for {email}", self._daily, email, now, report)
+        if self.config.keep_mail_days:
+            try:
+                retry_once(lambda: self._prune_mail(now, report))
+            except Exception as exc:
+                if is_fault(exc):
+                    raise
+                log.exception("scheduler: pruning the kept mail failed")
+                report.errors += 1
         report.mails = self._queued - queued_before
         at = now.isoformat(timespec="seconds")
         if report:
@@ -219,6 +233,25 @@ class Scheduler:
                 row, state = ctx.touched.get(planned.game_id or "", (None, None))
                 self._send(tx, planned, row, state, now)
         self._guarded(report, what, run)
+
+    # --- kept mail -------------------------------------------------------------------------------------
+
+    def _prune_mail(self, now: datetime, report: RunReport) -> None:
+        """``[server] keep_mail_days``: the raw mail of what finished before then goes, once a day
+        (``pbem.store.pruning``). At most ``PRUNE_PER_RUN`` messages a run, so the deadlines of
+        this run never wait long behind it: a backlog (the first prune of a server with years of
+        mail) goes on in the runs after, a minute apart, until it is done."""
+        if not self._prune_more:
+            with self.store.transaction() as tx:
+                if not tx.claim_once(f"prune-mail:{now.date()}", now):
+                    return
+        before = now - timedelta(days=self.config.keep_mail_days or 0)
+        pruned = self.store.mail_pruning().prune(before, now, limit=PRUNE_PER_RUN)
+        done = pruned.received + pruned.sent
+        self._prune_more = done >= PRUNE_PER_RUN
+        report.pruned += done
+        if done:
+            log.info("scheduler: %s (keep_mail_days = %d)", pruned.line(), self.config.keep_mail_days)
 
     # --- outages ---------------------------------------------------------------------------------------
 

@@ -48,6 +48,7 @@ class Inbound:
     envelope_from: str | None = None  # SMTP envelope sender: "" for <> (a bounce), None unknown
     original_size: int | None = None  # set when only the header of an oversized mail was kept
     sender: str | None = None  # From address (lower case), set at intake; fairness is by sender
+    pruned_at: datetime | None = None  # when its raw mail was dropped (raw is then b""); see pruning
 
 
 @dataclass
@@ -63,6 +64,7 @@ class Outbound:
     sent_at: datetime | None = None
     last_error: str | None = None
     given_up_at: datetime | None = None  # refused for good (5xx): never retried
+    pruned_at: datetime | None = None  # when its raw mail was dropped (raw is then b""); see pruning
 
 
 @dataclass
@@ -332,6 +334,7 @@ class Store(Protocol):
 
     # read-only views used by CLI tools
     def tournament_views(self) -> Any: ...  # a pbem.store.tournaments.TournamentViews
+    def mail_pruning(self) -> Any: ...  # a pbem.store.pruning.MailPruning: `pbem admin prune`
     def get_game(self, game_id: str) -> GameRow | None: ...
     def list_games(self, status: str | None = None) -> list[GameRow]: ...
     def active_games_to_move(self, address_like: str) -> list[str]: ...  # ids, oldest first

@@ -54,12 +54,16 @@ from pbem.store.common import (
     sha256_hex,
 )
 from pbem.store.player_blocks import PlayerBlocksTx
+from pbem.store.pruning import MailPruning
 from pbem.store.tournaments import TournamentTx, TournamentViews
 
 INBOUND_COLS = ("id, raw, source, received_at, message_id, sha256, status, outcome, envelope_from,"
                 " original_size, sender")
 OUTBOUND_COLS = ("id, message_id, sender, recipients, raw, created_at, attempts, next_attempt_at,"
                  " sent_at, last_error, given_up_at")
+#: ``pruned_at`` (migration 12) comes after ``raw``: read only where a pruned row may be among the
+#: rows read (a pending message is never pruned), after these columns
+PRUNED = ", pruned_at"
 GAME_COLS = ("id, game, status, record, created_at, updated_at, to_move, thread_id, deadline_at,"
              " finished_at")
 SEAT_COLS = "game_id, seat, email, name, token_hash, accepted"
@@ -173,7 +177,8 @@ def inbound_of(row: Sequence[Any]) -> Inbound:
     return Inbound(id=row[0], raw=bytes(row[1]), source=row[2],
                    received_at=dt_from_text(row[3]),  # type: ignore[arg-type]
                    message_id=row[4], sha256=row[5], status=row[6], outcome=row[7],
-                   envelope_from=row[8], original_size=row[9], sender=row[10])
+                   envelope_from=row[8], original_size=row[9], sender=row[10],
+                   pruned_at=dt_from_text(row[11]) if len(row) > 11 else None)
 
 
 def outbound_of(row: Sequence[Any]) -> Outbound:
@@ -182,7 +187,8 @@ def outbound_of(row: Sequence[Any]) -> Outbound:
                     created_at=dt_from_text(row[5]),  # type: ignore[arg-type]
                     attempts=row[6], next_attempt_at=dt_from_text(row[7]),
                     sent_at=dt_from_text(row[8]), last_error=row[9],
-                    given_up_at=dt_from_text(row[10]))
+                    given_up_at=dt_from_text(row[10]),
+                    pruned_at=dt_from_text(row[11]) if len(row) > 11 else None)
 
 
 def seat_of(row: Sequence[Any]) -> Seat:
@@ -897,7 +903,7 @@ class SqlStore:
         return [(int(r[0]), r[1]) for r in rows]
 
     def get_inbound(self, inbound_id: int) -> Inbound | None:
-        row = self._db().one(f"SELECT {INBOUND_COLS} FROM inbound WHERE id = ?", (inbound_id,))
+        row = self._db().one(f"SELECT {INBOUND_COLS}{PRUNED} FROM inbound WHERE id = ?", (inbound_id,))
         return inbound_of(row) if row else None
 
     def inbound_status(self, inbound_id: int) -> str | None:
@@ -919,10 +925,10 @@ class SqlStore:
         last = 0
         while True:
             if status is None:
-                rows = self._db().all(f"SELECT {INBOUND_COLS} FROM inbound WHERE id > ?"
+                rows = self._db().all(f"SELECT {INBOUND_COLS}{PRUNED} FROM inbound WHERE id > ?"
                                       " ORDER BY id LIMIT 100", (last,))
             else:
-                rows = self._db().all(f"SELECT {INBOUND_COLS} FROM inbound"
+                rows = self._db().all(f"SELECT {INBOUND_COLS}{PRUNED} FROM inbound"
                                       " WHERE status = ? AND id > ? ORDER BY id LIMIT 100",
                                       (status, last))
             if not rows:
@@ -996,7 +1002,7 @@ class SqlStore:
         return {"pending": int(pending), "sent": int(total - pending - given_up), "given_up": int(given_up)}
 
     def given_up_outbound(self, limit: int = 50) -> list[Outbound]:
-        rows = self._db().all(f"SELECT {OUTBOUND_COLS} FROM outbound WHERE sent_at IS NULL"
+        rows = self._db().all(f"SELECT {OUTBOUND_COLS}{PRUNED} FROM outbound WHERE sent_at IS NULL"
                               " AND given_up_at IS NOT NULL ORDER BY given_up_at DESC, id DESC LIMIT ?",
                               (limit,))
         return [outbound_of(r) for r in rows]
@@ -1067,6 +1073,13 @@ class SqlStore:
     def tournament_views(self) -> TournamentViews:
         """Tournaments read outside a transaction (``pbem.store.tournaments``)."""
         return TournamentViews(self._read)
+
+    def mail_pruning(self) -> MailPruning:
+        """Dropping the raw mail of finished messages (``pbem.store.pruning``)."""
+        return MailPruning(self._write, self._read, indexed_by=self.dialect.name == "SQLite",
+                           vacuum=self._vacuum)
+
+    _vacuum: Callable[[], None] | None = None  # the backend's VACUUM, where it shrinks the file
 
     def get_game(self, game_id: str) -> GameRow | None:
         with self._read() as db:

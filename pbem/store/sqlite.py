@@ -147,6 +147,15 @@ class SQLiteStore(SqlStore):
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
+    def _vacuum(self) -> None:  # type: ignore[override]
+        """``VACUUM`` (``pbem admin prune --vacuum``) runs outside a transaction, so it takes the
+        writers' locks itself: the server's writers wait for it instead of failing busy."""
+        conn = self._conn()
+        with self._write_lock, self._process_lock():
+            conn.execute("VACUUM")
+            # the rewritten pages are in the WAL until a checkpoint: only then is the file smaller
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def _ensure_wal(self, conn: sqlite3.Connection) -> None:
         """The journal mode is stored in the file, so only the first opener switches it; that
         switch needs an exclusive lock and may report busy without waiting, hence the retry."""

@@ -85,6 +85,24 @@ def test_init_offers_sqlite_and_postgresql_and_its_file_passes_the_check(
     assert not (tmp_path / "pbem-data").exists(), "a check creates nothing"
 
 
+def test_check_config_says_how_long_mail_is_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Unset, every mail is kept for ever; the example's commented line, uncommented, bounds it."""
+    path = tmp_path / "pbem.toml"
+    assert main(["init", "-o", str(path)]) == 0
+    text = path.read_text(encoding="utf-8").replace("port = 2525", "port = 0")
+    assert "# keep_mail_days = 90\n" in text
+    path.write_text(text, encoding="utf-8")
+    code, out, _err = check(path, capsys)
+    assert code == 0
+    assert "  kept mail: all raw mail, for ever ([server] keep_mail_days, `pbem admin prune`)" in out
+    path.write_text(text.replace("# keep_mail_days = 90", "keep_mail_days = 90"), encoding="utf-8")
+    code, out, _err = check(path, capsys)
+    assert code == 0 and "  kept mail: raw mail of finished messages: 90 days, then pruned (rows stay)" in out
+    path.write_text(text.replace("# keep_mail_days = 90", "keep_mail_days = 0"), encoding="utf-8")
+    code, _out, err = check(path, capsys)
+    assert code == 2 and "$.server.keep_mail_days: 0 is less than the minimum of 1" in err
+
+
 def test_an_unreachable_postgresql_is_refused_by_check_config_and_serve(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"postgresql://pbem@127.0.0.1:{free_port()}/pbem"

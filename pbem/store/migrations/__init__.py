@@ -33,6 +33,7 @@ from pbem.store.migrations import (
     m0009_allowance,
     m0010_tournaments,
     m0011_inbound_statistics,
+    m0012_pruned_mail,
 )
 
 
@@ -56,6 +57,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "vacation allowance", m0009_allowance.SQLITE, m0009_allowance.POSTGRESQL),
     Migration(10, "tournaments", m0010_tournaments.SQLITE, m0010_tournaments.POSTGRESQL),
     Migration(11, "inbound statistics", m0011_inbound_statistics.SQLITE, m0011_inbound_statistics.POSTGRESQL),
+    Migration(12, "pruned mail", m0012_pruned_mail.SQLITE, m0012_pruned_mail.POSTGRESQL),
 )
 
 
