@@ -2,9 +2,11 @@
 """Storage benchmark: what one move and one finished game leave in the database, by table, on SQLite
 and on PostgreSQL, measured by playing whole games by mail through one ``pbem serve`` worker.
 
-Capacity planning needs bytes, not speed: nothing in pbem deletes old ``inbound`` rows (every mail
-received is kept raw) or ``outbound`` rows (every reply is kept with its body), and every game's
-record grows by each move, so the database grows with every move played. For each kind of game
+Capacity planning needs bytes: every mail received is kept raw (``inbound``) and every reply with
+its body (``outbound``) until ``pbem admin prune`` (or ``[server] keep_mail_days``) drops the raw
+mail of finished messages, and every game's record grows by each move, so the database grows with
+every move played. The worker's and PostgreSQL's CPU per move over whole games is printed too
+(the capped scale-out bench times first moves only). For each kind of game
 (Alien City with the default edition; Space Truckin' with 2 and with 4 players) and each store, the
 script starts a fresh database and one worker (``pbem serve``, relaying to an SMTP sink), sets up
 ``--games`` games by mail (``new`` and ``accept``), and plays them to their end: every player
