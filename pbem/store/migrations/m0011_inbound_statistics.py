@@ -13,7 +13,7 @@ SQLite analyses only when asked (``ANALYZE``), and its planner does not need to 
 statements: nothing to do there.
 """
 
-SQLITE = "SELECT 1"
+SQLITE = "SELECT 1;  -- nothing to do on SQLite (see above)"
 
 POSTGRESQL = """
 ALTER TABLE inbound SET (autovacuum_analyze_scale_factor = 0, autovacuum_analyze_threshold = 500,
