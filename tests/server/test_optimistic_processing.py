@@ -1,0 +1,118 @@
+"""On SQLite the processor applies a move outside the write lock and commits it under the lock only
+if nothing it read changed meanwhile (pbem.store.optimistic). When something did, the attempt
+leaves nothing behind (no reply queued, no half-applied move, nothing in the state cache) and the
+move is applied once, in an ordinary transaction, on what is there now."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.server.harness import Server, headline, start_game, to
+from tests.server.players import Player
+
+ALICE, BOB = "alice@example.org", "bob@example.org"
+
+
+def meddle(server: Server, between: Callable[[], None]) -> list[int]:
+    """``between`` runs after each optimistic attempt's work and before its commit (as another
+    process's commit would fall there); returns the outbox sizes seen at those moments."""
+    original = server.store.optimistic
+    seen: list[int] = []
+
+    @contextmanager
+    def optimistic(durable: bool = True) -> Iterator[object]:
+        with original(durable) as tx:
+            yield tx
+            seen.append(outbox_rows(server))
+            between()
+
+    server.store.optimistic = optimistic  # type: ignore[method-assign]
+    return seen
+
+
+def outbox_rows(server: Server) -> int:
+    conn = sqlite3.connect(server.store.path)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM outbound").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def set_language(server: Server, email: str, language: str) -> None:
+    """Another process's commit: the player chose a language."""
+    conn = sqlite3.connect(server.store.path, isolation_level=None)
+    try:
+        conn.execute("INSERT INTO players (email, settings) VALUES (?, ?) ON CONFLICT (email)"
+                     " DO UPDATE SET settings = excluded.settings",
+                     (email, json.dumps({"language": language})))
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    opened = Server(tmp_path)
+    yield opened
+    opened.close()
+
+
+def test_a_move_commits_outside_the_lock_when_nothing_changed(server: Server, caplog) -> None:
+    your_move, _ = start_game(server, ALICE, BOB)
+    caplog.set_level(logging.INFO, logger="pbem.processor")
+    out = server.submit(Player(ALICE, seed=1).respond(your_move))
+    assert [headline(m).split(".")[0] for m in to(out, BOB)] == ["Your move (move 2)"]
+    assert len(out) == 1
+    assert "attempt=committed" in caplog.text
+
+
+def test_a_conflict_leaves_nothing_and_the_move_is_applied_once_on_what_is_there_now(
+        server: Server, caplog) -> None:
+    your_move, _ = start_game(server, ALICE, BOB)
+    before = server.game("ac-1").record
+    queued_before = outbox_rows(server)
+    cached: list[bool] = []
+
+    def change() -> None:
+        # the attempt's state after the move is not in the cache: it still has the one before
+        cached.append(server.processor.cache.get("ac-1", before) is not None)
+        set_language(server, BOB, "de")
+
+    changes = iter([change])
+    seen = meddle(server, lambda: next(changes, lambda: None)())
+    caplog.set_level(logging.INFO, logger="pbem.processor")
+
+    out = server.submit(Player(ALICE, seed=1).respond(your_move))
+
+    # the attempt had composed Bob's "Your move" in English; it was never queued, and the move
+    # was applied again with Bob's German, which another process set while the attempt ran
+    assert seen[0] == queued_before and cached == [True]
+    assert [headline(m).split(".")[0] for m in to(out, BOB)] == ["Du bist am Zug (Zug 2)"]
+    assert len(out) == 1
+    moves = [e for e in server.game("ac-1").record["moves"] if "move" in e]
+    assert len(moves) == 1
+    assert "attempt=conflict" in caplog.text
+    # the state after the one move, put into the cache after the commit
+    assert server.processor.cache.get("ac-1", server.game("ac-1").record) is not None
+
+
+def test_a_message_processed_meanwhile_is_not_processed_again(server: Server) -> None:
+    your_move, _ = start_game(server, ALICE, BOB)
+
+    def done_elsewhere() -> None:
+        conn = sqlite3.connect(server.store.path, isolation_level=None)
+        try:
+            conn.execute("UPDATE inbound SET status = 'done', outcome = 'elsewhere' WHERE status = 'pending'")
+        finally:
+            conn.close()
+
+    meddle(server, done_elsewhere)
+    out = server.submit(Player(ALICE, seed=1).respond(your_move))
+    assert out == []
+    assert [e for e in server.game("ac-1").record["moves"] if "move" in e] == []
