@@ -219,7 +219,7 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
     groups: dict[str, Any] = {}
     for w in workers:
         groups[f"{w.name} serve"] = (lambda w=w: [w.process.pid])
-        groups[f"{w.name} processor"] = (lambda w=w: [p for p in [w.processor_pid()] if p])
+        groups[f"{w.name} processor"] = w.processor_pids
     if postgres is not None and database.startswith("postgresql"):
         groups["postgresql server"] = lambda: postgres_pids(postgres)
     groups["benchmark (load and sink)"] = lambda: [os.getpid()]

@@ -149,6 +149,9 @@ class Config:
     # door and ``pbem deliver`` wake it); None: 5 s, or 1 s on PostgreSQL, where other workers store
     # mail too.
     poll_seconds: float | None = None
+    # Processor processes of ``pbem serve``, each with its share of the games; None: 2 on SQLite
+    # (moves are applied outside its write lock, so two use two cores), 1 on PostgreSQL.
+    processors: int | None = None
     smtp_enabled: bool = True
     # The MTA's pipe runs ``pbem deliver`` for each message (deploy/pipe/): a door of its own, so
     # ``pbem serve`` need open none and only processes and sends what ``deliver`` stored.
@@ -246,6 +249,7 @@ def _config_of(data: dict[str, Any], base: Path | None, source: Path | None) -> 
         log_level=server.get("log_level", "INFO"),
         auth_notice_interval_seconds=server.get("auth_notice_interval_seconds", 3600),
         poll_seconds=server.get("poll_seconds"),
+        processors=server.get("processors"),
         smtp_enabled=smtp.get("enabled", imap_cfg.host is None and not pipe_enabled),
         pipe_enabled=pipe_enabled,
         smtp_host=smtp.get("host", "127.0.0.1"),
@@ -339,6 +343,9 @@ auth_notice_interval_seconds = 3600
 # How often the processor looks for stored mail nothing woke it for: every door, `pbem deliver`
 # and `pbem admin` wake the server at once, so this is a safety net (default 5, 1 on PostgreSQL).
 # poll_seconds = 5
+# Processor processes (parsing, rules, composing), each taking its share of the games: default 2
+# with SQLite, 1 with PostgreSQL (there, add workers: README "Scaling out").
+# processors = 2
 
 # The embedded SMTP listener: on by default when neither an IMAP host nor the pipe is set.
 [smtp]

@@ -117,6 +117,10 @@ class Worker:
         found = children(self.process.pid)
         return found[0] if found else None
 
+    def processor_pids(self) -> list[int]:
+        """Every processor process (on SQLite ``pbem serve`` runs one per share of the games)."""
+        return children(self.process.pid) if self.process.poll() is None else []
+
     def tail(self, lines: int = 20) -> str:
         with contextlib.suppress(OSError):
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])

@@ -85,7 +85,7 @@ class Daemon:
                  imap_options: dict[str, object] | None = None,
                  sender_options: dict[str, object] | None = None,
                  role_options: dict[str, float] | None = None,
-                 processor_process: bool = False) -> None:
+                 processor_process: bool = False, processors: int = 1) -> None:
         self.config = config
         self.store = store
         self.processor = processor
@@ -115,11 +115,13 @@ class Daemon:
         self._failures = 0  # processing failures in a row, for the back-off
         self.failure: str | None = None  # why the daemon stopped by itself, if it did
         self.processor_process = processor_process
-        self._child: multiprocessing.process.BaseProcess | None = None
+        # Processor processes: each takes its share of the games (``Processor.share``).
+        self.processors = max(processors, 1) if processor_process else 1
+        self._children: list[multiprocessing.process.BaseProcess] = []
         self._mp = multiprocessing.get_context("fork") if processor_process else None
-        self._wake_w: int | None = None  # parent's end of the wake pipe
+        self._wake_ws: list[int] = []  # parent's ends of the wake pipes, one per child
         self._pipe_lock = threading.Lock()  # wake() must not write to a descriptor stop() closed
-        self._done_r: int | None = None  # parent's end of the done pipe
+        self._done_rs: list[int] = []  # parent's ends of the done pipes
         # Deadlines, reminders and outage recovery; composes mails with the processor's secret.
         self.scheduler_interval_seconds = scheduler_interval_seconds
         self.scheduler = Scheduler(config, store, self.clock, secret=getattr(processor, "secret", None))
@@ -145,8 +147,8 @@ class Daemon:
         """New inbound mail was stored: run the processor now. Safe from any thread."""
         self._wake.set()
         with self._pipe_lock:
-            if self._wake_w is not None:
-                _poke(self._wake_w)
+            for wake_w in self._wake_ws:
+                _poke(wake_w)
 
     def _woken(self) -> None:
         """Another process queued mail or stored a message, or moved a movable clock: look at both
@@ -181,19 +183,22 @@ class Daemon:
         self._wake.set()  # crash recovery: process whatever is pending right away
         if self._mp is not None:
             # Fork first, while this process has no other threads.
-            wake_r, wake_w = os.pipe()
-            done_r, done_w = os.pipe()
-            os.set_blocking(wake_w, False)
-            os.set_blocking(done_w, False)
-            child = self._mp.Process(target=self._processor_child,
-                                     args=(wake_r, done_w, (wake_w, done_r)),
-                                     name="pbem-processor", daemon=True)
-            child.start()
-            self._child = child
-            os.close(wake_r)
-            os.close(done_w)
-            self._wake_w, self._done_r = wake_w, done_r
-            _poke(wake_w)  # crash recovery: process whatever is pending right away
+            for share in range(self.processors):
+                wake_r, wake_w = os.pipe()
+                done_r, done_w = os.pipe()
+                os.set_blocking(wake_w, False)
+                os.set_blocking(done_w, False)
+                parents_ends = (*self._wake_ws, *self._done_rs, wake_w, done_r)
+                child = self._mp.Process(target=self._processor_child,
+                                         args=(wake_r, done_w, parents_ends, share),
+                                         name=f"pbem-processor-{share}", daemon=True)
+                child.start()
+                self._children.append(child)
+                os.close(wake_r)
+                os.close(done_w)
+                self._wake_ws.append(wake_w)
+                self._done_rs.append(done_r)
+                _poke(wake_w)  # crash recovery: process whatever is pending right away
             self._spawn(self._processed_bridge, "pbem-processed")
         else:
             self._spawn(self._processor_loop, "pbem-processor")
@@ -225,17 +230,18 @@ class Daemon:
         self._computer_wake()
         self.roles.stop()
         self.waker.stop()
-        if self._child is not None:
+        if self._children:
             with self._pipe_lock:
-                wake_w, self._wake_w = self._wake_w, None
-                if wake_w is not None:
+                wake_ws, self._wake_ws = self._wake_ws, []
+                for wake_w in wake_ws:
                     os.close(wake_w)  # end-of-file on the wake pipe tells the child to stop
-            self._child.join(timeout)
-            if self._child.is_alive():
-                log.warning("daemon: processor process did not stop within %.0f s", timeout)
-                self._child.kill()
-                self._child.join()
-            self._child = None
+            for child in self._children:
+                child.join(timeout)
+                if child.is_alive():
+                    log.warning("daemon: processor process did not stop within %.0f s", timeout)
+                    child.kill()
+                    child.join()
+            self._children = []
         for thread in self._threads:
             thread.join(timeout)
             if thread.is_alive():
@@ -336,11 +342,14 @@ class Daemon:
 
     # --- the processor process -------------------------------------------------------------
 
-    def _processor_child(self, wake_r: int, done_w: int, parents_ends: tuple[int, int]) -> None:
+    def _processor_child(self, wake_r: int, done_w: int, parents_ends: tuple[int, ...],
+                         share: int = 0) -> None:
         """The processor loop in its own process; ends at end-of-file on the wake pipe (the parent
-        closed it, or died)."""
+        closed it, or died). ``share``: which of the ``processors`` shares of the games it takes."""
         for fd in parents_ends:  # inherited through fork; held open here they would hide the EOF
             os.close(fd)
+        if self.processors > 1:
+            self.processor.share = (share, self.processors)  # type: ignore[attr-defined]
         die_with_parent()
         if os.getppid() == 1:  # the parent died before the request above took effect
             os._exit(0)
@@ -368,24 +377,31 @@ class Daemon:
                 os._exit(0)  # never run the parent's atexit handlers or finalizers here
 
     def _processed_bridge(self) -> None:
-        """In the parent: the child committed a batch, so replies can leave and IMAP can move."""
-        done_r = self._done_r
-        assert done_r is not None
-        pending = b""
+        """In the parent: a child committed a batch, so replies can leave and IMAP can move."""
+        done_rs = list(self._done_rs)
+        children = dict(zip(done_rs, self._children, strict=True))
+        pending = dict.fromkeys(done_rs, b"")
         try:
             while not self._stop.is_set():
-                readable, _, _ = select.select([done_r], [], [], 0.2)
-                if not readable:
-                    continue
-                data = os.read(done_r, 4096)
-                if not data:  # end-of-file: the child is gone
-                    if not self._stop.is_set():
-                        code = self._child.exitcode if self._child is not None else None
-                        self.failure = f"the processor process died (exit {code})"
-                        log.error("daemon: %s; stopping", self.failure)
-                        self._stop.set()
-                    return
-                batches, pending = self._child_says(pending + data)
+                readable, _, _ = select.select(done_rs, [], [], 0.2)
+                batches = 0
+                for done_r in readable:
+                    data = os.read(done_r, 4096)
+                    if not data:  # end-of-file: the child is gone
+                        if not self._stop.is_set():
+                            self.failure = f"the processor process died (exit {children[done_r].exitcode})"
+                            log.error("daemon: %s; stopping", self.failure)
+                            self._stop.set()
+                        return
+                    count, pending[done_r] = self._child_says(pending[done_r] + data)
+                    batches += count
+                    if count and len(done_rs) > 1:
+                        # The others look again: their mail may have been behind this one's in the
+                        # fair round they saw (they take only their share of it).
+                        with self._pipe_lock:
+                            for other, wake_w in zip(done_rs, self._wake_ws, strict=False):
+                                if other != done_r:
+                                    _poke(wake_w)
                 if not batches:
                     continue
                 self.sender.wake()
@@ -393,8 +409,9 @@ class Daemon:
                 if self.imap is not None:
                     self.imap.notify_processed()
         finally:
-            self._done_r = None
-            os.close(done_r)
+            self._done_rs = []
+            for done_r in done_rs:
+                os.close(done_r)
 
     def _child_says(self, data: bytes) -> tuple[int, bytes]:
         """The processor process's messages: "." a batch committed; "F reason" and "K" a fault of

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import hashlib
 import logging
 import re
 import time
@@ -65,6 +66,10 @@ FAIR_CHUNK = 10
 #: promoted them to the old generations, whose scans of the whole state cache cost about 0.3 ms per
 #: move (``bench/processor_cpu.py``). The process that runs a processor runs it alone, so it decides.
 GC_YOUNG = 10_000
+
+
+def _share_of(game_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(game_id.encode(), digest_size=4).digest(), "big")
 
 
 @functools.cache
@@ -123,6 +128,9 @@ class Processor:
         self.secret = secret if secret is not None else server_secret(store, config.data_dir)
         self.cache = StateCache()
         self.homes = Homes(store)
+        #: (k, n): this processor takes the k-th of n shares of the games, the others the rest (``pbem
+        #: serve`` on SQLite runs several processor processes; see ``_own_share``).
+        self.share = (0, 1)
         self.outgoing = Outgoing(config, self.secret)
         young, *older = gc.get_threshold()
         if 0 < young < GC_YOUNG:
@@ -140,8 +148,13 @@ class Processor:
         done = 0
         cap = self.config.limits.sender_messages_per_minute
         while done < limit:
-            if self.store.one_writer:  # no other processor: each is read before the write lock
-                ids = self.store.pending_fair(self.clock.now(), cap, min(FAIR_CHUNK, limit - done))
+            if self.store.one_writer:  # each is read before the write lock, and applied optimistically
+                chunk = min(FAIR_CHUNK, limit - done)
+                if self.share[1] == 1:
+                    ids = self.store.pending_fair(self.clock.now(), cap, chunk)
+                else:
+                    heads = self.store.pending_fair_games(self.clock.now(), cap, chunk * self.share[1])
+                    ids = self._own_share(heads)[:chunk]
                 taken = sum(self._process(inbound_id) is not None for inbound_id in ids)
             else:
                 # The workers share the next round of each: this one takes its own part of it
@@ -153,6 +166,15 @@ class Processor:
                 break
             done += taken
         return done
+
+    def _own_share(self, heads: list[tuple[int, str | None]]) -> list[int]:
+        """Of a fair round, the messages of this processor's share of the games (a mail about no
+        game known at intake by its id): each game's mail goes to one processor, which keeps its
+        state and applies its moves in order, and two processors rarely work on one game at once
+        (when they do, the optimistic commit of the second conflicts and it is done again)."""
+        k, n = self.share
+        return [inbound_id for inbound_id, game in heads
+                if (_share_of(game) if game else inbound_id) % n == k]
 
     def _take_round(self, heads: list[tuple[int, str | None]], limit: int) -> int:
         """Up to ``limit`` messages of a fair round shared with other workers (a round of each):

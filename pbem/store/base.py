@@ -164,7 +164,10 @@ class Tx(Protocol):
 
     # outbox
     def queue_outbound(self, *, message_id: str, sender: str, recipients: list[str], raw: bytes,
-                       now: datetime) -> int: ...
+                       now: datetime) -> int | None:
+        """The new row's id; None inside an optimistic transaction, whose rows get their ids only
+        when it commits (``pbem.store.optimistic``)."""
+        ...
 
     # bounces and rate-limited notices
     def record_bounce(self, email: str, now: datetime, detail: str) -> None: ...

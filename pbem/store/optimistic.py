@@ -16,9 +16,10 @@ A read of rows the attempt itself changed needs no special case: the snapshot di
 held-back write, so if the write matters to that read, the read returns other rows at the commit
 and the attempt conflicts. What a write tells its caller is predicted and checked at the commit:
 the rows an UPDATE or DELETE changes (counted with its WHERE on the snapshot), 1 for a plain
-INSERT, the id an ``INSERT ... RETURNING id`` gets (the table's counter). Any other use of a
-write's result, and any statement that is neither a read nor one of these writes, ends the attempt
-at once (``NeedsLock``): the caller does that work under the lock.
+INSERT. Any other use of a write's result (rows it returns, the id it gave), and any statement
+that is neither a read nor a write, ends the attempt at once (``NeedsLock``): the caller does that
+work under the lock. (A new row's id is not predicted: with two processors, each would predict
+the same next id. ``Db.holds_writes`` lets the code that would ask for it do without.)
 """
 
 from __future__ import annotations
@@ -48,8 +49,7 @@ _WRITES_INSIDE = re.compile(r"\b(?:INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECA
 _COUNTED = re.compile(r"\s*(?:UPDATE\s+(?P<updated>\w+)\s+SET\s+(?P<set>.*?)"
                       r"|DELETE\s+FROM\s+(?P<deleted>\w+))\s+WHERE\s+(?P<where>.*)",
                       re.IGNORECASE | re.DOTALL)
-_PLAIN_INSERT = re.compile(r"\s*INSERT\s+INTO\s+(?P<table>\w+)\s*\([^()]*\)\s*VALUES\s*\([^()]*\)\s*"
-                           r"(?P<returning>RETURNING\s+id\s*)?$", re.IGNORECASE)
+_PLAIN_INSERT = re.compile(r"\s*INSERT\s+INTO\s+\w+\s*\([^()]*\)\s*VALUES\s*\([^()]*\)\s*$", re.IGNORECASE)
 
 
 @dataclass
@@ -65,7 +65,6 @@ class _Write:
     params: Any
     many: bool = False
     rowcount: int | None = None  # what the caller was told, checked at the commit
-    returned: list[Any] | None = None  # the RETURNING rows the caller was given
 
 
 class _Rows:
@@ -105,14 +104,9 @@ class _Held:
         return self._entry.rowcount
 
     def fetchone(self) -> Any:
-        rows = self.fetchall()
-        return rows[0] if rows else None
+        raise NeedsLock(f"rows returned by {self._entry.statement[:60]!r}")
 
-    def fetchall(self) -> list[Any]:
-        if self._entry.returned is None:
-            self._entry.returned = [(self._attempt.predicted_id(self._entry),)]
-            return list(self._entry.returned)
-        return []  # handed out once, as a cursor would
+    fetchall = fetchone
 
     @property
     def lastrowid(self) -> int:
@@ -126,7 +120,6 @@ class Attempt:
     def __init__(self, db: Db) -> None:
         self.snapshot = db  # the connection, inside a read transaction
         self.log: list[_Read | _Write] = []
-        self._next_id: dict[str, int] = {}
 
     def db(self) -> Db:
         return HeldDb(self)
@@ -166,26 +159,12 @@ class Attempt:
         params = list(entry.params or ())[(counted["set"] or "").count("?"):]
         return int(self.snapshot.value(f"SELECT COUNT(*) FROM {table} WHERE {counted['where']}", params))
 
-    def predicted_id(self, entry: _Write) -> int:
-        plain = _PLAIN_INSERT.match(entry.statement)
-        if plain is None or not plain["returning"]:
-            raise NeedsLock(f"rows returned by {entry.statement[:60]!r}")
-        table = plain["table"]
-        if table not in self._next_id:
-            # AUTOINCREMENT never reuses an id, so its counter can be ahead of the largest id
-            last = self.snapshot.value(
-                f"SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?), 0),"
-                f" COALESCE((SELECT MAX(id) FROM {table}), 0))", (table,))
-            self._next_id[table] = int(last or 0) + 1
-        predicted = self._next_id[table]
-        self._next_id[table] += 1
-        return predicted
-
     # --- under the write lock --------------------------------------------------------------
 
     def commit(self, db: Db) -> None:
         """Run the statements again inside ``db``'s write transaction; ``Conflict`` (and the
-        caller rolls back) when a read returns other rows or a write does other than predicted."""
+        caller rolls back) when a read returns other rows or a write changes other rows than it
+        was told."""
         for entry in self.log:
             if isinstance(entry, _Read):
                 if db.run(entry.statement, entry.params).fetchall() != entry.rows:
@@ -194,17 +173,16 @@ class Attempt:
                 db.many(entry.statement, entry.params)
             else:
                 cursor = db.run(entry.statement, entry.params)
-                returned = cursor.fetchall()  # a RETURNING statement is done only when read out
+                cursor.fetchall()  # a statement is done only when read out (RETURNING)
                 if entry.rowcount is not None and cursor.rowcount != entry.rowcount:
                     raise Conflict(f"{cursor.rowcount} rows, not {entry.rowcount}: {entry.statement[:60]!r}")
-                if entry.returned is not None and [tuple(r) for r in returned] != entry.returned:
-                    raise Conflict(f"returned {returned!r}, not {entry.returned!r}")
 
 
 class HeldDb(Db):
     """``Db`` for the code inside an attempt: reads on the snapshot, writes held back."""
 
     __slots__ = ("attempt",)
+    holds_writes = True
 
     def __init__(self, attempt: Attempt) -> None:
         super().__init__(attempt.snapshot.conn, attempt.snapshot.dialect)

@@ -5,15 +5,18 @@ move is applied once, in an ordinary transaction, on what is there now."""
 
 from __future__ import annotations
 
+import email.policy
 import json
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
 
+from pbem.processing.processor import Processor
 from tests.server.harness import Server, headline, start_game, to
 from tests.server.players import Player
 
@@ -116,3 +119,26 @@ def test_a_message_processed_meanwhile_is_not_processed_again(server: Server) ->
     out = server.submit(Player(ALICE, seed=1).respond(your_move))
     assert out == []
     assert [e for e in server.game("ac-1").record["moves"] if "move" in e] == []
+
+
+def test_two_processors_each_take_their_share_of_the_games_and_apply_each_move_once(
+        server: Server) -> None:
+    games = [start_game(server, f"a{n}@example.org", f"b{n}@example.org")[0] for n in range(12)]
+    first, second = (Processor(server.config, server.store, server.clock, secret=b"s" * 32)
+                     for _ in range(2))
+    first.share, second.share = (0, 2), (1, 2)
+    for n, your_move in enumerate(games):
+        server.store.accept_inbound(raw_of(Player(f"a{n}@example.org", seed=n).respond(your_move)),
+                                    "test", server.clock.now())
+    taken = [first.process_pending(), second.process_pending()]
+    assert all(0 < count < 12 for count in taken) and sum(taken) == 12
+    assert first.process_pending() == second.process_pending() == 0
+    out = server.take_outbox()
+    assert sorted(rcpt for rcpt, _ in out) == sorted(f"b{n}@example.org" for n in range(12))
+    for n in range(12):
+        row = server.game(f"ac-{n + 1}")
+        assert len([e for e in row.record["moves"] if "move" in e]) == 1
+
+
+def raw_of(message: EmailMessage) -> bytes:
+    return message.as_bytes(policy=email.policy.SMTP)

@@ -46,17 +46,16 @@ def queue(tx, message_id: str) -> int:
                              recipients=["a@example.org"], raw=b"Subject: x\r\n\r\nx\r\n", now=NOW)
 
 
-def test_an_attempt_commits_its_writes_and_what_they_returned_holds(store: SQLiteStore) -> None:
+def test_an_attempt_commits_its_writes_and_held_back_rows_get_their_ids_then(store: SQLiteStore) -> None:
     with store.transaction() as tx:
         first = queue(tx, "<1@x>")
     with store.optimistic() as tx:
         tx.set_player("a@example.org", {"language": "de"})
         assert tx.get_player("a@example.org") == {"language": "de"}  # its own write, as remembered
-        second, third = queue(tx, "<2@x>"), queue(tx, "<3@x>")
+        assert (queue(tx, "<2@x>"), queue(tx, "<3@x>")) == (None, None)  # known at the commit
         assert other(store, "SELECT COUNT(*) FROM players") == [(0,)]  # held back until the end
-    assert (second, third) == (first + 1, first + 2)
     assert other(store, "SELECT id, message_id FROM outbound ORDER BY id") == [
-        (first, "<1@x>"), (second, "<2@x>"), (third, "<3@x>")]
+        (first, "<1@x>"), (first + 1, "<2@x>"), (first + 2, "<3@x>")]
     assert player(store, "a@example.org") == {"language": "de"}
 
 
@@ -75,12 +74,13 @@ def test_a_read_that_changed_meanwhile_leaves_nothing_behind(store: SQLiteStore)
     assert outbound_count(store) == 1
 
 
-def test_an_id_taken_meanwhile_is_a_conflict(store: SQLiteStore) -> None:
-    with pytest.raises(Conflict), store.optimistic() as tx:
+def test_rows_another_writer_added_meanwhile_are_no_conflict(store: SQLiteStore) -> None:
+    """Two processors both queue replies: neither read the other's, so both commit."""
+    with store.optimistic() as tx:
         queue(tx, "<1@x>")
         other(store, "INSERT INTO outbound (message_id, sender, recipients, created_at, raw)"
                      " VALUES ('<o@x>', 's', '[]', 'now', x'00')")
-    assert other(store, "SELECT message_id FROM outbound") == [("<o@x>",)]
+    assert other(store, "SELECT message_id FROM outbound ORDER BY id") == [("<o@x>",), ("<1@x>",)]
 
 
 def test_rows_changed_are_predicted_and_checked(store: SQLiteStore) -> None:
@@ -117,6 +117,8 @@ def test_what_cannot_be_held_back_needs_the_lock(store: SQLiteStore) -> None:
         tx._c.run("PRAGMA user_version = 3")
     with pytest.raises(NeedsLock), store.optimistic() as tx:
         _ = tx._c.run("INSERT INTO bounces (email, at, detail) VALUES ('a', 'now', 'x')").lastrowid
+    with pytest.raises(NeedsLock), store.optimistic() as tx:
+        tx._c.value("INSERT INTO bounces (email, at, detail) VALUES ('a', 'now', 'x') RETURNING id")
     assert outbound_count(store) == 0 and other(store, "SELECT COUNT(*) FROM bounces") == [(0,)]
 
 
