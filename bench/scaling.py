@@ -31,6 +31,7 @@ Usage::
 
     .venv/bin/python bench/scaling.py [--games N] [--workers 1,2,4] [--sizes 10,1000,10000,100000]
     .venv/bin/python bench/scaling.py --only throughput --py-spy /tmp/spy   # py-spy of the processors
+    .venv/bin/python bench/scaling.py --only throughput --workers '' [--code DIR]   # bare and SQLite only
     .venv/bin/python bench/scaling.py --cap 0.15 [--workers 1,2,4] [--games 600] [--separate]
     .venv/bin/python bench/scaling.py --json
 
@@ -199,6 +200,7 @@ def stages(workers: list[Worker], sent: list[float], keys: dict[tuple[str, int],
 
 def throughput(label: str, database: str, count: int, args: argparse.Namespace, work: Path,
                cleanup: list[Callable[[], None]], postgres: Any) -> dict[str, Any]:
+    code = Path(args.code).resolve() if args.code else REPO
     from tests.services.requirements import free_port
 
     sink = start_sink()
@@ -209,7 +211,7 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
         config = worker_config(work / f"{label}-{i}.toml", database=database, port=port,
                                relay=(sink.host, sink.port), data_dir=work / f"{label}-{i}",
                                log_level=args.log_level)
-        workers.append(Worker(f"{label}-{i}", config))
+        workers.append(Worker(f"{label}-{i}", config, code=code))
         cleanup.append(workers[-1].stop)
     for worker, port in zip(workers, ports, strict=True):
         worker.wait_listening(port)
@@ -751,6 +753,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 results["machine"]["compared_with"] = args.compare
                 results["capped"] = capped_run(args, work, cleanup, postgres)
             elif args.only in (None, "throughput"):
+                results["machine"]["workers_run"] = args.code or str(REPO)
                 sqlite = f"sqlite:///{work / 'tp.sqlite3'}"
                 rows = [throughput("sqlite", sqlite, 1, args, work, cleanup, None)]
                 # The bare rate moves with the machine's other work more than anything else here,
@@ -1000,7 +1003,9 @@ def markdown(results: dict[str, Any]) -> str:
     out = [f"## pbem scaling benchmark, {m['date']}", "",
            f"Machine: {m['nproc']} CPUs ({m['cpu']}), Python {m['python']}, SQLite {m['sqlite']}, "
            f"PostgreSQL {m['postgresql']} (loopback, fsync on), Linux {m['kernel']}; checkout {m['commit']}; "
-           f"load average before {m['loadavg_before']}, after {m.get('loadavg_after', '?')}", ""]
+           f"load average before {m['loadavg_before']}, after {m.get('loadavg_after', '?')}"
+           + (f"; workers run {m['workers_run']}" if m.get("workers_run", str(REPO)) != str(REPO) else ""),
+           ""]
     rows = results.get("throughput", [])
     if rows:
         bare_rate = next((r["moves_per_second"] for r in rows if r["workers"] == 0), None)
@@ -1062,8 +1067,9 @@ def main(argv: list[str] | None = None) -> int:
                              "of every 100 ms), PostgreSQL and the load outside every limit; runs only "
                              "this scale-out measurement (needs root and cgroup v1 or v2)")
     parser.add_argument("--code", metavar="DIR",
-                        help="--cap: the checkout whose pbem the workers run (default: this one), e.g. "
-                             "an export of an earlier commit, to compare two versions on one machine")
+                        help="the checkout whose pbem the workers run (default: this one), e.g. an "
+                             "export of an earlier commit, to compare two versions on one machine "
+                             "(with --cap, and in the throughput part)")
     parser.add_argument("--compare", metavar="DIR",
                         help="--cap: before each setup, the same setup with the workers running the "
                              "pbem of DIR (e.g. `git archive` of an earlier commit with its compiled "
