@@ -104,13 +104,13 @@ class _Held:
         return self._entry.rowcount
 
     def fetchone(self) -> Any:
-        raise NeedsLock(f"rows returned by {self._entry.statement[:60]!r}")
+        raise self._attempt.needs_lock(f"rows returned by {self._entry.statement[:60]!r}")
 
     fetchall = fetchone
 
     @property
     def lastrowid(self) -> int:
-        raise NeedsLock("a held-back write's row id")
+        raise self._attempt.needs_lock("a held-back write's row id")
 
 
 class Attempt:
@@ -120,6 +120,7 @@ class Attempt:
     def __init__(self, db: Db) -> None:
         self.snapshot = db  # the connection, inside a read transaction
         self.log: list[_Read | _Write] = []
+        self.refused: NeedsLock | None = None  # raised once: never committed, even if caught
 
     def db(self) -> Db:
         return HeldDb(self)
@@ -130,20 +131,24 @@ class Attempt:
 
     # --- while the attempt runs ------------------------------------------------------------
 
+    def needs_lock(self, why: str) -> NeedsLock:
+        self.refused = NeedsLock(why)
+        return self.refused
+
     def run(self, statement: str, params: Sequence[Any] | None) -> Any:
         if _WRITE.match(statement):
             entry = _Write(statement, params)
             self.log.append(entry)
             return _Held(self, entry)
         if not _READ.match(statement) or _WRITES_INSIDE.search(statement):
-            raise NeedsLock(f"not a plain read or write: {statement[:60]!r}")
+            raise self.needs_lock(f"not a plain read or write: {statement[:60]!r}")
         rows = self.snapshot.run(statement, params).fetchall()
         self.log.append(_Read(statement, params, rows))
         return _Rows(rows)
 
     def many(self, statement: str, rows: Iterable[Sequence[Any]]) -> None:
         if not _WRITE.match(statement):
-            raise NeedsLock(f"not a write: {statement[:60]!r}")
+            raise self.needs_lock(f"not a write: {statement[:60]!r}")
         rows = list(rows)
         if rows:
             self.log.append(_Write(statement, rows, many=True))
@@ -154,7 +159,7 @@ class Attempt:
             return 1
         counted = _COUNTED.match(entry.statement)
         if counted is None or "(SELECT" in (counted["set"] or "").upper():
-            raise NeedsLock(f"rows changed by {entry.statement[:60]!r}")
+            raise self.needs_lock(f"rows changed by {entry.statement[:60]!r}")
         table = counted["updated"] or counted["deleted"]
         params = list(entry.params or ())[(counted["set"] or "").count("?"):]
         return int(self.snapshot.value(f"SELECT COUNT(*) FROM {table} WHERE {counted['where']}", params))
@@ -164,7 +169,10 @@ class Attempt:
     def commit(self, db: Db) -> None:
         """Run the statements again inside ``db``'s write transaction; ``Conflict`` (and the
         caller rolls back) when a read returns other rows or a write changes other rows than it
-        was told."""
+        was told. An attempt that once needed the lock never commits (its code may have caught
+        the ``NeedsLock`` and gone on without what it asked for)."""
+        if self.refused is not None:
+            raise self.refused
         for entry in self.log:
             if isinstance(entry, _Read):
                 if db.run(entry.statement, entry.params).fetchall() != entry.rows:

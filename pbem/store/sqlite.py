@@ -234,6 +234,8 @@ class SQLiteStore(SqlStore):
             tx._end()
             self._local.in_tx = False
             self._rollback(conn)
+        if attempt.refused is not None:  # caught by the code inside, yet the attempt is void
+            raise attempt.refused
         if attempt.writes:
             with self._write(durable) as db:
                 attempt.commit(db)

@@ -152,3 +152,11 @@ def test_an_attempt_inside_a_transaction_is_refused(store: SQLiteStore) -> None:
 
     with store.transaction(), pytest.raises(StoreError), store.optimistic():
         pass
+
+
+def test_an_attempt_that_swallowed_needs_lock_never_commits(store: SQLiteStore) -> None:
+    with pytest.raises(NeedsLock), store.optimistic() as tx:
+        queue(tx, "<1@x>")
+        with pytest.raises(NeedsLock):  # code that catches it and goes on regardless
+            tx.next_game_id("ac")
+    assert outbound_count(store) == 0
