@@ -61,6 +61,8 @@ from pbem.store.base import Store
 log = logging.getLogger(__name__)
 
 MAX_PROCESSOR_BACKOFF_SECONDS = 30.0
+#: How soon a processor that found none of its share in a full fair round looks again.
+STARVED_LOOK_SECONDS = 0.05
 
 
 class Processor(Protocol):
@@ -366,7 +368,11 @@ class Daemon:
 
         try:
             while True:
-                readable, _, _ = select.select([wake_r], [], [], self.processor_poll_seconds)
+                # A processor that saw a fair round full of the other processors' mail looks
+                # again soon: its own may be behind it, and nothing else would wake it for that.
+                wait = STARVED_LOOK_SECONDS if getattr(self.processor, "starved", False) \
+                    else self.processor_poll_seconds
+                readable, _, _ = select.select([wake_r], [], [], wait)
                 if readable and not os.read(wake_r, 4096):
                     break  # end-of-file: stop
                 self._drain(lambda _count: _poke(done_w), pause, fault)
@@ -395,13 +401,6 @@ class Daemon:
                         return
                     count, pending[done_r] = self._child_says(pending[done_r] + data)
                     batches += count
-                    if count and len(done_rs) > 1:
-                        # The others look again: their mail may have been behind this one's in the
-                        # fair round they saw (they take only their share of it).
-                        with self._pipe_lock:
-                            for other, wake_w in zip(done_rs, self._wake_ws, strict=False):
-                                if other != done_r:
-                                    _poke(wake_w)
                 if not batches:
                     continue
                 self.sender.wake()

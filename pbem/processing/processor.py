@@ -129,8 +129,10 @@ class Processor:
         self.cache = StateCache()
         self.homes = Homes(store)
         #: (k, n): this processor takes the k-th of n shares of the games, the others the rest (``pbem
-        #: serve`` on SQLite runs several processor processes; see ``_own_share``).
+        #: serve`` on SQLite runs several processor processes; see ``own_share``).
         self.share = (0, 1)
+        #: The last fair round was full and held none of this share (its mail may be behind it).
+        self.starved = False
         self.outgoing = Outgoing(config, self.secret)
         young, *older = gc.get_threshold()
         if 0 < young < GC_YOUNG:
@@ -153,8 +155,10 @@ class Processor:
                 if self.share[1] == 1:
                     ids = self.store.pending_fair(self.clock.now(), cap, chunk)
                 else:
-                    heads = self.store.pending_fair_games(self.clock.now(), cap, chunk * self.share[1])
-                    ids = self._own_share(heads)[:chunk]
+                    window = chunk * self.share[1]
+                    heads = self.store.pending_fair_games(self.clock.now(), cap, window)
+                    ids = self.own_share(heads)[:chunk]
+                    self.starved = not ids and len(heads) == window
                 taken = sum(self._process(inbound_id) is not None for inbound_id in ids)
             else:
                 # The workers share the next round of each: this one takes its own part of it
@@ -167,7 +171,7 @@ class Processor:
             done += taken
         return done
 
-    def _own_share(self, heads: list[tuple[int, str | None]]) -> list[int]:
+    def own_share(self, heads: list[tuple[int, str | None]]) -> list[int]:
         """Of a fair round, the messages of this processor's share of the games (a mail about no
         game known at intake by its id): each game's mail goes to one processor, which keeps its
         state and applies its moves in order, and two processors rarely work on one game at once

@@ -142,3 +142,26 @@ def test_two_processors_each_take_their_share_of_the_games_and_apply_each_move_o
 
 def raw_of(message: EmailMessage) -> bytes:
     return message.as_bytes(policy=email.policy.SMTP)
+
+
+def test_a_processor_whose_share_is_behind_a_full_round_says_so_and_gets_its_mail_later(
+        server: Server) -> None:
+    games = {f"ac-{n + 1}": start_game(server, f"a{n}@example.org", f"b{n}@example.org")[0]
+             for n in range(8)}
+    first, second = (Processor(server.config, server.store, server.clock, secret=b"s" * 32)
+                     for _ in range(2))
+    first.share, second.share = (0, 2), (1, 2)
+    firsts = [g for g in games if first.own_share([(1, g)])]
+    seconds = [g for g in games if g not in firsts]
+    assert len(firsts) >= 2 and seconds, "the eight games fall into both shares"
+    for game in [*firsts[:2], seconds[0]]:  # the second's mail behind two of the first's
+        n = int(game.split("-")[1]) - 1
+        server.store.accept_inbound(raw_of(Player(f"a{n}@example.org", seed=n).respond(games[game])),
+                                    "test", server.clock.now())
+    assert second.process_pending(limit=1) == 0 and second.starved  # a round of two, both not its
+    assert first.process_pending(limit=1) == 1 and not first.starved
+    # the round (two heads) now holds its mail
+    assert second.process_pending(limit=1) == 1 and not second.starved
+    assert first.process_pending() == 1 and second.process_pending() == 0
+    assert sorted(rcpt for rcpt, _ in server.take_outbox()) == sorted(
+        f"b{int(g.split('-')[1]) - 1}@example.org" for g in [*firsts[:2], seconds[0]])
