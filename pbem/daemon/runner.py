@@ -352,6 +352,10 @@ class Daemon:
             os.close(fd)
         if self.processors > 1:
             self.processor.share = (share, self.processors)  # type: ignore[attr-defined]
+        # Opened now, while the data folder can be written: one that turns read-only later (a
+        # remount) leaves what is open writable, and this processor's share is not stuck.
+        with contextlib.suppress(Exception):  # the database away: the first round says so
+            self.store.open_now()
         die_with_parent()
         if os.getppid() == 1:  # the parent died before the request above took effect
             os._exit(0)

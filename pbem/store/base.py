@@ -252,6 +252,11 @@ class Store(Protocol):
 
     def migrate(self) -> int: ...  # bring the schema to the newest version; returns that version
     def close(self) -> None: ...
+    def open_now(self) -> None:
+        """Open what this thread (and process) writes through now, not at the first write: a
+        process started while the data folder could be written keeps writing if it turns
+        read-only, as the processes that wrote before it do."""
+        ...
     def transaction(self, durable: bool = True) -> AbstractContextManager[Tx]:
         """``durable=False`` commits without waiting for the disk; ``flush()`` later makes every
         commit so far durable. Atomicity and kill -9 safety are the same either way."""

@@ -716,6 +716,9 @@ class SqlStore:
     def _db(self) -> Db:
         return Db(self._conn(), self.dialect)
 
+    def open_now(self) -> None:
+        self._conn()
+
     def _drop(self, conn: Any) -> None:
         """Forget a connection the server dropped; the next use opens a new one."""
         with suppress(Exception):

@@ -137,14 +137,22 @@ class SQLiteStore(SqlStore):
         self._lock_file, self._lock_file_pid = None, 0
         return []
 
-    @contextmanager
-    def _process_lock(self) -> Iterator[None]:
-        """An exclusive flock on DB-lock, opened once per process: after a fork the inherited
-        descriptor would share its lock with the parent and exclude nothing."""
+    def open_now(self) -> None:
+        super().open_now()
+        self._lock_fd()
+
+    def _lock_fd(self) -> int:
+        """DB-lock, opened once per process: after a fork the inherited descriptor would share its
+        lock with the parent and exclude nothing."""
         if self._lock_file_pid != os.getpid():
             self._lock_file = open(self.path.with_name(self.path.name + "-lock"), "a+b")  # noqa: SIM115
             self._lock_file_pid = os.getpid()
-        fd = self._lock_file.fileno()
+        return self._lock_file.fileno()
+
+    @contextmanager
+    def _process_lock(self) -> Iterator[None]:
+        """An exclusive flock on DB-lock (``_lock_fd``)."""
+        fd = self._lock_fd()
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
