@@ -14,7 +14,10 @@ leaving within half a second of the mail arriving):
 With ``processor_process=True`` (what ``pbem serve`` uses) the processor loop runs in a forked child
 process instead of a thread, so that its CPU work (parsing, rules, rendering, composing) gets a core
 of its own instead of sharing one interpreter lock with the doors and the sender. The two sides share
-only the database and two pipes (wake: parent to child; done: child to parent). Pipes, not
+only the database and two pipes (wake: parent to child; done: child to parent). With ``processors``
+above 1 (``pbem serve`` on SQLite: 2) there are that many children, each with its pipes and its
+share of the games (``Processor.share``); on SQLite each applies its moves outside the write lock
+(``pbem.store.optimistic``), so they work side by side and only their commits take turns. Pipes, not
 multiprocessing Events: an Event's set() can block forever once a waiter was killed, and surviving a
 killed process is the point; a dead peer is simply end-of-file. The child is forked before any thread
 starts and is killed by the kernel if the parent dies. Tests that embed the daemon in a
