@@ -210,7 +210,7 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
     for i, port in enumerate(ports):
         config = worker_config(work / f"{label}-{i}.toml", database=database, port=port,
                                relay=(sink.host, sink.port), data_dir=work / f"{label}-{i}",
-                               log_level=args.log_level)
+                               log_level=args.log_level, processors=args.processors)
         workers.append(Worker(f"{label}-{i}", config, code=code))
         cleanup.append(workers[-1].stop)
     for worker, port in zip(workers, ports, strict=True):
@@ -1058,6 +1058,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--growth-moves", type=int, default=200, help="moves timed at each size (200)")
     parser.add_argument("--rate", type=float, default=20.0, help="growth part: moves per second (20)")
     parser.add_argument("--only", choices=("throughput", "growth"))
+    parser.add_argument("--processors", type=int, metavar="N",
+                        help="throughput part: the workers' [server] processors setting (default: not "
+                             "written, so the server's default)")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING"),
                         help="the workers' log level (INFO: the processor's ms per move is read from it)")
     parser.add_argument("--py-spy", metavar="DIR",
