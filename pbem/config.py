@@ -149,8 +149,9 @@ class Config:
     # door and ``pbem deliver`` wake it); None: 5 s, or 1 s on PostgreSQL, where other workers store
     # mail too.
     poll_seconds: float | None = None
-    # Processor processes of ``pbem serve``, each with its share of the games; None: 2 on SQLite
-    # (moves are applied outside its write lock, so two use two cores), 1 on PostgreSQL.
+    # Processor processes of ``pbem serve``, each with its share of the games; None: 1. On SQLite
+    # several apply their moves outside its write lock (``pbem.store.optimistic``) and use as many
+    # cores, at some CPU more per move: for a machine with cores to spare.
     processors: int | None = None
     smtp_enabled: bool = True
     # The MTA's pipe runs ``pbem deliver`` for each message (deploy/pipe/): a door of its own, so
@@ -343,9 +344,9 @@ auth_notice_interval_seconds = 3600
 # How often the processor looks for stored mail nothing woke it for: every door, `pbem deliver`
 # and `pbem admin` wake the server at once, so this is a safety net (default 5, 1 on PostgreSQL).
 # poll_seconds = 5
-# Processor processes (parsing, rules, composing), each taking its share of the games: default 2
-# with SQLite, 1 with PostgreSQL (there, add workers: README "Scaling out").
-# processors = 2
+# Processor processes (parsing, rules, composing), each taking its share of the games. More than
+# one pays on SQLite with cores to spare (README "Scaling out"); on PostgreSQL add workers instead.
+# processors = 1
 
 # The embedded SMTP listener: on by default when neither an IMAP host nor the pipe is set.
 [smtp]

@@ -15,8 +15,8 @@ With ``processor_process=True`` (what ``pbem serve`` uses) the processor loop ru
 process instead of a thread, so that its CPU work (parsing, rules, rendering, composing) gets a core
 of its own instead of sharing one interpreter lock with the doors and the sender. The two sides share
 only the database and two pipes (wake: parent to child; done: child to parent). With ``processors``
-above 1 (``pbem serve`` on SQLite: 2) there are that many children, each with its pipes and its
-share of the games (``Processor.share``); on SQLite each applies its moves outside the write lock
+above 1 (``[server] processors``) there are that many children, each with its pipes and its share of
+the games (``Processor.share``); on SQLite each applies its moves outside the write lock
 (``pbem.store.optimistic``), so they work side by side and only their commits take turns. Pipes, not
 multiprocessing Events: an Event's set() can block forever once a waiter was killed, and surviving a
 killed process is the point; a dead peer is simply end-of-file. The child is forked before any thread
@@ -355,6 +355,7 @@ class Daemon:
             os.close(fd)
         if self.processors > 1:
             self.processor.share = (share, self.processors)  # type: ignore[attr-defined]
+            self.processor.optimistic = self.store.one_writer  # type: ignore[attr-defined]
         # Opened now, while the data folder can be written: one that turns read-only later (a
         # remount) leaves what is open writable, and this processor's share is not stuck.
         with contextlib.suppress(Exception):  # the database away: the first round says so

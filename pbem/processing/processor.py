@@ -133,6 +133,9 @@ class Processor:
         self.share = (0, 1)
         #: The last fair round was full and held none of this share (its mail may be behind it).
         self.starved = False
+        #: Apply each message outside SQLite's write lock first (``_process``): worth its cost (the
+        #: reads run again at the commit) only where several processors share the file's one lock.
+        self.optimistic = False
         self.outgoing = Outgoing(config, self.secret)
         young, *older = gc.get_threshold()
         if 0 < young < GC_YOUNG:
@@ -226,9 +229,10 @@ class Processor:
         (``Tx.claim_inbound``). The message processed and its outcome, or None when none could be
         claimed.
 
-        With one write lock for everybody (SQLite), the message is read before the transaction and
-        processed first optimistically (``Store.optimistic``): outside the lock, on a snapshot,
-        committed under the lock only if nothing it read changed meanwhile, so the intake's commits
+        With one write lock for everybody (SQLite), the message is read before the transaction. With
+        ``optimistic`` (several processor processes on SQLite) it is then processed first outside
+        the lock (``Store.optimistic``), on a snapshot, and committed under the lock only if nothing
+        it read changed meanwhile, so the processors work side by side and the intake's commits
         (and their ``250``) do not wait for the processing. When that attempt conflicts, or does
         what cannot be held back, it left nothing behind and the message is processed again in an
         ordinary transaction."""
@@ -245,7 +249,7 @@ class Processor:
             if stored is not None and stored.status == "pending":
                 with contextlib.suppress(Exception):  # read again below, where a failure is marked
                     ahead = self._timed_read(stored)
-        if ahead is not None:
+        if ahead is not None and self.optimistic:
             attempt = self._attempt(inbound_id, ahead, now, done)
             if attempt == "nothing":
                 return None

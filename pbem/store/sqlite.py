@@ -12,9 +12,9 @@ connection serialises its users and one thread's open transaction would be visib
 Across processes SQLite's file locks do the work. Every write starts with ``BEGIN IMMEDIATE``: a
 transaction that starts as a reader and later wants to write can fail at once with SQLITE_BUSY
 (the busy timeout does not apply to that upgrade), while ``BEGIN IMMEDIATE`` simply waits for the
-write lock. Readers never wait in WAL mode. The processor's transactions do their work outside the
-lock and take it only to commit (``optimistic``, ``pbem.store.optimistic``), so the intake's commits
-do not wait for a move's processing.
+write lock. Readers never wait in WAL mode. With several processor processes (``[server]
+processors``) their transactions do their work outside the lock and take it only to commit
+(``optimistic``, ``pbem.store.optimistic``), so they work side by side.
 """
 
 from __future__ import annotations

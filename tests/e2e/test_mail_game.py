@@ -205,12 +205,12 @@ security = "none"
 
 
 def test_kill_9_during_an_optimistic_commit_applies_the_move_once(tmp_path: Path, smtp_sink) -> None:
-    """SQLite processes a message optimistically, outside the write lock, and commits it under the
-    lock (pbem.store.optimistic). SIGKILL after its statements ran again under the lock, before
-    COMMIT: nothing of it is kept; after a restart the message is processed once, every reply sent
-    once."""
+    """With several processors SQLite processes a message optimistically, outside the write lock,
+    and commits it under the lock (pbem.store.optimistic). SIGKILL after its statements ran again
+    under the lock, before COMMIT: nothing of it is kept; after a restart the message is processed
+    once, every reply sent once."""
     port = free_port()
-    config_path = serve_toml(tmp_path, port, smtp_sink)
+    config_path = serve_toml(tmp_path, port, smtp_sink, "processors = 2")
 
     def submit(message: EmailMessage) -> None:
         with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:

@@ -1,5 +1,5 @@
-"""``pbem serve`` runs the processor in processes of its own (two on SQLite by default, each with its
-share of the games; ``[server] processors``): replies flow, SIGTERM stops them all, and a processor
+"""``pbem serve`` runs the processor in a process of its own (or several, each with its share of
+the games: ``[server] processors``): replies flow, SIGTERM stops them all, and a processor
 that dies makes the server exit non-zero (for systemd to restart it)."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def serve(tmp_path: Path, smtp_sink, request):
         process.wait()
 
 
-@pytest.mark.parametrize(("serve", "processors"), [("", 2), ("processors = 1\n", 1),
+@pytest.mark.parametrize(("serve", "processors"), [("", 1), ("processors = 2\n", 2),
                                                    ("processors = 3\n", 3)], indirect=["serve"])
 def test_replies_flow_and_sigterm_stops_every_process(serve, smtp_sink, processors: int) -> None:
     process, port = serve

@@ -1,7 +1,8 @@
-"""On SQLite the processor applies a move outside the write lock and commits it under the lock only
-if nothing it read changed meanwhile (pbem.store.optimistic). When something did, the attempt
-leaves nothing behind (no reply queued, no half-applied move, nothing in the state cache) and the
-move is applied once, in an ordinary transaction, on what is there now."""
+"""On SQLite several processors (``[server] processors``) each apply a move outside the write lock
+and commit it under the lock only if nothing it read changed meanwhile (pbem.store.optimistic).
+When something did, the attempt leaves nothing behind (no reply queued, no half-applied move,
+nothing in the state cache) and the move is applied once, in an ordinary transaction, on what is
+there now."""
 
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ def set_language(server: Server, email: str, language: str) -> None:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
     opened = Server(tmp_path)
+    opened.processor.optimistic = True  # as each of several processor processes of pbem serve
     yield opened
     opened.close()
 
@@ -127,6 +129,7 @@ def test_two_processors_each_take_their_share_of_the_games_and_apply_each_move_o
     first, second = (Processor(server.config, server.store, server.clock, secret=b"s" * 32)
                      for _ in range(2))
     first.share, second.share = (0, 2), (1, 2)
+    first.optimistic = second.optimistic = True
     for n, your_move in enumerate(games):
         server.store.accept_inbound(raw_of(Player(f"a{n}@example.org", seed=n).respond(your_move)),
                                     "test", server.clock.now())
@@ -151,6 +154,7 @@ def test_a_processor_whose_share_is_behind_a_full_round_says_so_and_gets_its_mai
     first, second = (Processor(server.config, server.store, server.clock, secret=b"s" * 32)
                      for _ in range(2))
     first.share, second.share = (0, 2), (1, 2)
+    first.optimistic = second.optimistic = True
     firsts = [g for g in games if first.own_share([(1, g)])]
     seconds = [g for g in games if g not in firsts]
     assert len(firsts) >= 2 and seconds, "the eight games fall into both shares"
