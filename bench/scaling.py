@@ -31,6 +31,7 @@ Usage::
 
     .venv/bin/python bench/scaling.py [--games N] [--workers 1,2,4] [--sizes 10,1000,10000,100000]
     .venv/bin/python bench/scaling.py --only throughput --py-spy /tmp/spy   # py-spy of the processors
+    .venv/bin/python bench/scaling.py --only throughput --workers '' [--code DIR]   # bare and SQLite only
     .venv/bin/python bench/scaling.py --cap 0.15 [--workers 1,2,4] [--games 600] [--separate]
     .venv/bin/python bench/scaling.py --json
 
@@ -209,6 +210,7 @@ def stages(workers: list[Worker], sent: list[float], keys: dict[tuple[str, int],
 
 def throughput(label: str, database: str, count: int, args: argparse.Namespace, work: Path,
                cleanup: list[Callable[[], None]], postgres: Any) -> dict[str, Any]:
+    code = Path(args.code).resolve() if args.code else REPO
     from tests.services.requirements import free_port
 
     sink = start_sink()
@@ -218,8 +220,8 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
     for i, port in enumerate(ports):
         config = worker_config(work / f"{label}-{i}.toml", database=database, port=port,
                                relay=(sink.host, sink.port), data_dir=work / f"{label}-{i}",
-                               log_level=args.log_level)
-        workers.append(Worker(f"{label}-{i}", config))
+                               log_level=args.log_level, processors=args.processors)
+        workers.append(Worker(f"{label}-{i}", config, code=code))
         cleanup.append(workers[-1].stop)
     for worker, port in zip(workers, ports, strict=True):
         worker.wait_listening(port)
@@ -229,7 +231,7 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
     groups: dict[str, Any] = {}
     for w in workers:
         groups[f"{w.name} serve"] = (lambda w=w: [w.process.pid])
-        groups[f"{w.name} processor"] = (lambda w=w: [p for p in [w.processor_pid()] if p])
+        groups[f"{w.name} processor"] = w.processor_pids
     if postgres is not None and database.startswith("postgresql"):
         groups["postgresql server"] = lambda: postgres_pids(postgres)
     groups["benchmark (load and sink)"] = lambda: [os.getpid()]
@@ -761,6 +763,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 results["machine"]["compared_with"] = args.compare
                 results["capped"] = capped_run(args, work, cleanup, postgres)
             elif args.only in (None, "throughput"):
+                results["machine"]["workers_run"] = args.code or str(REPO)
                 sqlite = f"sqlite:///{work / 'tp.sqlite3'}"
                 rows = [throughput("sqlite", sqlite, 1, args, work, cleanup, None)]
                 # The bare rate moves with the machine's other work more than anything else here,
@@ -1010,7 +1013,9 @@ def markdown(results: dict[str, Any]) -> str:
     out = [f"## pbem scaling benchmark, {m['date']}", "",
            f"Machine: {m['nproc']} CPUs ({m['cpu']}), Python {m['python']}, SQLite {m['sqlite']}, "
            f"PostgreSQL {m['postgresql']} (loopback, fsync on), Linux {m['kernel']}; checkout {m['commit']}; "
-           f"load average before {m['loadavg_before']}, after {m.get('loadavg_after', '?')}", ""]
+           f"load average before {m['loadavg_before']}, after {m.get('loadavg_after', '?')}"
+           + (f"; workers run {m['workers_run']}" if m.get("workers_run", str(REPO)) != str(REPO) else ""),
+           ""]
     rows = results.get("throughput", [])
     if rows:
         bare_rate = next((r["moves_per_second"] for r in rows if r["workers"] == 0), None)
@@ -1063,6 +1068,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--growth-moves", type=int, default=200, help="moves timed at each size (200)")
     parser.add_argument("--rate", type=float, default=20.0, help="growth part: moves per second (20)")
     parser.add_argument("--only", choices=("throughput", "growth"))
+    parser.add_argument("--processors", type=int, metavar="N",
+                        help="throughput part: the workers' [server] processors setting (default: not "
+                             "written, so the server's default)")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING"),
                         help="the workers' log level (INFO: the processor's ms per move is read from it)")
     parser.add_argument("--py-spy", metavar="DIR",
@@ -1072,8 +1080,9 @@ def main(argv: list[str] | None = None) -> int:
                              "of every 100 ms), PostgreSQL and the load outside every limit; runs only "
                              "this scale-out measurement (needs root and cgroup v1 or v2)")
     parser.add_argument("--code", metavar="DIR",
-                        help="--cap: the checkout whose pbem the workers run (default: this one), e.g. "
-                             "an export of an earlier commit, to compare two versions on one machine")
+                        help="the checkout whose pbem the workers run (default: this one), e.g. an "
+                             "export of an earlier commit, to compare two versions on one machine "
+                             "(with --cap, and in the throughput part)")
     parser.add_argument("--compare", metavar="DIR",
                         help="--cap: before each setup, the same setup with the workers running the "
                              "pbem of DIR (e.g. `git archive` of an earlier commit with its compiled "

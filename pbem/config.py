@@ -152,6 +152,10 @@ class Config:
     # Days the raw mail of finished messages is kept: the scheduler prunes what is older once a day
     # (``pbem admin prune``; the rows stay). None: kept for ever.
     keep_mail_days: int | None = None
+    # Processor processes of ``pbem serve``, each with its share of the games; None: 1. On SQLite
+    # several apply their moves outside its write lock (``pbem.store.optimistic``) and use as many
+    # cores, at some CPU more per move: for a machine with cores to spare.
+    processors: int | None = None
     smtp_enabled: bool = True
     # The MTA's pipe runs ``pbem deliver`` for each message (deploy/pipe/): a door of its own, so
     # ``pbem serve`` need open none and only processes and sends what ``deliver`` stored.
@@ -250,6 +254,7 @@ def _config_of(data: dict[str, Any], base: Path | None, source: Path | None) -> 
         auth_notice_interval_seconds=server.get("auth_notice_interval_seconds", 3600),
         poll_seconds=server.get("poll_seconds"),
         keep_mail_days=server.get("keep_mail_days"),
+        processors=server.get("processors"),
         smtp_enabled=smtp.get("enabled", imap_cfg.host is None and not pipe_enabled),
         pipe_enabled=pipe_enabled,
         smtp_host=smtp.get("host", "127.0.0.1"),
@@ -347,6 +352,9 @@ auth_notice_interval_seconds = 3600
 # scheduler drops what is older once a day and keeps the rows (`pbem admin prune` does it by hand).
 # Unset: kept for ever, and the database grows by every mail.
 # keep_mail_days = 90
+# Processor processes (parsing, rules, composing), each taking its share of the games. More than
+# one pays on SQLite with cores to spare (README "Scaling out"); on PostgreSQL add workers instead.
+# processors = 1
 
 # The embedded SMTP listener: on by default when neither an IMAP host nor the pipe is set.
 [smtp]

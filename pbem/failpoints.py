@@ -6,7 +6,9 @@ IMAP move and before its replies are sent); ``queued-reply`` (inside a message's
 the opponent's move was applied and before the queued reply is: pbem.community.queued_moves);
 ``computer-move`` (the computer's move was found, before it is stored as its mail) and
 ``computer-stored`` (stored, before the processor was woken): pbem.daemon.thinker; ``tournament-paired`` (a
-tournament round's games were created, before their transaction commits): pbem.tournaments.running."""
+tournament round's games were created, before their transaction commits): pbem.tournaments.running;
+``optimistic-commit`` (SQLite: an optimistic transaction's statements ran again under the write lock,
+before its COMMIT): pbem.store.sqlite."""
 
 from __future__ import annotations
 

@@ -117,6 +117,10 @@ class Worker:
         found = children(self.process.pid)
         return found[0] if found else None
 
+    def processor_pids(self) -> list[int]:
+        """Every processor process (on SQLite ``pbem serve`` runs one per share of the games)."""
+        return children(self.process.pid) if self.process.poll() is None else []
+
     def tail(self, lines: int = 20) -> str:
         with contextlib.suppress(OSError):
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
@@ -144,9 +148,12 @@ def stop_process(process: subprocess.Popen[bytes], sig: int, timeout: float = 30
 
 
 def worker_config(path: Path, *, database: str, port: int, relay: tuple[str, int], data_dir: Path,
-                  log_level: str = "INFO") -> Path:
+                  log_level: str = "INFO", processors: int | None = None) -> Path:
+    """``processors``: the ``[server] processors`` setting, written only when given (a checkout from
+    before it would refuse the setting)."""
     path.write_text(f'[server]\ndata_dir = "{data_dir}"\ndatabase = "{database}"\nlog_level = "{log_level}"\n'
-                    f'[smtp]\nenabled = true\nport = {port}\n'
+                    + (f"processors = {processors}\n" if processors else "")
+                    + f'[smtp]\nenabled = true\nport = {port}\n'
                     f'[relay]\nhost = "{relay[0]}"\nport = {relay[1]}\nsecurity = "none"\n')
     return path
 

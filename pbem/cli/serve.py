@@ -51,6 +51,7 @@ def cmd_serve(args: argparse.Namespace, extra: list[str]) -> int:
         shared = is_postgresql(config.database_url)
         poll = config.poll_seconds or (1.0 if shared else 5.0)
         daemon = Daemon(config, store, processor, clock, processor_process=True,
+                        processors=config.processors or 1,
                         processor_poll_seconds=poll,
                         sender_options={"idle_poll_seconds": 5.0} if shared else None)
         out = "Maildir " + str(config.outbox_maildir) if not config.relay.host else (

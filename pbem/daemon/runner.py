@@ -14,7 +14,10 @@ leaving within half a second of the mail arriving):
 With ``processor_process=True`` (what ``pbem serve`` uses) the processor loop runs in a forked child
 process instead of a thread, so that its CPU work (parsing, rules, rendering, composing) gets a core
 of its own instead of sharing one interpreter lock with the doors and the sender. The two sides share
-only the database and two pipes (wake: parent to child; done: child to parent). Pipes, not
+only the database and two pipes (wake: parent to child; done: child to parent). With ``processors``
+above 1 (``[server] processors``) there are that many children, each with its pipes and its share of
+the games (``Processor.share``); on SQLite each applies its moves outside the write lock
+(``pbem.store.optimistic``), so they work side by side and only their commits take turns. Pipes, not
 multiprocessing Events: an Event's set() can block forever once a waiter was killed, and surviving a
 killed process is the point; a dead peer is simply end-of-file. The child is forked before any thread
 starts and is killed by the kernel if the parent dies. Tests that embed the daemon in a
@@ -61,6 +64,8 @@ from pbem.store.base import Store
 log = logging.getLogger(__name__)
 
 MAX_PROCESSOR_BACKOFF_SECONDS = 30.0
+#: How soon a processor that found none of its share in a full fair round looks again.
+STARVED_LOOK_SECONDS = 0.05
 
 
 class Processor(Protocol):
@@ -85,7 +90,7 @@ class Daemon:
                  imap_options: dict[str, object] | None = None,
                  sender_options: dict[str, object] | None = None,
                  role_options: dict[str, float] | None = None,
-                 processor_process: bool = False) -> None:
+                 processor_process: bool = False, processors: int = 1) -> None:
         self.config = config
         self.store = store
         self.processor = processor
@@ -115,11 +120,13 @@ class Daemon:
         self._failures = 0  # processing failures in a row, for the back-off
         self.failure: str | None = None  # why the daemon stopped by itself, if it did
         self.processor_process = processor_process
-        self._child: multiprocessing.process.BaseProcess | None = None
+        # Processor processes: each takes its share of the games (``Processor.share``).
+        self.processors = max(processors, 1) if processor_process else 1
+        self._children: list[multiprocessing.process.BaseProcess] = []
         self._mp = multiprocessing.get_context("fork") if processor_process else None
-        self._wake_w: int | None = None  # parent's end of the wake pipe
+        self._wake_ws: list[int] = []  # parent's ends of the wake pipes, one per child
         self._pipe_lock = threading.Lock()  # wake() must not write to a descriptor stop() closed
-        self._done_r: int | None = None  # parent's end of the done pipe
+        self._done_rs: list[int] = []  # parent's ends of the done pipes
         # Deadlines, reminders and outage recovery; composes mails with the processor's secret.
         self.scheduler_interval_seconds = scheduler_interval_seconds
         self.scheduler = Scheduler(config, store, self.clock, secret=getattr(processor, "secret", None))
@@ -145,8 +152,8 @@ class Daemon:
         """New inbound mail was stored: run the processor now. Safe from any thread."""
         self._wake.set()
         with self._pipe_lock:
-            if self._wake_w is not None:
-                _poke(self._wake_w)
+            for wake_w in self._wake_ws:
+                _poke(wake_w)
 
     def _woken(self) -> None:
         """Another process queued mail or stored a message, or moved a movable clock: look at both
@@ -181,19 +188,22 @@ class Daemon:
         self._wake.set()  # crash recovery: process whatever is pending right away
         if self._mp is not None:
             # Fork first, while this process has no other threads.
-            wake_r, wake_w = os.pipe()
-            done_r, done_w = os.pipe()
-            os.set_blocking(wake_w, False)
-            os.set_blocking(done_w, False)
-            child = self._mp.Process(target=self._processor_child,
-                                     args=(wake_r, done_w, (wake_w, done_r)),
-                                     name="pbem-processor", daemon=True)
-            child.start()
-            self._child = child
-            os.close(wake_r)
-            os.close(done_w)
-            self._wake_w, self._done_r = wake_w, done_r
-            _poke(wake_w)  # crash recovery: process whatever is pending right away
+            for share in range(self.processors):
+                wake_r, wake_w = os.pipe()
+                done_r, done_w = os.pipe()
+                os.set_blocking(wake_w, False)
+                os.set_blocking(done_w, False)
+                parents_ends = (*self._wake_ws, *self._done_rs, wake_w, done_r)
+                child = self._mp.Process(target=self._processor_child,
+                                         args=(wake_r, done_w, parents_ends, share),
+                                         name=f"pbem-processor-{share}", daemon=True)
+                child.start()
+                self._children.append(child)
+                os.close(wake_r)
+                os.close(done_w)
+                self._wake_ws.append(wake_w)
+                self._done_rs.append(done_r)
+                _poke(wake_w)  # crash recovery: process whatever is pending right away
             self._spawn(self._processed_bridge, "pbem-processed")
         else:
             self._spawn(self._processor_loop, "pbem-processor")
@@ -225,17 +235,18 @@ class Daemon:
         self._computer_wake()
         self.roles.stop()
         self.waker.stop()
-        if self._child is not None:
+        if self._children:
             with self._pipe_lock:
-                wake_w, self._wake_w = self._wake_w, None
-                if wake_w is not None:
+                wake_ws, self._wake_ws = self._wake_ws, []
+                for wake_w in wake_ws:
                     os.close(wake_w)  # end-of-file on the wake pipe tells the child to stop
-            self._child.join(timeout)
-            if self._child.is_alive():
-                log.warning("daemon: processor process did not stop within %.0f s", timeout)
-                self._child.kill()
-                self._child.join()
-            self._child = None
+            for child in self._children:
+                child.join(timeout)
+                if child.is_alive():
+                    log.warning("daemon: processor process did not stop within %.0f s", timeout)
+                    child.kill()
+                    child.join()
+            self._children = []
         for thread in self._threads:
             thread.join(timeout)
             if thread.is_alive():
@@ -336,11 +347,19 @@ class Daemon:
 
     # --- the processor process -------------------------------------------------------------
 
-    def _processor_child(self, wake_r: int, done_w: int, parents_ends: tuple[int, int]) -> None:
+    def _processor_child(self, wake_r: int, done_w: int, parents_ends: tuple[int, ...],
+                         share: int = 0) -> None:
         """The processor loop in its own process; ends at end-of-file on the wake pipe (the parent
-        closed it, or died)."""
+        closed it, or died). ``share``: which of the ``processors`` shares of the games it takes."""
         for fd in parents_ends:  # inherited through fork; held open here they would hide the EOF
             os.close(fd)
+        if self.processors > 1:
+            self.processor.share = (share, self.processors)  # type: ignore[attr-defined]
+            self.processor.optimistic = self.store.one_writer  # type: ignore[attr-defined]
+        # Opened now, while the data folder can be written: one that turns read-only later (a
+        # remount) leaves what is open writable, and this processor's share is not stuck.
+        with contextlib.suppress(Exception):  # the database away: the first round says so
+            self.store.open_now()
         die_with_parent()
         if os.getppid() == 1:  # the parent died before the request above took effect
             os._exit(0)
@@ -357,7 +376,11 @@ class Daemon:
 
         try:
             while True:
-                readable, _, _ = select.select([wake_r], [], [], self.processor_poll_seconds)
+                # A processor that saw a fair round full of the other processors' mail looks
+                # again soon: its own may be behind it, and nothing else would wake it for that.
+                wait = STARVED_LOOK_SECONDS if getattr(self.processor, "starved", False) \
+                    else self.processor_poll_seconds
+                readable, _, _ = select.select([wake_r], [], [], wait)
                 if readable and not os.read(wake_r, 4096):
                     break  # end-of-file: stop
                 self._drain(lambda _count: _poke(done_w), pause, fault)
@@ -368,24 +391,24 @@ class Daemon:
                 os._exit(0)  # never run the parent's atexit handlers or finalizers here
 
     def _processed_bridge(self) -> None:
-        """In the parent: the child committed a batch, so replies can leave and IMAP can move."""
-        done_r = self._done_r
-        assert done_r is not None
-        pending = b""
+        """In the parent: a child committed a batch, so replies can leave and IMAP can move."""
+        done_rs = list(self._done_rs)
+        children = dict(zip(done_rs, self._children, strict=True))
+        pending = dict.fromkeys(done_rs, b"")
         try:
             while not self._stop.is_set():
-                readable, _, _ = select.select([done_r], [], [], 0.2)
-                if not readable:
-                    continue
-                data = os.read(done_r, 4096)
-                if not data:  # end-of-file: the child is gone
-                    if not self._stop.is_set():
-                        code = self._child.exitcode if self._child is not None else None
-                        self.failure = f"the processor process died (exit {code})"
-                        log.error("daemon: %s; stopping", self.failure)
-                        self._stop.set()
-                    return
-                batches, pending = self._child_says(pending + data)
+                readable, _, _ = select.select(done_rs, [], [], 0.2)
+                batches = 0
+                for done_r in readable:
+                    data = os.read(done_r, 4096)
+                    if not data:  # end-of-file: the child is gone
+                        if not self._stop.is_set():
+                            self.failure = f"the processor process died (exit {children[done_r].exitcode})"
+                            log.error("daemon: %s; stopping", self.failure)
+                            self._stop.set()
+                        return
+                    count, pending[done_r] = self._child_says(pending[done_r] + data)
+                    batches += count
                 if not batches:
                     continue
                 self.sender.wake()
@@ -393,8 +416,9 @@ class Daemon:
                 if self.imap is not None:
                     self.imap.notify_processed()
         finally:
-            self._done_r = None
-            os.close(done_r)
+            self._done_rs = []
+            for done_r in done_rs:
+                os.close(done_r)
 
     def _child_says(self, data: bytes) -> tuple[int, bytes]:
         """The processor process's messages: "." a batch committed; "F reason" and "K" a fault of

@@ -75,6 +75,11 @@ def game_seed(game_id: str) -> int:
     return int.from_bytes(hashlib.sha256(game_id.encode()).digest()[:8], "big")
 
 
+#: The shortest time from one round's start to the next: a computer's move waits at most this
+#: much longer to be looked for.
+ROUND_GAP_SECONDS = 0.1
+
+
 class Thinker:
     def __init__(self, config: Config, store: Store, clock: Clock, secret: bytes,
                  wake_processor: Callable[[], None], stop: threading.Event,
@@ -112,6 +117,7 @@ class Thinker:
                             if m.message_id and m.message_id.startswith("<pbem-ai.")}
             while not self._stop.is_set():
                 self._wake.clear()
+                started = time.monotonic()
                 try:
                     retry_once(self._round)
                 except Exception as exc:
@@ -121,6 +127,9 @@ class Thinker:
                         log.exception("thinker: a round failed; trying again in %.0f s",
                                       self.poll_seconds)
                 self._wake.wait(self.poll_seconds)
+                # Woken after every processed batch (hundreds a second under load, each a scan of
+                # the active games' seats): at most one round per ROUND_GAP_SECONDS.
+                self._stop.wait(started + ROUND_GAP_SECONDS - time.monotonic())
         finally:
             if self._pool is not None:
                 self._pool.terminate()  # a search under way is simply done again at the next start

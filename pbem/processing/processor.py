@@ -21,9 +21,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import hashlib
 import logging
 import re
 import time
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from engine import get_game
@@ -46,6 +48,7 @@ from pbem.reading.incoming import IncomingMail, read_headers, read_mail
 from pbem.reading.limits import LimitExceeded, check_limits
 from pbem.store.base import GameRow, Inbound, Seat, Store, Tx
 from pbem.store.common import StoreUnavailableError
+from pbem.store.optimistic import Conflict, NeedsLock
 from pbem.store.secret import server_secret
 from pbem.tokens import token_hash
 
@@ -65,9 +68,25 @@ FAIR_CHUNK = 10
 GC_YOUNG = 10_000
 
 
+def _share_of(game_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(game_id.encode(), digest_size=4).digest(), "big")
+
+
 @functools.cache
 def _game_prefixes() -> frozenset[str]:
     return frozenset(get_game(name).id_prefix for name in available_games())
+
+
+@dataclass
+class _Progress:
+    """How far one message's processing got: what the handlers of a failure need."""
+
+    inbound: Inbound | None = None
+    mail: IncomingMail = field(default_factory=IncomingMail)
+    read_ms: float = 0.0
+    outcome: str = ""
+    game_id: str | None = None
+    touched: dict = field(default_factory=dict)
 
 
 class _AuthAbort(Exception):
@@ -109,6 +128,14 @@ class Processor:
         self.secret = secret if secret is not None else server_secret(store, config.data_dir)
         self.cache = StateCache()
         self.homes = Homes(store)
+        #: (k, n): this processor takes the k-th of n shares of the games, the others the rest (``pbem
+        #: serve`` on SQLite runs several processor processes; see ``own_share``).
+        self.share = (0, 1)
+        #: The last fair round was full and held none of this share (its mail may be behind it).
+        self.starved = False
+        #: Apply each message outside SQLite's write lock first (``_process``): worth its cost (the
+        #: reads run again at the commit) only where several processors share the file's one lock.
+        self.optimistic = False
         self.outgoing = Outgoing(config, self.secret)
         young, *older = gc.get_threshold()
         if 0 < young < GC_YOUNG:
@@ -126,8 +153,15 @@ class Processor:
         done = 0
         cap = self.config.limits.sender_messages_per_minute
         while done < limit:
-            if self.store.one_writer:  # no other processor: each is read before the write lock
-                ids = self.store.pending_fair(self.clock.now(), cap, min(FAIR_CHUNK, limit - done))
+            if self.store.one_writer:  # each is read before the write lock, and applied optimistically
+                chunk = min(FAIR_CHUNK, limit - done)
+                if self.share[1] == 1:
+                    ids = self.store.pending_fair(self.clock.now(), cap, chunk)
+                else:
+                    window = chunk * self.share[1]
+                    heads = self.store.pending_fair_games(self.clock.now(), cap, window)
+                    ids = self.own_share(heads)[:chunk]
+                    self.starved = not ids and len(heads) == window
                 taken = sum(self._process(inbound_id) is not None for inbound_id in ids)
             else:
                 # The workers share the next round of each: this one takes its own part of it
@@ -139,6 +173,15 @@ class Processor:
                 break
             done += taken
         return done
+
+    def own_share(self, heads: list[tuple[int, str | None]]) -> list[int]:
+        """Of a fair round, the messages of this processor's share of the games (a mail about no
+        game known at intake by its id): each game's mail goes to one processor, which keeps its
+        state and applies its moves in order, and two processors rarely work on one game at once
+        (when they do, the optimistic commit of the second conflicts and it is done again)."""
+        k, n = self.share
+        return [inbound_id for inbound_id, game in heads
+                if (_share_of(game) if game else inbound_id) % n == k]
 
     def _take_round(self, heads: list[tuple[int, str | None]], limit: int) -> int:
         """Up to ``limit`` messages of a fair round shared with other workers (a round of each):
@@ -184,15 +227,21 @@ class Processor:
         """One message in one transaction that claims it, then reads it (a message another worker
         holds is not read twice). With ``later`` candidates, the oldest of all that can be claimed
         (``Tx.claim_inbound``). The message processed and its outcome, or None when none could be
-        claimed."""
+        claimed.
+
+        With one write lock for everybody (SQLite), the message is read before the transaction. With
+        ``optimistic`` (several processor processes on SQLite) it is then processed first outside
+        the lock (``Store.optimistic``), on a snapshot, and committed under the lock only if nothing
+        it read changed meanwhile, so the processors work side by side and the intake's commits
+        (and their ``250``) do not wait for the processing. When that attempt conflicts, or does
+        what cannot be held back, it left nothing behind and the message is processed again in an
+        ordinary transaction."""
         started = time.perf_counter()
         misses = self.cache.misses
         now = self.clock.now()
-        mail = IncomingMail()
-        inbound: Inbound | None = None
-        read_ms = 0.0
-        touched: dict = {}
+        done = _Progress()
         ahead = None
+        attempt = "-"
         if self.store.one_writer and not later:
             # Read the mail before the write lock is taken: meanwhile the intake can commit (a
             # stored message does not change, so what was read is what is claimed).
@@ -200,43 +249,84 @@ class Processor:
             if stored is not None and stored.status == "pending":
                 with contextlib.suppress(Exception):  # read again below, where a failure is marked
                     ahead = self._timed_read(stored)
-        try:
-            with self.store.transaction(durable=False) as tx:
-                inbound = tx.claim_inbound(inbound_id, *later)
-                if inbound is None:
-                    return None
-                failpoints.hit("claimed")
-                (mail, exceeded), read_ms = ahead or self._timed_read(inbound)
-                with speaking(sender_language(tx, mail, self.config)):  # the sender's answer
-                    outcome, game_id, touched = self._handle(tx, inbound, mail, now, exceeded)
-                status = "ignored" if outcome.startswith("ignored") else "done"
-                tx.mark_inbound(inbound.id, status, outcome[:500], sender=mail.from_addr or None,
-                                game_id=game_id, now=now)
-        except _AuthAbort as abort:
-            assert inbound is not None  # raised only once the message was claimed and read
-            outcome, game_id = self._auth_failed(inbound, mail, abort, now), abort.failure.game_id
-            if outcome is None:
+        if ahead is not None and self.optimistic:
+            attempt = self._attempt(inbound_id, ahead, now, done)
+            if attempt == "nothing":
                 return None
-        except StoreUnavailableError:
-            raise  # nothing changed: the message stays pending for the next pass
-        except Exception as exc:  # a bug must not stop the server or lose the message
-            if inbound is None:
-                raise  # the claim itself failed: nothing to mark
-            log.exception("inbound %s failed", inbound.id)
-            outcome, game_id = f"failed: {type(exc).__name__}: {exc}", None
-            with self.store.transaction() as tx:
-                if not tx.claim_inbound(inbound.id):  # meanwhile taken by another worker
+        if attempt != "committed":
+            done = _Progress()
+            try:
+                with self.store.transaction(durable=False) as tx:
+                    if not self._apply(tx, done, inbound_id, later, ahead, now):
+                        return None
+            except _AuthAbort as abort:
+                assert done.inbound is not None  # raised only once the message was claimed and read
+                outcome = self._auth_failed(done.inbound, done.mail, abort, now)
+                if outcome is None:
                     return None
-                tx.mark_inbound(inbound.id, "failed", outcome[:500], sender=mail.from_addr or None,
-                                now=now)
-        for gid, (row, state) in touched.items():
+                done.outcome, done.game_id, done.touched = outcome, abort.failure.game_id, {}
+            except StoreUnavailableError:
+                raise  # nothing changed: the message stays pending for the next pass
+            except Exception as exc:  # a bug must not stop the server or lose the message
+                if done.inbound is None:
+                    raise  # the claim itself failed: nothing to mark
+                log.exception("inbound %s failed", done.inbound.id)
+                done.outcome, done.game_id, done.touched = f"failed: {type(exc).__name__}: {exc}", None, {}
+                with self.store.transaction() as tx:
+                    if not tx.claim_inbound(done.inbound.id):  # meanwhile taken by another worker
+                        return None
+                    tx.mark_inbound(done.inbound.id, "failed", done.outcome[:500],
+                                    sender=done.mail.from_addr or None, now=now)
+        for gid, (row, state) in done.touched.items():
             self.cache.put(gid, row.record, state)
         failpoints.hit("after-commit")
         elapsed = (time.perf_counter() - started) * 1000
-        log.info("message id=%s msgid=%s from=%s game=%s outcome=%s replayed=%d read_ms=%.1f ms=%.1f",
-                 inbound.id, mail.message_id or "-", mail.from_addr or "-", game_id or "-", outcome,
-                 self.cache.misses - misses, read_ms, elapsed)
-        return inbound.id, outcome
+        inbound, mail = done.inbound, done.mail
+        assert inbound is not None
+        log.info("message id=%s msgid=%s from=%s game=%s outcome=%s replayed=%d attempt=%s "
+                 "read_ms=%.1f ms=%.1f", inbound.id, mail.message_id or "-", mail.from_addr or "-",
+                 done.game_id or "-", done.outcome, self.cache.misses - misses, attempt, done.read_ms,
+                 elapsed)
+        return inbound.id, done.outcome
+
+    def _attempt(self, inbound_id: int, ahead: tuple[tuple[IncomingMail, LimitExceeded | None], float],
+                 now: datetime, done: _Progress) -> str:
+        """The optimistic attempt (see ``_process``): "committed", "nothing" (the message cannot be
+        claimed), or why it must be done again under the lock ("conflict", "needs-lock", or
+        "raised": the ordinary transaction meets the same error and handles it)."""
+        try:
+            with self.store.optimistic(durable=False) as tx:
+                if not self._apply(tx, done, inbound_id, (), ahead, now):
+                    return "nothing"
+        except Conflict as exc:
+            log.debug("inbound %s: optimistic attempt conflicted: %s", inbound_id, exc)
+            return "conflict"
+        except NeedsLock as exc:
+            log.debug("inbound %s: optimistic attempt needs the lock: %s", inbound_id, exc)
+            return "needs-lock"
+        except StoreUnavailableError:
+            raise  # nothing changed: the message stays pending for the next pass
+        except Exception as exc:
+            log.debug("inbound %s: optimistic attempt raised %s: %s", inbound_id, type(exc).__name__, exc)
+            return "raised"
+        return "committed"
+
+    def _apply(self, tx: Tx, done: _Progress, inbound_id: int, later: tuple[int, ...],
+               ahead: tuple[tuple[IncomingMail, LimitExceeded | None], float] | None,
+               now: datetime) -> bool:
+        """Claim, read and handle the message inside ``tx``, and mark it; what is known so far is
+        kept in ``done`` (also when this raises). False when no message could be claimed."""
+        inbound = done.inbound = tx.claim_inbound(inbound_id, *later)
+        if inbound is None:
+            return False
+        failpoints.hit("claimed")
+        (done.mail, exceeded), done.read_ms = ahead or self._timed_read(inbound)
+        with speaking(sender_language(tx, done.mail, self.config)):  # the sender's answer
+            done.outcome, done.game_id, done.touched = self._handle(tx, inbound, done.mail, now, exceeded)
+        status = "ignored" if done.outcome.startswith("ignored") else "done"
+        tx.mark_inbound(inbound.id, status, done.outcome[:500], sender=done.mail.from_addr or None,
+                        game_id=done.game_id, now=now)
+        return True
 
     def _auth_failed(self, inbound: Inbound, mail: IncomingMail, abort: _AuthAbort,
                      now: datetime) -> str | None:

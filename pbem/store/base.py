@@ -166,7 +166,10 @@ class Tx(Protocol):
 
     # outbox
     def queue_outbound(self, *, message_id: str, sender: str, recipients: list[str], raw: bytes,
-                       now: datetime) -> int: ...
+                       now: datetime) -> int | None:
+        """The new row's id; None inside an optimistic transaction, whose rows get their ids only
+        when it commits (``pbem.store.optimistic``)."""
+        ...
 
     # bounces and rate-limited notices
     def record_bounce(self, email: str, now: datetime, detail: str) -> None: ...
@@ -251,6 +254,11 @@ class Store(Protocol):
 
     def migrate(self) -> int: ...  # bring the schema to the newest version; returns that version
     def close(self) -> None: ...
+    def open_now(self) -> None:
+        """Open what this thread (and process) writes through now, not at the first write: a
+        process started while the data folder could be written keeps writing if it turns
+        read-only, as the processes that wrote before it do."""
+        ...
     def transaction(self, durable: bool = True) -> AbstractContextManager[Tx]:
         """``durable=False`` commits without waiting for the disk; ``flush()`` later makes every
         commit so far durable. Atomicity and kill -9 safety are the same either way."""

@@ -123,6 +123,9 @@ class Db:
     "try again later" turned into ``StoreUnavailableError``."""
 
     __slots__ = ("conn", "dialect")
+    #: Its writes are held back until a commit under the lock (``pbem.store.optimistic``): what a
+    #: write would return (an id) is not known yet.
+    holds_writes = False
 
     def __init__(self, conn: Any, dialect: Dialect) -> None:
         self.conn = conn
@@ -455,14 +458,18 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
     # outbox
 
     def queue_outbound(self, *, message_id: str, sender: str, recipients: list[str], raw: bytes,
-                       now: datetime) -> int:
+                       now: datetime) -> int | None:
         if not recipients:
             raise ValueError(f"outbound message {message_id} has no recipients")
         stamp = dt_to_text(now)
-        return int(self._c.value(
-            "INSERT INTO outbound (message_id, sender, recipients, created_at, attempts,"
-            " next_attempt_at, raw) VALUES (?, ?, ?, ?, 0, ?, ?) RETURNING id",
-            (message_id, sender, json_dumps(list(recipients)), stamp, stamp, bytes(raw))))
+        db = self._c
+        insert = ("INSERT INTO outbound (message_id, sender, recipients, created_at, attempts,"
+                  " next_attempt_at, raw) VALUES (?, ?, ?, ?, 0, ?, ?)")
+        params = (message_id, sender, json_dumps(list(recipients)), stamp, stamp, bytes(raw))
+        if db.holds_writes:  # its id is given at the commit (and another processor's may come first)
+            db.run(insert, params)
+            return None
+        return int(db.value(insert + " RETURNING id", params))
 
     # bounces and rate-limited notices
 
@@ -714,6 +721,9 @@ class SqlStore:
 
     def _db(self) -> Db:
         return Db(self._conn(), self.dialect)
+
+    def open_now(self) -> None:
+        self._conn()
 
     def _drop(self, conn: Any) -> None:
         """Forget a connection the server dropped; the next use opens a new one."""

@@ -12,7 +12,9 @@ connection serialises its users and one thread's open transaction would be visib
 Across processes SQLite's file locks do the work. Every write starts with ``BEGIN IMMEDIATE``: a
 transaction that starts as a reader and later wants to write can fail at once with SQLITE_BUSY
 (the busy timeout does not apply to that upgrade), while ``BEGIN IMMEDIATE`` simply waits for the
-write lock. Readers never wait in WAL mode.
+write lock. Readers never wait in WAL mode. With several processor processes (``[server]
+processors``) their transactions do their work outside the lock and take it only to commit
+(``optimistic``, ``pbem.store.optimistic``), so they work side by side.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from pbem import failpoints
 from pbem.store.common import StoreError, StoreUnavailableError
 from pbem.store.migrations import Migration
+from pbem.store.optimistic import Attempt
 from pbem.store.sql import Db, Dialect, SqlStore, SqlTx
 
 SQLiteTx = SqlTx  # the transaction object is the shared one (pbem.store.sql)
@@ -133,14 +137,22 @@ class SQLiteStore(SqlStore):
         self._lock_file, self._lock_file_pid = None, 0
         return []
 
-    @contextmanager
-    def _process_lock(self) -> Iterator[None]:
-        """An exclusive flock on DB-lock, opened once per process: after a fork the inherited
-        descriptor would share its lock with the parent and exclude nothing."""
+    def open_now(self) -> None:
+        super().open_now()
+        self._lock_fd()
+
+    def _lock_fd(self) -> int:
+        """DB-lock, opened once per process: after a fork the inherited descriptor would share its
+        lock with the parent and exclude nothing."""
         if self._lock_file_pid != os.getpid():
             self._lock_file = open(self.path.with_name(self.path.name + "-lock"), "a+b")  # noqa: SIM115
             self._lock_file_pid = os.getpid()
-        fd = self._lock_file.fileno()
+        return self._lock_file.fileno()
+
+    @contextmanager
+    def _process_lock(self) -> Iterator[None]:
+        """An exclusive flock on DB-lock (``_lock_fd``)."""
+        fd = self._lock_fd()
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
@@ -219,6 +231,32 @@ class SQLiteStore(SqlStore):
                 # BEGIN or COMMIT on a full or read-only disk: nothing was written
                 raise StoreUnavailableError(f"{type(exc).__name__}: {exc}") from exc
             raise
+
+    @contextmanager
+    def optimistic(self, durable: bool = True) -> Iterator[SqlTx]:
+        """A transaction whose code runs outside the write lock, on a snapshot, with its writes
+        held back; at the end of the with-block they are committed under the lock if nothing it
+        read changed meanwhile, else ``Conflict`` (nothing written) or, as soon as the code does
+        what cannot be held back, ``NeedsLock``: see ``pbem.store.optimistic``."""
+        conn = self._conn()
+        if self._local.in_tx:
+            raise StoreError("store.optimistic() inside a transaction of the same thread")
+        attempt = Attempt(Db(conn, DIALECT))
+        conn.execute("BEGIN")  # one snapshot for every read of the attempt, no lock
+        self._local.in_tx = True
+        tx = SqlTx(attempt.db())
+        try:
+            yield tx
+        finally:
+            tx._end()
+            self._local.in_tx = False
+            self._rollback(conn)
+        if attempt.refused is not None:  # caught by the code inside, yet the attempt is void
+            raise attempt.refused
+        if attempt.writes:
+            with self._write(durable) as db:
+                attempt.commit(db)
+                failpoints.hit("optimistic-commit")
 
     @contextmanager
     def _read(self) -> Iterator[Db]:

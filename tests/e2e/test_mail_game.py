@@ -15,7 +15,7 @@ from pathlib import Path
 from pbem.cli.mailbox import new_mail, reply_to
 from pbem.record import replay_record
 from pbem.store import open_store
-from tests.e2e.conftest import raw, relay, serve, stop
+from tests.e2e.conftest import listening, raw, relay, serve, serve_toml, stop
 from tests.server.mailcheck import MailCheck
 from tests.server.players import Player, attached_record, headline, text_of
 from tests.services.requirements import free_port, wait_for_port
@@ -200,5 +200,57 @@ security = "none"
         moves = [e for e in row.record["moves"] if "move" in e]
         assert len(moves) == 2  # the mail answering the 4th round is still waiting in INBOX
         assert sum(1 for m in store.iter_inbound() if m.status == "done") == 4
+    finally:
+        store.close()
+
+
+def test_kill_9_during_an_optimistic_commit_applies_the_move_once(tmp_path: Path, smtp_sink) -> None:
+    """With several processors SQLite processes a message optimistically, outside the write lock,
+    and commits it under the lock (pbem.store.optimistic). SIGKILL after its statements ran again
+    under the lock, before COMMIT: nothing of it is kept; after a restart the message is processed
+    once, every reply sent once."""
+    port = free_port()
+    config_path = serve_toml(tmp_path, port, smtp_sink, "processors = 2")
+
+    def submit(message: EmailMessage) -> None:
+        with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:
+            smtp.sendmail(message["From"].addresses[0].addr_spec,
+                          [message["To"].addresses[0].addr_spec], raw(message))
+
+    crashing = serve(config_path, "optimistic-commit")
+    try:
+        listening(port, crashing)
+        # a new game is made in an ordinary transaction (its id counter cannot be held back)
+        submit(new_mail(ALICE, SERVER, f"new alien-city with {BOB} as black"))
+        invitation = next(m for m in smtp_sink.wait_for(2, timeout=60) if m.rcpt_tos == [BOB])
+        submit(Player(BOB, 2).respond(invitation.message))  # "accept": 250, then the crash
+        assert crashing.wait(60) == -9, crashing.stderr.read().decode()[-2000:]
+    finally:
+        stop(crashing)
+    time.sleep(0.5)
+    assert len(smtp_sink.messages) == 2
+    store = open_store(tmp_path / "data" / "pbem.sqlite3")
+    try:
+        assert store.get_game("ac-1").status == "invited"
+        assert store.inbound_counts().get("pending") == 1
+        assert store.outbound_counts() == {"pending": 0, "sent": 2, "given_up": 0}
+    finally:
+        store.close()
+    server = serve(config_path, None)
+    try:
+        smtp_sink.wait_for(4, timeout=60)
+        time.sleep(1.0)  # anything sent twice would arrive now
+        received = smtp_sink.messages
+        assert len(received) == 4, [m.message["Subject"] for m in received]
+        assert len({m.message["Message-ID"] for m in received}) == 4
+        to_alice = [m.message for m in received[2:] if m.rcpt_tos == [ALICE]]
+        assert [headline(m).split(" (")[0] for m in to_alice] == ["Your move"]
+    finally:
+        stop(server)
+    store = open_store(tmp_path / "data" / "pbem.sqlite3")
+    try:
+        assert store.get_game("ac-1").status == "active"
+        assert store.inbound_counts()["pending"] == 0
+        assert store.outbound_counts() == {"pending": 0, "sent": 4, "given_up": 0}
     finally:
         store.close()

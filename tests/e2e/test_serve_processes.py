@@ -1,5 +1,6 @@
-"""``pbem serve`` runs the processor in a process of its own: replies flow, SIGTERM stops both
-processes, and a processor that dies makes the server exit non-zero (for systemd to restart it)."""
+"""``pbem serve`` runs the processor in a process of its own (or several, each with its share of
+the games: ``[server] processors``): replies flow, SIGTERM stops them all, and a processor
+that dies makes the server exit non-zero (for systemd to restart it)."""
 
 from __future__ import annotations
 
@@ -34,10 +35,11 @@ def children(pid: int) -> list[int]:
 
 
 @pytest.fixture
-def serve(tmp_path: Path, smtp_sink):
+def serve(tmp_path: Path, smtp_sink, request):
     port = free_port()
     config = tmp_path / "pbem.toml"
-    config.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n[smtp]\nport = {port}\n'
+    extra = getattr(request, "param", "")
+    config.write_text(f'[server]\ndata_dir = "{tmp_path / "data"}"\n{extra}[smtp]\nport = {port}\n'
                       f'[relay]\nhost = "{smtp_sink.host}"\nport = {smtp_sink.port}\nsecurity = "none"\n')
     process = subprocess.Popen([sys.executable, "-m", "pbem.cli", "serve", "-c", str(config)],
                                env={**os.environ, "PYTHONPATH": str(REPO)},
@@ -49,25 +51,32 @@ def serve(tmp_path: Path, smtp_sink):
         process.wait()
 
 
-def test_replies_flow_and_sigterm_stops_both_processes(serve, smtp_sink) -> None:
+@pytest.mark.parametrize(("serve", "processors"), [("", 1), ("processors = 2\n", 2),
+                                                   ("processors = 3\n", 3)], indirect=["serve"])
+def test_replies_flow_and_sigterm_stops_every_process(serve, smtp_sink, processors: int) -> None:
     process, port = serve
     workers = children(process.pid)
-    assert len(workers) == 1, "one processor process"
-    message = new_mail("ann@example.org", "pbem@localhost", "new alien-city with bo@example.org")
+    assert len(workers) == processors, "processor processes"
+    players = [(f"ann{n}@example.org", f"bo{n}@example.org") for n in range(6)]
     with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:
-        smtp.sendmail("ann@example.org", ["pbem@localhost"], raw(message))
-    received = smtp_sink.wait_for(2, timeout=30)
-    assert sorted(m.rcpt_tos[0] for m in received) == ["ann@example.org", "bo@example.org"]
+        for ann, bo in players:  # games of every share
+            smtp.sendmail(ann, ["pbem@localhost"], raw(new_mail(ann, "pbem@localhost",
+                                                                f"new alien-city with {bo}")))
+    received = smtp_sink.wait_for(2 * len(players), timeout=30)
+    time.sleep(0.5)  # anything sent twice would arrive now
+    assert sorted(m.rcpt_tos[0] for m in smtp_sink.messages) == sorted(a for pair in players for a in pair)
+    assert len(received) == 2 * len(players)
     process.send_signal(signal.SIGTERM)
     assert process.wait(30) == 0
     time.sleep(0.2)
-    assert not Path(f"/proc/{workers[0]}").exists() or \
-        "Z" in Path(f"/proc/{workers[0]}/stat").read_text().split()[2], "processor left running"
+    for worker in workers:
+        assert not Path(f"/proc/{worker}").exists() or \
+            "Z" in Path(f"/proc/{worker}/stat").read_text().split()[2], "processor left running"
 
 
 def test_a_dead_processor_stops_the_server_with_exit_1(serve) -> None:
     process, _port = serve
-    (worker,) = children(process.pid)
+    worker = children(process.pid)[-1]
     os.kill(worker, signal.SIGKILL)
     assert process.wait(30) == 1
     assert b"processor process died" in process.stderr.read()
