@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import email.policy
 import os
 import pstats
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +34,14 @@ if not __package__:  # run as a script: see bench/__init__.py
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.harness.inprocess import InProcess
 from pbem.clock import ManualClock
 from pbem.config import config_from_dict
 from pbem.processing.context import StateCache
 from pbem.processing.processor import Processor
 from pbem.store import open_store
 from tests.server.harness import to
-from tests.server.players import Player, headline, parse
+from tests.server.players import Player, headline
 
 SERVER = "pbem@localhost"
 TRACE = bool(os.environ.get("PBEM_TRACE_SQL"))  # SQLite: print the first statements sent
@@ -95,19 +95,8 @@ def run(database: str, games: int, work: Path, profile: int, cold: bool = False)
     processor = Processor(config, store, clock, secret=b"s" * 32)
     from pbem.cli.mailbox import new_mail, reply_to
 
-    def submit(messages: list[Any]) -> list[tuple[str, Any]]:
-        for message in messages:
-            store.accept_inbound(message.as_bytes(policy=email.policy.SMTP), "bench", clock.now())
-        while processor.process_pending(1000):
-            pass
-        return [(r.recipients[0], parse(r.raw)) for r in outbox()]
-
-    def outbox() -> list[Any]:
-        rows: list[Any] = []
-        while batch := store.due_outbound(clock.now() + timedelta(days=3650), 1000):
-            store.mark_sent_many([r.id for r in batch], clock.now())
-            rows += batch
-        return rows
+    inproc = InProcess(store, processor, clock)
+    submit, outbox = inproc.submit, inproc.outbox
 
     tables = [(f"w{i}@example.org", f"b{i}@example.org") for i in range(games)]
     out = submit([new_mail(w, SERVER, f"new alien-city with {b} as black") for w, b in tables])
@@ -116,8 +105,7 @@ def run(database: str, games: int, work: Path, profile: int, cold: bool = False)
     for rcpt, mail in out:
         if "Your move" in headline(mail):
             moves.append(Player(rcpt, seed=len(moves)).respond(mail))
-    for move in moves:
-        store.accept_inbound(move.as_bytes(policy=email.policy.SMTP), "bench", clock.now())
+    inproc.store_mail(moves)
     # The statements a move sends, counted on the first tenth of the moves (untimed).
     statements, stop_counting = _counting(store)
     if cold:  # as on a worker that did not process the game's last mail: every move replays

@@ -133,15 +133,16 @@ def log_lines(worker: Worker) -> list[str]:
         return []
 
 
+def logged(workers: list[Worker], message_ids: set[str], pattern: re.Pattern[str]) -> list[str]:
+    """Of the processor's log lines about these messages (the Message-ID the pattern's first
+    group), what its second group says."""
+    return [match.group(2) for worker in workers for line in log_lines(worker)
+            if (match := pattern.search(line)) and match.group(1) in message_ids]
+
+
 def processing_ms(workers: list[Worker], message_ids: set[str]) -> list[float]:
     """The processor's own time for each of these messages, from its log line (``ms=``)."""
-    found = []
-    for worker in workers:
-        for line in log_lines(worker):
-            match = _MS.search(line)
-            if match and match.group(1) in message_ids:
-                found.append(float(match.group(2)))
-    return found
+    return [float(ms) for ms in logged(workers, message_ids, _MS)]
 
 
 _REPLAYED = re.compile(r"msgid=(\S+) .* replayed=(\d+) ")
@@ -150,12 +151,7 @@ _REPLAYED = re.compile(r"msgid=(\S+) .* replayed=(\d+) ")
 def replayed(workers: list[Worker], message_ids: set[str]) -> float | None:
     """Games replayed from their records per message (the state not kept by the worker that took
     it), from the processor's log lines; None when the log does not say (an older checkout)."""
-    found = []
-    for worker in workers:
-        for line in log_lines(worker):
-            match = _REPLAYED.search(line)
-            if match and match.group(1) in message_ids:
-                found.append(int(match.group(2)))
+    found = [int(n) for n in logged(workers, message_ids, _REPLAYED)]
     return round(sum(found) / len(found), 3) if found else None
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import email.policy
 import random
 import sys
 import tempfile
@@ -35,6 +34,7 @@ if not __package__:  # run as a script: see bench/__init__.py
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.harness.inprocess import InProcess
 from bench.harness.workers import cpu_seconds, postgres_pids
 from pbem.clock import ManualClock
 from pbem.community.scheduler import Scheduler
@@ -42,7 +42,7 @@ from pbem.config import config_from_dict
 from pbem.processing.processor import Processor
 from pbem.store import open_store
 from tests.server.harness import to
-from tests.server.players import Player, headline, parse
+from tests.server.players import Player, headline
 
 SERVER = "pbem@localhost"
 BATCHES = 10  # real games are started in this many batches, twelve hours apart
@@ -55,16 +55,7 @@ def real_games(store: Any, config: Any, clock: ManualClock) -> list[Any]:
 
     processor = Processor(config, store, clock, secret=b"s" * 32)
 
-    def submit(messages: list[Any]) -> list[tuple[str, Any]]:
-        for message in messages:
-            store.accept_inbound(message.as_bytes(policy=email.policy.SMTP), "bench", clock.now())
-        while processor.process_pending(1000):
-            pass
-        rows: list[Any] = []
-        while batch := store.due_outbound(clock.now() + timedelta(days=3650), 1000):
-            store.mark_sent_many([r.id for r in batch], clock.now())
-            rows += batch
-        return [(r.recipients[0], parse(r.raw)) for r in rows]
+    submit = InProcess(store, processor, clock).submit
 
     for b in range(BATCHES):
         tables = [(f"w{b}.{i}@example.org", f"b{b}.{i}@example.org") for i in range(PER_BATCH)]
