@@ -14,13 +14,12 @@ every client shows one unbroken thread made of mails the reader actually has.
 from __future__ import annotations
 
 from datetime import datetime
-from email.message import Message
 from functools import partial
 
 from engine import State
 from pbem.config import Config
 from pbem.i18n import _, language, speaking_to
-from pbem.outbox.compose import build_message, mailto_link, new_message_id, to_bytes
+from pbem.outbox.compose import MailDraft, build_message, mailto_link, new_message_id
 from pbem.processing import hooks
 from pbem.processing.computer import is_computer
 from pbem.processing.context import REPLY, MailContext, PlannedMail
@@ -75,13 +74,14 @@ class Outgoing:
             # from someone who chose none, in the one their mail's headers asked for
             default = language() if planned.answering is not None else self.config.language
             with speaking_to(tx, planned.to, default):
-                message = self.compose(tx, planned, row, state, now, prefs)
-            tx.queue_outbound(message_id=message["Message-ID"], sender=self.config.address,
-                              recipients=[planned.to], raw=to_bytes(message), now=now)
+                mail = self.compose(tx, planned, row, state, now, prefs)
+                raw = mail.to_bytes()
+            tx.queue_outbound(message_id=mail.message_id, sender=self.config.address,
+                              recipients=[planned.to], raw=raw, now=now)
         return decision
 
     def compose(self, tx: Tx, planned: PlannedMail, row: GameRow | None, state: State | None,
-                now: datetime, prefs: Preferences | None = None) -> Message:
+                now: datetime, prefs: Preferences | None = None) -> MailDraft:
         prefs = prefs or Preferences.from_settings(tx.get_player(planned.to))
         reply_to = self.reply_address(row, planned.seat, planned.to, state)
         ply = len([e for e in row.record["moves"] if "move" in e]) if row else None

@@ -54,7 +54,7 @@ def test_whole_mails_are_written_as_the_stdlib_writes_them() -> None:
             subject=rng.choice(["[pbem ac-1] ann vs bo", "[pbem ac-2] é vs ★"]),
             message_id=f"<m{i}@example.org>", date=datetime(2026, 11, 24, tzinfo=UTC),
             headline=rng.choice(pieces), sections=[Section(lines=lines, pre="\n".join(lines))],
-            footer=lines[:3], attachments=attachments, html=i % 2 == 0)
+            footer=lines[:3], attachments=attachments, html=i % 2 == 0).message()
         assert to_bytes(message) == message.as_bytes(policy=STDLIB)
 
 
