@@ -7,7 +7,9 @@ import email
 import email.policy
 import re
 from datetime import UTC, datetime
+from email.errors import HeaderParseError
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,8 +27,16 @@ def _numbered_boundaries(raw: bytes) -> bytes:
 
 
 def _same_as_stdlib(draft: MailDraft) -> bytes:
+    """The draft's bytes, checked against the stdlib's; where the stdlib refuses a header (a line
+    separator in the server's name before a colon would make it two), the draft refuses it too."""
+    try:
+        stdlib = draft.message().as_bytes(policy=STDLIB)
+    except HeaderParseError:
+        with pytest.raises(HeaderParseError):
+            draft.to_bytes()
+        return b""
     wire = draft.to_bytes()
-    assert _numbered_boundaries(wire) == _numbered_boundaries(draft.message().as_bytes(policy=STDLIB))
+    assert _numbered_boundaries(wire) == _numbered_boundaries(stdlib)
     return wire
 
 
@@ -44,15 +54,21 @@ _any_piece = st.one_of(
     st.text(st.characters(codec="ascii"), max_size=40),
     st.text(max_size=20),
 )
+# Words of every length up to a line and past it, some ending where compat32 prefers to break
+_word = st.builds(lambda head, end: head + end, st.integers(1, 80).flatmap(
+    lambda n: st.text(st.characters(codec="ascii", min_codepoint=33), min_size=n, max_size=n)),
+    st.sampled_from(["", "", "", ";", ",", "a"]))
+_words = st.lists(_word, min_size=1, max_size=12).map(" ".join)
 _ascii_value = st.one_of(
     st.sampled_from(["[pbem ac-12] Ann vs Bo", "pbem", "Pbem Server", "a, b; c <d@e>", "\"quoted\" name",
                      "x" * 90, "word " * 20]),
     st.text(st.characters(codec="ascii", min_codepoint=32), max_size=100),
+    _words, _words,
 )
 _any_value = st.one_of(_ascii_value, st.sampled_from(["[pbem ac-2] é vs ★", "a\x0cb"]),
                        st.text(st.characters(codec="ascii"), max_size=100), st.text(max_size=60))
 _message_id = st.builds(lambda s: f"<{s}@example.org>", st.text(
-    st.characters(codec="ascii", categories=["L", "N", "P"]), min_size=1, max_size=40))
+    st.characters(codec="ascii", categories=["L", "N", "P"]), min_size=1, max_size=70))
 
 
 @st.composite
@@ -71,7 +87,7 @@ def _drafts(draw: st.DrawFn) -> MailDraft:
         subject=subject, message_id=draw(_message_id),
         date=datetime(2026, 11, 24, 9, 30, tzinfo=UTC), headline=draw(piece), reply_to=reply_to,
         in_reply_to=draw(st.one_of(st.none(), _message_id)),
-        references=draw(st.lists(_message_id, max_size=4)),
+        references=draw(st.lists(_message_id, max_size=6)),
         auto_submitted=draw(st.sampled_from(["auto-generated", "auto-replied"])),
         sections=[Section(title=draw(st.one_of(st.none(), piece)), lines=draw(lines), pre=block,
                           board_text=block, board_html=draw(st.one_of(st.none(), st.builds("".join, lines))),
