@@ -96,13 +96,34 @@ def quoted(text: str, *, most: int | None = None) -> list[str]:
 @pass_environment
 def _wordwrap(environment: Environment, s: str, width: int = 79, break_long_words: bool = True,
               wrapstring: str | None = None, break_on_hyphens: bool = False) -> str:
-    """Jinja's ``wordwrap``, which returns a printable line that fits as it is without running
-    ``textwrap`` over it (most lines of a mail fit; wrapping each cost a tenth of its template).
-    Lines break at spaces only: a mail is full of words a hyphen holds together (game ids ac-12,
-    dates, addresses, 'THEIR-MOVE'), and a reader copies them from the text."""
-    if s and len(s) <= width and s.isprintable() and not s.endswith(" "):
-        return s
+    """Jinja's ``wordwrap``, which returns a printable line that fits as it is, and wraps one of
+    words between single spaces, none longer than a line, itself, without ``textwrap`` (most
+    lines of a mail fit, and the footer's list of commands takes two: wrapping each with
+    ``textwrap`` cost a quarter of the text template). Lines break at spaces only: a mail is full
+    of words a hyphen holds together (game ids ac-12, dates, addresses, 'THEIR-MOVE'), and a
+    reader copies them from the text."""
+    if s and s.isprintable() and not break_on_hyphens:
+        if len(s) <= width and not s.endswith(" "):
+            return s
+        words = s.split(" ")
+        if "" not in words and max(map(len, words)) <= width:
+            newline = environment.newline_sequence if wrapstring is None else wrapstring
+            return newline.join(_pack(words, width, width))
     return do_wordwrap(environment, s, width, break_long_words, wrapstring, break_on_hyphens)
+
+
+def _pack(words: list[str], first: int, width: int) -> list[str]:
+    """Words into lines greedily, as ``textwrap`` and compat32's header folding do: the first line
+    holds up to ``first`` characters, the others up to ``width``; a longer word has a line alone."""
+    lines, line, room = [], words[0], first
+    for word in words[1:]:
+        if len(line) + 1 + len(word) <= room:
+            line += " " + word
+        else:
+            lines.append(line)
+            line, room = word, width
+    lines.append(line)
+    return lines
 
 
 @cache
@@ -340,17 +361,9 @@ def _fold(name: str, value: str | Header) -> str:
         if len(name) + len(value) <= 76:
             return f"{name}: {value}\r\n"
         words = value.split(" ")
-        room = 76 - len(name)  # of the first line
+        room = 76 - len(name)  # of the first line; the others start with a space
         if "" not in words and len(words[0]) <= room and not any(word[-1] in ";," for word in words):
-            lines, line = [], words[0]
-            for word in words[1:]:
-                if len(line) + 1 + len(word) <= room:
-                    line += " " + word
-                else:
-                    lines.append(line)
-                    line, room = " " + word, 78
-            lines.append(line)
-            return f"{name}: " + "\r\n".join(lines) + "\r\n"
+            return f"{name}: " + "\r\n ".join(_pack(words, room, 77)) + "\r\n"
     return _SMTP_POLICY.fold_binary(name, value).decode("ascii", "surrogateescape")
 
 
