@@ -30,6 +30,7 @@ from pbem.store.base import GameRow, Tx
 from pbem.tokens import address_token, seat_token
 
 REFERENCES_KEPT = 10  # of an answered mail's References; clients need the root and the recent ones
+TOKENS_KEPT = 4096  # seat tokens remembered (a few hundred bytes each)
 
 
 class Outgoing:
@@ -37,14 +38,23 @@ class Outgoing:
         self.config = config
         self.secret = secret
         self.domain = config.address.rsplit("@", 1)[1]
+        self._tokens: dict[tuple[str, str, int], str] = {}
 
     def token_for(self, game_id: str, seat: str, record: dict | None = None) -> str:
         """The seat's current token. Its generation is raised when a moderator replaces the player
-        (``record["players"][seat]["token_generation"]``), which makes the old token worthless."""
+        (``record["players"][seat]["token_generation"]``), which makes the old token worthless.
+        Kept per seat and generation (the secret is this object's): an HMAC per mail was a twentieth
+        of composing it."""
         generation = 0
         if record is not None:
             generation = int((record.get("players") or {}).get(seat, {}).get("token_generation", 0))
-        return seat_token(self.secret, game_id, seat, generation)
+        key = (game_id, seat, generation)
+        token = self._tokens.get(key)
+        if token is None:
+            if len(self._tokens) >= TOKENS_KEPT:
+                self._tokens.clear()
+            token = self._tokens[key] = seat_token(self.secret, game_id, seat, generation)
+        return token
 
     def reply_address(self, row: GameRow | None, seat: str | None, to: str,
                       state: State | None = None) -> str:
