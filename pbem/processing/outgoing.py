@@ -14,12 +14,11 @@ every client shows one unbroken thread made of mails the reader actually has.
 from __future__ import annotations
 
 from datetime import datetime
-from functools import partial
 
 from engine import State
 from pbem.config import Config
 from pbem.i18n import _, language, speaking_to
-from pbem.outbox.compose import MailDraft, build_message, mailto_link, new_message_id
+from pbem.outbox.compose import MailDraft, build_message, mailto_links, new_message_id
 from pbem.processing import hooks
 from pbem.processing.computer import is_computer
 from pbem.processing.context import REPLY, MailContext, PlannedMail
@@ -115,7 +114,7 @@ class Outgoing:
             in_reply_to=in_reply_to, references=references,
             auto_submitted="auto-replied" if planned.kind == REPLY else planned.auto_submitted,
             sections=sections, footer=lines, attachments=attachments,
-            mailto=partial(mailto_link, reply_to, subject), html=prefs.html, taps=prefs.taps,
+            mailto=mailto_links(reply_to, subject), html=prefs.html, taps=prefs.taps,
             extra_headers={"Content-Language": language(),
                            **({"X-Pbem-Game": row.id, "X-Pbem-Ply": str(ply)} if row else {})})
 

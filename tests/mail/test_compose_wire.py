@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pbem.outbox.compose import ActionGroup, Attachment, MailDraft, Section, build_message, mailto_link
+from pbem.outbox.compose import ActionGroup, Attachment, MailDraft, Section, build_message, mailto_links
 
 STDLIB = email.policy.compat32.clone(linesep="\r\n")
 _BOUNDARY = re.compile(rb"=_pbem_[0-9a-f]{24}")
@@ -94,7 +94,7 @@ def _drafts(draw: st.DrawFn) -> MailDraft:
                           scores=draw(st.one_of(st.none(), piece)), legal=block, actions=actions)],
         footer=draw(lines),
         attachments=None if common else draw(st.sampled_from([None, [Attachment("ac-1.json", b"{}\n")]])),
-        mailto=(lambda line: mailto_link(reply_to, subject, line)) if reply_to else None,
+        mailto=mailto_links(reply_to, subject) if reply_to else None,
         html=draw(st.integers(0, 3)) > 0, taps=draw(st.booleans()),
         extra_headers=draw(st.dictionaries(st.sampled_from(["Content-Language", "X-Pbem-Game", "X-Pbem-Ply"]),
                                            value, max_size=3)))
