@@ -430,8 +430,12 @@ _MAILTO_SAFE = "!$'()*,;:@/"  # RFC 6068 lets these stand; spaces must be %20, n
 def mailto_links(address: str, subject: str) -> Callable[[str], str]:
     """``line -> mailto: URL`` (RFC 6068) that opens a reply to ``address`` with the subject and
     the command filled in; spaces are %20, never "+", which RFC 6068 reads as a plus sign. The
-    address and subject are quoted once for all the links of a mail (a hundred legal moves)."""
-    head = f"mailto:{quote(address, safe='@+')}?subject={quote(subject, _MAILTO_SAFE)}&body="
+    address and subject are quoted once for all the links of a mail (a hundred legal moves), at
+    the first link: most mails have none."""
+    @cache
+    def head() -> str:
+        return f"mailto:{quote(address, safe='@+')}?subject={quote(subject, _MAILTO_SAFE)}&body="
+
     # Markup: nothing here needs HTML escaping (quote() left no quote, < or >), and "&body" is
     # no character reference, so the "&amp;" autoescaping would write is a waste of every link.
-    return lambda line: Markup(head + quote(line, _MAILTO_SAFE))
+    return lambda line: Markup(head() + quote(line, _MAILTO_SAFE))
