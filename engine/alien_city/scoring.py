@@ -21,7 +21,6 @@ from engine.alien_city.board import (
 )
 from engine.alien_city.notation import local_piece, seat_name, words
 from engine.alien_city.streets import ALL_LOTS, BIT, NEIGHBOUR_BITS, empty_bits, grow, lots_of
-from engine.base import Score
 from engine.i18n import N_, _
 from engine.scoretable import Row, keep, prose, score_table
 
@@ -65,18 +64,11 @@ def _describe(board: Sequence[int], lot: int) -> str:
     return f"{colour} {kind} {LOT_NAMES[lot]}"
 
 
-def score_position(board: Sequence[int], cap: Sequence[int], layout: Layout,
-                   options: Mapping[str, Any], final: bool = False) -> Score:
-    """Score as if the game ended now. ``cap[lot]`` is 0, or 1 + the index of the claiming seat."""
-    details = score_details(board, cap, layout, options)
-    return Score(totals=dict(details["totals"]), text=score_text(details, options, final),
-                 details=details)
-
-
 def score_details(board: Sequence[int], cap: Sequence[int], layout: Layout,
                   options: Mapping[str, Any]) -> dict[str, Any]:
-    """The scoring rules: totals and their breakdown (the ``details`` of a Score), without the
-    text, which searches that score thousands of positions never read."""
+    """The scoring rules: totals and their breakdown (the ``details`` of a Score), as if the game
+    ended now, without the text, which searches that score thousands of positions never read (and
+    a move's mail neither: see ``score_text``). ``cap[lot]`` is 0, or 1 + the claiming seat's index."""
     edition = options["edition"]
     reach_of = {seat: options["handicap"][seat]["reach"] for seat in SEATS}
     totals = dict.fromkeys(SEATS, 0)

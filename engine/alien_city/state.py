@@ -51,7 +51,7 @@ from engine.alien_city.notation import (
     words,
 )
 from engine.alien_city.rules import Allowance, BuildProbe, allowance, can_build
-from engine.alien_city.scoring import score_details, score_position
+from engine.alien_city.scoring import score_details, score_text
 from engine.alien_city.streets import NEAR, simple_lots, street_survives
 from engine.base import Game, IllegalMoveError, NotationError, Score, State
 from engine.i18n import _, active_translations, ngettext
@@ -78,6 +78,22 @@ def _or_list(items: list[str]) -> str:
 _DRAWN: OrderedDict[tuple[Any, ...], dict[tuple[Any, ...], Any]] = OrderedDict()
 _DRAWN_SIZE = 1024
 _DRAWN_LOCK = threading.Lock()
+
+
+class _Scored:
+    """A position's score details and, once asked, their text (in the language of the drawing
+    that holds this)."""
+
+    def __init__(self, details: dict[str, Any], options: Mapping[str, Any], final: bool):
+        self.details = details
+        self._options = options
+        self._final = final
+        self._text: str | None = None
+
+    def text(self) -> str:
+        if self._text is None:
+            self._text = score_text(self.details, self._options, self._final)
+        return self._text
 
 
 def other_seat(seat: str) -> str:
@@ -112,6 +128,7 @@ class AlienCityState(State):
         self._last: str | None = None
         self._last_move: Move | None = None
         self._history: list[tuple[str, str]] = []
+        self._origin: str | None = None  # what the game was made from, as _share_drawn names it
         self._clear_cache()
         if self.options.get("symmetric"):
             self._place_symmetric_towers()
@@ -278,11 +295,12 @@ class AlienCityState(State):
 
     def score(self) -> Score:
         # Once per position (the mails about a move show it before and after); each caller gets
-        # totals of its own, which it may keep in a record.
+        # totals of its own, which it may keep in a record. The text is written only when read
+        # (a move's mail shows the totals alone), once per position and language.
         final = self.is_over
-        score = self.drawing(("score", final), lambda: score_position(
-            self._board, self._cap, self.layout, self.options, final=final))
-        return Score(totals=dict(score.totals), text=score.text, details=score.details)
+        scored = self.drawing(("score", final), lambda: _Scored(score_details(
+            self._board, self._cap, self.layout, self.options), self.options, final))
+        return Score.deferred(dict(scored.details["totals"]), scored.text, scored.details)
 
     def totals(self) -> dict[str, int]:
         """``score().totals`` without the text: what a search asks of every position it scores."""
@@ -318,8 +336,12 @@ class AlienCityState(State):
         self._drawn_shared = True
         if self._hand_built:
             return
-        name = (self.layout.tiles, self.first, json.dumps(self.options, sort_keys=True, default=repr),
-                json.dumps(self.dice, sort_keys=True), tuple(self._history))
+        origin = self._origin
+        if origin is None:  # once per game's state (copies share it): a string hashes once
+            origin = self._origin = json.dumps(
+                [[tile.to_json() for tile in self.layout.tiles], self.first, self.options, self.dice],
+                sort_keys=True, default=repr)
+        name = (origin, tuple(self._history))
         with _DRAWN_LOCK:
             known = _DRAWN.get(name)
             if known is None:
