@@ -52,3 +52,5 @@ def format_move(move: Move) -> str:
 
 BUILD_MOVES: tuple[tuple[Move, ...], ...] = tuple(
     tuple(Move(kind, colour, LOT_NAMES[lot]) for lot in range(N_LOTS)) for kind, colour in PIECES)
+# Their canonical texts (``format_move``), by piece and lot: what the one-tap links of a listing carry.
+BUILD_TEXTS: tuple[tuple[str, ...], ...] = tuple(tuple(format_move(m) for m in row) for row in BUILD_MOVES)

@@ -15,13 +15,14 @@ from engine.alien_city.board import (
     COLOURS,
     COLUMNS,
     LOT_INDEX,
+    LOT_NAMES,
     N_ROWS,
     PIECES,
     SEATS,
     lot_index,
 )
 from engine.alien_city.html_board import board_html, html_legend
-from engine.alien_city.moves import format_move
+from engine.alien_city.moves import BUILD_MOVES, BUILD_TEXTS
 from engine.alien_city.notation import local_move, local_piece, seat_name, words
 from engine.alien_city.svg import svg_board, svg_defs, svg_legend
 from engine.base import Renderer
@@ -179,34 +180,31 @@ def _status_lines(state: AlienCityState, viewer: str | None, ended: bool) -> lis
     return lines
 
 
-_OTHER_SPACE = ("\t", "\n", "\r", "\x0b", "\x0c")
-
-
-def wrap_words(text: str, width: int, indent: str) -> list[str]:
-    """``textwrap.wrap(text, width, subsequent_indent=indent)``, the same lines, without its
-    regular expressions for the common case of a legal listing: words joined by single spaces, no
-    hyphen (where textwrap may break a word) and no word too long for a line. Anything else goes
-    to textwrap."""
-    words = text.split(" ")
-    if ("-" in text or "" in words or any(c in text for c in _OTHER_SPACE)
-            or max(map(len, words)) > width - len(indent)):
-        return textwrap.wrap(text, width, subsequent_indent=indent)
+def wrap_words(text: str, width: int, indent: str, break_on_hyphens: bool = True) -> list[str]:
+    """``textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=...)``, the same
+    lines, without its regular expressions, for the common case of a legal listing: words joined
+    by single spaces, no word too long for a line, and no hyphen where textwrap may break a word
+    at one. Each line is one ``rfind`` for its last space, not a step per word (the listing of an
+    early position has some 400 words). Anything else goes to textwrap."""
+    if (not text or ("-" in text and break_on_hyphens) or "  " in text or text[0] == " " or text[-1] == " "
+            or not text.isprintable()):  # tabs, line ends: textwrap makes them spaces
+        return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=break_on_hyphens)
     lines: list[str] = []
-    line = words[0]
-    for word in words[1:]:
-        if len(line) + 1 + len(word) <= width:
-            line += " " + word
-        else:
-            lines.append(line)
-            line = indent + word
-    lines.append(line)
+    start, room = 0, width  # the first line has no indent
+    while len(text) - start > room:
+        end = text.rfind(" ", start, start + room + 1)
+        if end <= start:  # a word longer than the line: textwrap breaks it
+            return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=break_on_hyphens)
+        lines.append(indent + text[start:end] if lines else text[start:end])
+        start, room = end + 1, width - len(indent)
+    lines.append(indent + text[start:] if lines else text[start:])
     return lines
 
 
 def _wrap(line: str) -> str:
     if len(line) <= WIDTH:
         return line
-    return "\n".join(textwrap.wrap(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False))
+    return "\n".join(wrap_words(line, WIDTH, "  ", break_on_hyphens=False))
 
 
 # One piece's legal builds: kind, colour, the lots (a star marks a build that ends the game) and the
@@ -215,22 +213,18 @@ BuildGroup = tuple[str, str, tuple[str, ...], tuple[str, ...]]
 
 
 def _build_groups(state: AlienCityState) -> tuple[BuildGroup, ...]:
-    ending = set(state.ending_moves())
-    groups: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
-    key: tuple[str, str] | None = None
-    lots: list[str] = []
-    texts: list[str] = []
-    prefix = ""
-    for move in state.legal_moves():  # a piece's builds come one after another: look up on a change
-        if key is None or move.kind != key[0] or move.colour != key[1]:
-            key = (move.kind, move.colour)
-            lots, texts = groups.setdefault(key, ([], []))
-            prefix = f"{move.kind} {move.colour} "
-        lot = move.lot
-        lots.append(lot + "*" if ending and move in ending else lot)
-        texts.append(prefix + lot if move.claim is None else format_move(move))
-    return tuple((kind, colour, tuple(groups[(kind, colour)][0]), tuple(groups[(kind, colour)][1]))
-                 for kind, colour in PIECES if (kind, colour) in groups)
+    ending = state.ending_set()
+    groups = []
+    for piece, legal in state.legal_lots():
+        kind, colour = PIECES[piece]
+        if ending:
+            builds = BUILD_MOVES[piece]
+            lots = [LOT_NAMES[i] + "*" if builds[i] in ending else LOT_NAMES[i] for i in legal]
+        else:
+            lots = [LOT_NAMES[i] for i in legal]
+        texts = BUILD_TEXTS[piece]
+        groups.append((kind, colour, tuple(lots), tuple([texts[i] for i in legal])))
+    return tuple(groups)
 
 
 class AlienCityRenderer(Renderer["AlienCityState"]):
@@ -306,12 +300,12 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
             return _("The game is over: neither seat has a legal build. See the score.")
         seat = state.to_move
         assert seat is not None
-        moves = state.legal_moves()
-        ending = set(state.ending_moves())
+        ending = state.ending_set()
+        builds = self._build_groups(state)
         who = seat_name(seat)
         lines = [_("Legal builds for {seat}{you}, move {number}:").format(
             seat=who, you=_(" (you)") if viewer == seat else "", number=state.ply + 1)]
-        for kind, colour, lots, _texts in self._build_groups(state):
+        for kind, colour, lots, _texts in builds:
             label = local_piece(kind, colour)
             if kind == "dome" and state.dome_fallback(colour):
                 label += _(" (no {colour}-tile lot is free: anywhere)").format(colour=words()[colour])
@@ -324,17 +318,18 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         # without caps, or when every build ends the game.
         if caps == 0:
             lines.append(_("{seat} has no caps left: no claim is possible this turn.").format(seat=who))
-        elif len(ending) == len(moves):
+        elif len(ending) == sum(len(lots) for _kind, _colour, lots, _texts in builds):
             lines.append(_("Every build ends the game: no claim is possible this turn."))
         elif not state.can_claim():
             lines.append(_("No tower can be claimed: no claim is possible this turn."))
         else:
+            moves = state.legal_moves()
             targets = state.claimable_towers()
             tower_builds = any(m.kind == "tower" and m not in ending for m in moves)
             if targets:
-                lines += textwrap.wrap(_("Towers that may be claimed: {lots}").format(lots=" ".join(targets))
-                                       + (_(" (or the tower you build)") if tower_builds else ""),
-                                       WIDTH, subsequent_indent="    ")
+                lines += wrap_words(_("Towers that may be claimed: {lots}").format(lots=" ".join(targets))
+                                    + (_(" (or the tower you build)") if tower_builds else ""),
+                                    WIDTH, "    ")
             else:
                 lines.append(_("The tower you build may be claimed."))
             example = next(m for m in moves if m not in ending and (targets or m.kind == "tower"))

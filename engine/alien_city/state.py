@@ -52,7 +52,7 @@ from engine.alien_city.notation import (
 )
 from engine.alien_city.rules import Allowance, BuildProbe, allowance, can_build
 from engine.alien_city.scoring import score_details, score_text
-from engine.alien_city.streets import NEAR, simple_lots, street_survives
+from engine.alien_city.streets import NEAR, street_survives
 from engine.base import Game, IllegalMoveError, NotationError, Score, State
 from engine.i18n import _, active_translations, ngettext
 
@@ -149,7 +149,6 @@ class AlienCityState(State):
         self._survive: dict[int, bool] = {}
         self._after: dict[int, Allowance] = {}
         self._ending: frozenset[Move] | None = None
-        self._simple: int | None = None  # streets.simple_lots of this position
         # Drawings of this position (renderer output by kind, viewer and translations); shared by
         # copies, since a copy shows the same position until it is pushed (which starts a new dict),
         # and with states replayed to the same position (see _DRAWN).
@@ -238,6 +237,16 @@ class AlienCityState(State):
     def local_move_text(self, move: Move) -> str:
         return local_move(move)
 
+    def legal_lots(self) -> list[tuple[int, tuple[int, ...]]]:
+        """``legal_moves`` by piece, without making the moves: (piece index, its legal lots
+        ascending) for every piece the seat to move holds and can build."""
+        seat = self._to_move
+        if seat is None:
+            return []
+        supply = self._supply[seat]
+        lots = self._allowance().piece_lots
+        return [(p, lots[p]) for p in range(N_PIECES) if supply[p] and lots[p]]
+
     def legal_moves(self) -> list[Move]:
         seat = self._to_move
         if seat is None:
@@ -312,7 +321,7 @@ class AlienCityState(State):
     # --- public additions -------------------------------------------------------------------------
     def ending_moves(self) -> list[Move]:
         """The legal builds after which neither seat could build: a claim may not go with them."""
-        ending = self._ending_set()
+        ending = self.ending_set()
         return [m for m in self.legal_moves() if m in ending] if ending else []
 
     def drawing(self, key: tuple[Any, ...], draw: Callable[[], Any]) -> Any:
@@ -384,7 +393,7 @@ class AlienCityState(State):
         if move is not None:
             return (not self._ends(seat, move.piece, move.lot_index)
                     and (has_target or move.kind == "tower"))
-        ending = self._ending_set()
+        ending = self.ending_set()
         return any(m not in ending and (has_target or m.kind == "tower") for m in self.legal_moves())
 
     def last_move_lots(self) -> tuple[str | None, str | None]:
@@ -559,15 +568,12 @@ class AlienCityState(State):
         known = self._survive.get(lot)
         if known is None:
             streets = self._allowance().streets
-            if self._simple is None:
-                self._simple = simple_lots(streets)
             if lot in self._after:
                 known = bool(self._after[lot].streets.street_ok)
-            elif streets.n_empty >= 3 and self._simple & ~NEAR[lot]:
+            elif streets.n_empty >= 3 and streets.simple & ~NEAR[lot]:
                 known = True  # what street_survives finds in its step 2, without the search
             else:
-                known = street_survives(self._allowance().streets, self._board, lot,
-                                        self.layout.is_icon)
+                known = street_survives(streets, self._board, lot, self.layout.icon_bits)
             self._survive[lot] = known
         return known
 
@@ -590,7 +596,8 @@ class AlienCityState(State):
         mine[piece] -= 1
         return not (can_build(after, mine) or can_build(after, self._supply[other]))
 
-    def _ending_set(self) -> frozenset[Move]:
+    def ending_set(self) -> frozenset[Move]:
+        """``ending_moves`` as a set, to ask about one build after another."""
         if self._ending is None:
             self._ending = frozenset(self._ending_builds())
         return self._ending
@@ -626,9 +633,7 @@ class AlienCityState(State):
         """The buildable lots after a build on which no lot would be street-legal, as a bitboard;
         ``_survives`` is asked only about lots near every lot that surely stays legal."""
         streets = self._allowance().streets
-        if self._simple is None:
-            self._simple = simple_lots(streets)
-        simple = self._simple if streets.n_empty >= 3 else 0
+        simple = streets.simple if streets.n_empty >= 3 else 0
         bits = 0
         for lot in streets.buildable:
             if not simple & ~NEAR[lot] and not self._survives(lot):
