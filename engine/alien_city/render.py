@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import textwrap
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from engine.alien_city.board import (
@@ -16,6 +17,7 @@ from engine.alien_city.board import (
     COLUMNS,
     LOT_INDEX,
     LOT_NAMES,
+    N_LOTS,
     N_ROWS,
     PIECES,
     SEATS,
@@ -47,24 +49,14 @@ def _title(state: AlienCityState) -> str:
 
 
 # A lot's six columns are its tile's colour letter, the icon mark, a space, then what stands there
-# (``_BODY`` by board cell: "." for an empty street, else kind, colour and the cap by cap cell).
+# (``_BODY[cell][cap cell]``: "." for an empty street, else kind, colour and the cap).
 _TILE_LETTER = tuple(_LETTER[c].lower() for c in COLOURS)
-_BODY = (".  ", *(("T" if kind == "tower" else "D") + _LETTER[colour] for kind, colour in PIECES))
 _CAP_CELL = (_CAP[None], *(_CAP[seat] for seat in SEATS))
+_BODY = ((".  ",) * 3, *(tuple(("T" if kind == "tower" else "D") + _LETTER[colour] + cap for cap in _CAP_CELL)
+                         for kind, colour in PIECES))
 # Lots of a board row from west to east, in pairs: (west, east) for each of the four tiles.
 _ROW_PAIRS = {row: tuple((lot_index(2 * tx, row), lot_index(2 * tx + 1, row)) for tx in range(4))
               for row in range(1, N_ROWS + 1)}
-
-
-def _cells(state: AlienCityState) -> list[str]:
-    """Every lot drawn in its six columns, by lot index; read straight off the board's cells, since
-    the board is drawn for every mail."""
-    board, cap = state.cells()
-    layout = state.layout
-    colour, icon = layout.lot_colour, layout.is_icon
-    return [f"{_TILE_LETTER[colour[lot]]}{'*' if icon[lot] else ' '} "
-            + (_BODY[board[lot]] + _CAP_CELL[cap[lot]] if board[lot] else ".  ")
-            for lot in range(len(board))]
 
 
 def _border(state: AlienCityState, ty: int | None, w: dict[str, str]) -> str:
@@ -91,28 +83,54 @@ def _column_header() -> str:
 _COLUMN_HEADER = _column_header()
 
 
-def board_lines(state: AlienCityState) -> list[str]:
-    """The board, a lot in 6 columns; the lot of the last build in brackets."""
-    cells = _cells(state)
-    built, _claim = state.last_move_lots()
-    built_lot = LOT_INDEX.get(built, -1) if built is not None else -1
-    w = words()
+def _board_lines(cells: list[str], border: Callable[[int | None], str]) -> list[str]:
+    """The board's lines, from each lot's six columns (by lot index) and the tile boundaries."""
     lines = [_COLUMN_HEADER]
     for row in range(N_ROWS, 0, -1):
         if row % 2 == 0:
-            lines.append(_border(state, (row - 1) // 2, w))
-        text = f"{row:>2} |"
-        for west, east in _ROW_PAIRS[row]:
-            a, b = cells[west], cells[east]
-            if west == built_lot:
-                text += f"[{a}]{b} |"
-            elif east == built_lot:
-                text += f" {a}[{b}]|"
-            else:
-                text += f" {a} {b} |"
-        lines.append(f"{text} {row}")
-    lines.append(_border(state, None, w))
+            lines.append(border((row - 1) // 2))
+        pairs = "".join(f" {cells[west]} {cells[east]} |" for west, east in _ROW_PAIRS[row])
+        lines.append(f"{row:>2} |{pairs} {row}")
+    lines.append(border(None))
     lines.append(_COLUMN_HEADER)
+    return lines
+
+
+def _lot_places() -> dict[int, tuple[int, int]]:
+    """Where each lot's six columns stand on the board, as (line, column): the lot of the last build
+    is framed by the column before them and the one after."""
+    lines = _board_lines([f"<{lot:04d}>" for lot in range(N_LOTS)], lambda ty: "")
+    return {lot: (number, line.index(f"<{lot:04d}>")) for number, line in enumerate(lines)
+            for lot in range(N_LOTS) if f"<{lot:04d}>" in line}
+
+
+_LOT_PLACE = _lot_places()
+
+
+def _board_template(state: AlienCityState) -> str:
+    """The board with a ``str.format`` field for what stands on each lot (``{lot index}``): the
+    tiles, their letters and labels and the icon marks change with no move, so they are written
+    once per game (and language)."""
+    layout = state.layout
+    w = words()
+    cells = [f"{_TILE_LETTER[layout.lot_colour[lot]]}{'*' if layout.is_icon[lot] else ' '} {{{lot}}}"
+             for lot in range(N_LOTS)]
+    lines = _board_lines(cells, lambda ty: _border(state, ty, w).replace("{", "{{").replace("}", "}}"))
+    return "\n".join(lines)
+
+
+def board_lines(state: AlienCityState) -> list[str]:
+    """The board, a lot in 6 columns; the lot of the last build in brackets. What stands on the
+    lots is put into the game's board template (``_board_template``): a move's mail draws only
+    that, not the 80 lots and the tile boundaries."""
+    board, cap = state.cells()
+    template = state.setup_drawing(("text board",), lambda: _board_template(state))
+    lines = template.format(*[_BODY[b][c] for b, c in zip(board, cap, strict=True)]).split("\n")
+    built, _claim = state.last_move_lots()
+    if built is not None:
+        line, column = _LOT_PLACE[LOT_INDEX[built]]
+        text = lines[line]
+        lines[line] = f"{text[:column - 1]}[{text[column:column + 6]}]{text[column + 7:]}"
     return lines
 
 

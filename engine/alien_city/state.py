@@ -129,6 +129,8 @@ class AlienCityState(State):
         self._last_move: Move | None = None
         self._history: list[tuple[str, str]] = []
         self._origin: str | None = None  # what the game was made from, as _share_drawn names it
+        # Drawings of what no move changes (see setup_drawing); copies share them.
+        self._setup_drawn: dict[tuple[Any, ...], Any] = {}
         self._clear_cache()
         if self.options.get("symmetric"):
             self._place_symmetric_towers()
@@ -334,6 +336,16 @@ class AlienCityState(State):
         found = self._drawn.get(key)
         if found is None:
             found = self._drawn[key] = draw()
+        return found
+
+    def setup_drawing(self, key: tuple[Any, ...], draw: Callable[[], Any]) -> Any:
+        """What ``draw`` returns for this game's layout and options, drawn once for the state and
+        its copies: the parts of a board that no move changes (tiles, labels, icon marks). Keyed
+        like ``drawing``; ``draw`` must read nothing of the position."""
+        key = (*key, active_translations())
+        found = self._setup_drawn.get(key)
+        if found is None:
+            found = self._setup_drawn[key] = draw()
         return found
 
     def _share_drawn(self) -> None:
