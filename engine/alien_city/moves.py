@@ -6,7 +6,7 @@ which keeps random self-play and the legal-move listing cheap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from engine.alien_city.board import LOT_INDEX, LOT_NAMES, N_LOTS, PIECE_INDEX, PIECES
 
@@ -36,7 +36,7 @@ class Move:
         return self if self.claim is None else BUILD_MOVES[self.piece][self.lot_index]
 
     def with_claim(self, lot: str | None) -> Move:
-        return replace(self, claim=lot)
+        return Move(self.kind, self.colour, self.lot, lot)
 
     def __str__(self) -> str:
         return format_move(self)

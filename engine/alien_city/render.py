@@ -220,8 +220,7 @@ def wrap_words(text: str, width: int, indent: str, break_on_hyphens: bool = True
 
 
 def _wrap(line: str) -> str:
-    if len(line) <= WIDTH:
-        return line
+    """A line of more than ``WIDTH`` columns, wrapped."""
     return "\n".join(wrap_words(line, WIDTH, "  ", break_on_hyphens=False))
 
 
@@ -297,7 +296,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
             lines += dice_lines(state)
         lines.append("")
         lines += self._status(state, viewer, ended)
-        return "\n".join(_wrap(line) for line in lines)
+        return "\n".join([line if len(line) <= WIDTH else _wrap(line) for line in lines])
 
     def _html(self, state: AlienCityState, viewer: str | None, ended: bool) -> str:
         esc = html.escape
@@ -341,21 +340,21 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         elif not state.can_claim():
             lines.append(_("No tower can be claimed: no claim is possible this turn."))
         else:
-            moves = state.legal_moves()
             targets = state.claimable_towers()
-            tower_builds = any(m.kind == "tower" and m not in ending for m in moves)
+            tower_builds = state.open_build(towers_only=True) is not None
             if targets:
                 lines += wrap_words(_("Towers that may be claimed: {lots}").format(lots=" ".join(targets))
                                     + (_(" (or the tower you build)") if tower_builds else ""),
                                     WIDTH, "    ")
             else:
                 lines.append(_("The tower you build may be claimed."))
-            example = next(m for m in moves if m not in ending and (targets or m.kind == "tower"))
+            example = state.open_build(towers_only=not targets)
+            assert example is not None  # state.can_claim() said so
             target = targets[0] if targets else example.lot
             lines.append(ngettext('A claim is possible this turn ({seat} has {n} cap left), e.g. "{move}".',
                                   'A claim is possible this turn ({seat} has {n} caps left), e.g. "{move}".',
                                   caps).format(seat=who, n=caps, move=local_move(example.with_claim(target))))
-        return "\n".join(_wrap(line) for line in lines)
+        return "\n".join([line if len(line) <= WIDTH else _wrap(line) for line in lines])
 
     def _legal_groups(self, state: AlienCityState) -> list[tuple[str, list[tuple[str, str]]]]:
         if state.is_over:

@@ -38,7 +38,7 @@ from engine.alien_city.board import (
     Layout,
     grid_distance,
 )
-from engine.alien_city.moves import BUILD_MOVES, Move, format_move
+from engine.alien_city.moves import BUILD_MOVES, BUILD_TEXTS, Move, format_move
 from engine.alien_city.notation import (
     Partial,
     Unparsed,
@@ -284,10 +284,14 @@ class AlienCityState(State):
 
     def _record(self, seat: str, piece: int, lot: int, claim: int | None) -> None:
         self._ply += 1
-        canonical = BUILD_MOVES[piece][lot]
-        text = format_move(canonical if claim is None else canonical.with_claim(LOT_NAMES[claim]))
+        move = BUILD_MOVES[piece][lot]
+        if claim is None:
+            text = BUILD_TEXTS[piece][lot]
+        else:
+            move = move.with_claim(LOT_NAMES[claim])
+            text = format_move(move)
         self._last = f"{seat}: {text}"
-        self._last_move = canonical if claim is None else canonical.with_claim(LOT_NAMES[claim])
+        self._last_move = move
         self._history.append((seat, text))
         self._clear_cache()
 
@@ -405,8 +409,20 @@ class AlienCityState(State):
         if move is not None:
             return (not self._ends(seat, move.piece, move.lot_index)
                     and (has_target or move.kind == "tower"))
+        return self.open_build(towers_only=not has_target) is not None
+
+    def open_build(self, towers_only: bool = False) -> Move | None:
+        """The first legal build (in ``legal_moves`` order) that does not end the game, a tower if
+        ``towers_only``: one a claim may go with. None if there is none."""
         ending = self.ending_set()
-        return any(m not in ending and (has_target or m.kind == "tower") for m in self.legal_moves())
+        for piece, lots in self.legal_lots():
+            if towers_only and not IS_TOWER[piece]:
+                continue
+            builds = BUILD_MOVES[piece]
+            for lot in lots:
+                if builds[lot] not in ending:
+                    return builds[lot]
+        return None
 
     def last_move_lots(self) -> tuple[str | None, str | None]:
         """(lot built on, lot claimed) by the last move, for the boards to mark; Nones before the
