@@ -103,7 +103,8 @@ def other_seat(seat: str) -> str:
 class AlienCityState(State):
     """A position, pushed forward move by move (see ``engine.base.State``).
 
-    Public additions to the interface: :meth:`ending_moves`, :meth:`is_ending`, :meth:`drawing`,
+    Public additions to the interface: :meth:`ending_moves`, :meth:`ending_set`, :meth:`is_ending`,
+    :meth:`drawing`, :meth:`setup_drawing`, :meth:`legal_lots`, :meth:`open_build`,
     :meth:`claimable_towers`, :meth:`can_claim`, :meth:`caps_left`, :meth:`supply`,
     :meth:`structures`, :meth:`allowed_lots`, :meth:`random_move`, :meth:`snapshot`, and the read-only
     ``options``, ``layout`` and ``dice``.
