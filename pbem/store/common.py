@@ -105,6 +105,35 @@ _HEAD_BYTES = 64_000
 
 
 _ADDRESS_HEADERS = frozenset(("to", "cc", "delivered-to", "x-original-to"))
+_FIELD_START = re.compile(r"[\x21-\x39\x3b-\x7e]+:")
+
+
+def plain_header_fields(head: bytes) -> list[tuple[str, str]] | None:
+    """The header fields of a plain block as the compat32 parser keeps them, or None.
+
+    Plain: ASCII, every line ending in CRLF, each line a field ``Name: value`` or its
+    continuation, and the blank line after them: what every MTA hands on. The stdlib's feed parser
+    takes 25 µs for such a block, before the SMTP 250; this split about a fifth of that.
+    Anything else (8-bit bytes, a bare CR or LF, a line that is no field) goes to the parser.
+    ``tests/store/test_intake_keys.py`` holds the two equal."""
+    block = head[:-4]
+    if not head.endswith(b"\r\n\r\n") or not head.isascii() or (
+            block.count(b"\r") != block.count(b"\r\n") or block.count(b"\n") != block.count(b"\r\n")):
+        return None
+    lines = block.decode("ascii").split("\r\n")
+    fields: list[tuple[str, str]] = []
+    for line in lines:
+        if line[:1] in (" ", "\t"):
+            if not fields:
+                return None
+            name, value = fields[-1]
+            fields[-1] = (name, f"{value}\r\n{line}")
+            continue
+        if _FIELD_START.match(line) is None:
+            return None
+        name, _, value = line.partition(":")
+        fields.append((name, value.lstrip(" \t")))
+    return [(name, value.rstrip("\r\n")) for name, value in fields]
 
 
 def intake_keys(raw: bytes) -> tuple[str | None, str | None, str | None]:
@@ -124,14 +153,21 @@ def intake_keys(raw: bytes) -> tuple[str | None, str | None, str | None]:
     sender: str | None = None
     route: str | None = None
     try:
-        msg = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
-        value = msg.get("Message-ID")
+        fields = plain_header_fields(head)
+        if fields is None:
+            msg = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
+            value = msg.get("Message-ID")
+            from_value = msg.get("From")
+            items = msg.raw_items()
+        else:
+            value = next((v for name, v in fields if name.lower() == "message-id"), None)
+            from_value = next((v for name, v in fields if name.lower() == "from"), None)
+            items = iter(fields)
         text = None if value is None else str(value)
-        from_value = msg.get("From")
         if from_value is not None:
             address = email.utils.parseaddr(str(from_value)[:2000])[1].strip().lower()
             sender = address if "@" in address and address.isprintable() else None
-        values = [str(v)[:2000] for name, v in msg.raw_items() if name.lower() in _ADDRESS_HEADERS]
+        values = [str(v)[:2000] for name, v in items if name.lower() in _ADDRESS_HEADERS]
         for _name, address in email.utils.getaddresses(values):
             local = address.rpartition("@")[0]
             token = split_reply_tag(local.partition("+")[2])[0] if "+" in local else ""
