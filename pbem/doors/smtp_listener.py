@@ -139,7 +139,7 @@ def plain_angle_address(arg: str) -> tuple[str, str] | None:
     return address, rest
 
 
-class _Smtp(SMTP):
+class SmtpSession(SMTP):
     """aiosmtpd's SMTP session with DATA read into one buffer (see the module docstring)."""
 
     def __init__(self, *args: object, too_big: str, **kwargs: object) -> None:
@@ -226,7 +226,7 @@ class _Controller(Controller):
         self.too_big = too_big
 
     def factory(self) -> SMTP:
-        return _Smtp(self.handler, too_big=self.too_big, **self.SMTP_kwargs)
+        return SmtpSession(self.handler, too_big=self.too_big, **self.SMTP_kwargs)
 
     def _create_server(self) -> Awaitable[asyncio.AbstractServer]:
         inner = super()._create_server()

@@ -10,7 +10,7 @@ from aiosmtpd.smtp import SMTP
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pbem.doors.smtp_listener import _Smtp, plain_angle_address
+from pbem.doors.smtp_listener import SmtpSession, plain_angle_address
 
 ATEXT = "abcXYZ019!#$%&'*+/=?^_`{|}~-"
 ODD = " \t()<>@,:;.\\\"[]\r\n\x00\x7fé€\u3000\u00a0=?"
@@ -31,7 +31,7 @@ arguments = st.one_of(structured, st.text(max_size=30), st.text(alphabet=ATEXT +
 
 
 LOOP = asyncio.new_event_loop()
-OURS = _Smtp(object(), too_big="552 too big", loop=LOOP)
+OURS = SmtpSession(object(), too_big="552 too big", loop=LOOP)
 THEIRS = SMTP(object(), loop=LOOP)
 
 

@@ -11,7 +11,8 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pbem.store.common import intake_keys, plain_header_fields
+from pbem.headerblock import plain_header_fields
+from pbem.store.common import intake_keys
 from pbem.tokens import token_hash
 
 BLANK_LINE = re.compile(rb"\r?\n\r?\n")  # where intake ends the header block
