@@ -47,7 +47,7 @@ if not __package__:  # run as a script: see bench/__init__.py
 SERVER = "pbem@localhost"
 
 
-def _use_code(argv: list[str]) -> None:
+def use_code(argv: list[str]) -> None:
     """``--code DIR``: pbem from that checkout (before anything imports it)."""
     if "--code" in argv:
         code = str(Path(argv[argv.index("--code") + 1]).resolve())
@@ -247,5 +247,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    _use_code(sys.argv)
+    use_code(sys.argv)
     raise SystemExit(main())
