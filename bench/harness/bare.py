@@ -1,7 +1,8 @@
 """The bare transport: what the same mail path costs with no game server in it.
 
-An SMTP listener (aiosmtpd, as pbem's) that relays every message it accepts to the sink over one kept
-SMTP connection (as pbem's sender does). One mail in, one mail out, nothing stored or read: the rate
+An SMTP listener (aiosmtpd running pbem's own session, as pbem's listener does:
+``bench/harness/lean.py``) that relays every message it accepts to the sink over one kept SMTP
+connection (as pbem's sender does). One mail in, one mail out, nothing stored or read: the rate
 the benchmark's load generator, the sink and the machine allow, against which a server's rate is put
 ("pbem reaches N % of the bare transport in the same run").
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 
 def _serve(port: int, relay: tuple[str, int], ready: Any) -> None:
-    from aiosmtpd.controller import Controller
+    from bench.harness.lean import LeanController
 
     outbox: queue.Queue[tuple[str, list[str], bytes]] = queue.Queue()
 
@@ -32,7 +33,7 @@ def _serve(port: int, relay: tuple[str, int], ready: Any) -> None:
             smtp.sendmail(sender, rcpts, data)
 
     threading.Thread(target=relay_loop, daemon=True).start()
-    controller = Controller(Handler(), hostname="127.0.0.1", port=port, decode_data=False)
+    controller = LeanController(Handler(), hostname="127.0.0.1", port=port, decode_data=False)
     controller.start()
     ready.set()
     threading.Event().wait()

@@ -50,10 +50,14 @@ _HEAD_END = re.compile(rb"\r?\n\r?\n")
 def start_sink() -> Any:
     """A started ``RecordingSink``. The class is made here, not at import, because the test sink
     brings aiosmtpd: the daemon's process imports the scenario modules too, and needs none of it."""
+    from bench.harness.lean import LeanController
     from tests.services.smtp_sink import SmtpSink
 
     class RecordingSink(SmtpSink):
-        """``SmtpSink`` that timestamps every message and reads only its header block."""
+        """``SmtpSink`` that timestamps every message and reads only its header block, on pbem's
+        lean SMTP session (``bench/harness/lean.py``)."""
+
+        controller_class = LeanController
 
         def __init__(self) -> None:
             self.arrivals: list[Arrival] = []
