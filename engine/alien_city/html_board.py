@@ -43,34 +43,54 @@ def html_legend() -> str:
 # What stands on a lot, by board cell and cap cell (0 = nothing; see ``AlienCityState.cells``).
 _PIECE_HTML = ("", *(f"<font color={PIECE_FG[colour]}>{GLYPH[kind]}</font>" for kind, colour in PIECES))
 _CAP_HTML = ("", *(f"<sup>{escape(seat[0].upper())}</sup>" for seat in SEATS))
+_STANDS = (("",) * 3, *(tuple(piece + cap for cap in _CAP_HTML) for piece in _PIECE_HTML[1:]))
+_FRAME = f' style="border:4px solid {LAST}"'
 # Lot indices of each table row, west to east, north first.
 _ROW_LOTS = tuple((row, tuple(lot_index(column, row) for column in range(8))) for row in range(N_ROWS, 0, -1))
 
 
-def board_html(state: AlienCityState) -> str:
-    board, cap = state.cells()
+# The lots in the order the table shows them (rows north first, each west to east).
+_TABLE_ORDER = tuple(lot for _row, lots in _ROW_LOTS for lot in lots)
+_TABLE_PLACE = {lot: place for place, lot in enumerate(_TABLE_ORDER)}
+
+
+def _board_parts(state: AlienCityState) -> tuple[list[str], dict[int, str]]:
+    """The table as a list of parts, in which every odd part is left empty for what stands on a lot
+    (``_TABLE_ORDER``), and, by lot, the part before it with the frame of the last build: the tiles'
+    colours and icon numbers change with no move, so they are written once per game."""
     layout = state.layout
     tiles, icon = layout.tiles, layout.is_icon
-    built, _claim = state.last_move_lots()
-    built_lot = LOT_INDEX.get(built, -1) if built is not None else -1
-    out = [_TABLE, _COLUMNS, f"<thead>{_HEAD}</thead>"]
+    parts = [_TABLE + _COLUMNS + f"<thead>{_HEAD}</thead>"]
+    framed = {}
     for row, lots in _ROW_LOTS:
         if row % 2 == 0:
-            out.append(f'<tbody style="border:{_THICK}">')
-        cells = [f"<tr><th>{row}</th>"]
+            parts[-1] += f'<tbody style="border:{_THICK}">'
+        parts[-1] += f"<tr><th>{row}</th>"
         for lot in lots:
             tile = tiles[TILE_OF[lot]]
-            frame = f' style="border:4px solid {LAST}"' if lot == built_lot else ""
-            body = f"★{tile.number}" if icon[lot] else ""
-            if board[lot]:
-                body += _PIECE_HTML[board[lot]] + _CAP_HTML[cap[lot]]
-            cells.append(f"<td bgcolor={TILE_BG[tile.colour]}{frame}>{body}</td>")
-        cells.append(f"<th>{row}</th></tr>")
-        out.append("".join(cells))
+            number = f"★{tile.number}" if icon[lot] else ""
+            framed[lot] = f"{parts[-1]}<td bgcolor={TILE_BG[tile.colour]}{_FRAME}>{number}"
+            parts[-1] += f"<td bgcolor={TILE_BG[tile.colour]}>{number}"
+            parts += ["", "</td>"]
+        parts[-1] += f"<th>{row}</th></tr>"
         if row % 2 == 1:
-            out.append("</tbody>")
-    out.append(f"<tfoot>{_HEAD}</tfoot></table>")
-    return "".join(out)
+            parts[-1] += "</tbody>"
+    parts[-1] += f"<tfoot>{_HEAD}</tfoot></table>"
+    return parts, framed
+
+
+def board_html(state: AlienCityState) -> str:
+    """The board as a table; the lot of the last build framed. What stands on the lots is put into
+    the game's table (``_board_parts``), which a move's mail does not draw again."""
+    board, cap = state.cells()
+    template, framed = state.setup_drawing(("html board",), lambda: _board_parts(state))
+    parts = template[:]
+    parts[1::2] = [_STANDS[board[lot]][cap[lot]] for lot in _TABLE_ORDER]
+    built, _claim = state.last_move_lots()
+    if built is not None:
+        lot = LOT_INDEX[built]
+        parts[2 * _TABLE_PLACE[lot]] = framed[lot]
+    return "".join(parts)
 
 
 __all__ = ["board_html", "html_legend"]

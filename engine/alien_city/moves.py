@@ -6,7 +6,7 @@ which keeps random self-play and the legal-move listing cheap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from engine.alien_city.board import LOT_INDEX, LOT_NAMES, N_LOTS, PIECE_INDEX, PIECES
 
@@ -36,7 +36,7 @@ class Move:
         return self if self.claim is None else BUILD_MOVES[self.piece][self.lot_index]
 
     def with_claim(self, lot: str | None) -> Move:
-        return replace(self, claim=lot)
+        return Move(self.kind, self.colour, self.lot, lot)
 
     def __str__(self) -> str:
         return format_move(self)
@@ -52,3 +52,5 @@ def format_move(move: Move) -> str:
 
 BUILD_MOVES: tuple[tuple[Move, ...], ...] = tuple(
     tuple(Move(kind, colour, LOT_NAMES[lot]) for lot in range(N_LOTS)) for kind, colour in PIECES)
+# Their canonical texts (``format_move``), by piece and lot: what the one-tap links of a listing carry.
+BUILD_TEXTS: tuple[tuple[str, ...], ...] = tuple(tuple(format_move(m) for m in row) for row in BUILD_MOVES)

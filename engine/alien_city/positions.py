@@ -140,7 +140,7 @@ def position(structures: str | Mapping[str, str] = "", *, tiles: str | None = No
         board = [0] * N_LOTS
         for lot, (piece, _) in pieces.items():
             board[lot] = piece + 1
-        streets = analyse(board, state.layout.is_icon)
+        streets = analyse(board, state.layout.icon_bits)
         if not streets.connected or streets.n_empty == 0:
             raise SetupError("the empty lots do not form one street network")
         for lot in pieces:

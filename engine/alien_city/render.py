@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import html
 import textwrap
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from engine.alien_city.board import (
     COLOURS,
     COLUMNS,
     LOT_INDEX,
+    LOT_NAMES,
+    N_LOTS,
     N_ROWS,
     PIECES,
     SEATS,
     lot_index,
 )
 from engine.alien_city.html_board import board_html, html_legend
-from engine.alien_city.moves import format_move
+from engine.alien_city.moves import BUILD_MOVES, BUILD_TEXTS
 from engine.alien_city.notation import local_move, local_piece, seat_name, words
 from engine.alien_city.svg import svg_board, svg_defs, svg_legend
 from engine.base import Renderer
@@ -46,24 +49,14 @@ def _title(state: AlienCityState) -> str:
 
 
 # A lot's six columns are its tile's colour letter, the icon mark, a space, then what stands there
-# (``_BODY`` by board cell: "." for an empty street, else kind, colour and the cap by cap cell).
+# (``_BODY[cell][cap cell]``: "." for an empty street, else kind, colour and the cap).
 _TILE_LETTER = tuple(_LETTER[c].lower() for c in COLOURS)
-_BODY = (".  ", *(("T" if kind == "tower" else "D") + _LETTER[colour] for kind, colour in PIECES))
 _CAP_CELL = (_CAP[None], *(_CAP[seat] for seat in SEATS))
+_BODY = ((".  ",) * 3, *(tuple(("T" if kind == "tower" else "D") + _LETTER[colour] + cap for cap in _CAP_CELL)
+                         for kind, colour in PIECES))
 # Lots of a board row from west to east, in pairs: (west, east) for each of the four tiles.
 _ROW_PAIRS = {row: tuple((lot_index(2 * tx, row), lot_index(2 * tx + 1, row)) for tx in range(4))
               for row in range(1, N_ROWS + 1)}
-
-
-def _cells(state: AlienCityState) -> list[str]:
-    """Every lot drawn in its six columns, by lot index; read straight off the board's cells, since
-    the board is drawn for every mail."""
-    board, cap = state.cells()
-    layout = state.layout
-    colour, icon = layout.lot_colour, layout.is_icon
-    return [f"{_TILE_LETTER[colour[lot]]}{'*' if icon[lot] else ' '} "
-            + (_BODY[board[lot]] + _CAP_CELL[cap[lot]] if board[lot] else ".  ")
-            for lot in range(len(board))]
 
 
 def _border(state: AlienCityState, ty: int | None, w: dict[str, str]) -> str:
@@ -90,28 +83,54 @@ def _column_header() -> str:
 _COLUMN_HEADER = _column_header()
 
 
-def board_lines(state: AlienCityState) -> list[str]:
-    """The board, a lot in 6 columns; the lot of the last build in brackets."""
-    cells = _cells(state)
-    built, _claim = state.last_move_lots()
-    built_lot = LOT_INDEX.get(built, -1) if built is not None else -1
-    w = words()
+def _board_lines(cells: list[str], border: Callable[[int | None], str]) -> list[str]:
+    """The board's lines, from each lot's six columns (by lot index) and the tile boundaries."""
     lines = [_COLUMN_HEADER]
     for row in range(N_ROWS, 0, -1):
         if row % 2 == 0:
-            lines.append(_border(state, (row - 1) // 2, w))
-        text = f"{row:>2} |"
-        for west, east in _ROW_PAIRS[row]:
-            a, b = cells[west], cells[east]
-            if west == built_lot:
-                text += f"[{a}]{b} |"
-            elif east == built_lot:
-                text += f" {a}[{b}]|"
-            else:
-                text += f" {a} {b} |"
-        lines.append(f"{text} {row}")
-    lines.append(_border(state, None, w))
+            lines.append(border((row - 1) // 2))
+        pairs = "".join(f" {cells[west]} {cells[east]} |" for west, east in _ROW_PAIRS[row])
+        lines.append(f"{row:>2} |{pairs} {row}")
+    lines.append(border(None))
     lines.append(_COLUMN_HEADER)
+    return lines
+
+
+def _lot_places() -> dict[int, tuple[int, int]]:
+    """Where each lot's six columns stand on the board, as (line, column): the lot of the last build
+    is framed by the column before them and the one after."""
+    lines = _board_lines([f"<{lot:04d}>" for lot in range(N_LOTS)], lambda ty: "")
+    return {lot: (number, line.index(f"<{lot:04d}>")) for number, line in enumerate(lines)
+            for lot in range(N_LOTS) if f"<{lot:04d}>" in line}
+
+
+_LOT_PLACE = _lot_places()
+
+
+def _board_template(state: AlienCityState) -> str:
+    """The board with a ``str.format`` field for what stands on each lot (``{lot index}``): the
+    tiles, their letters and labels and the icon marks change with no move, so they are written
+    once per game (and language)."""
+    layout = state.layout
+    w = words()
+    cells = [f"{_TILE_LETTER[layout.lot_colour[lot]]}{'*' if layout.is_icon[lot] else ' '} {{{lot}}}"
+             for lot in range(N_LOTS)]
+    lines = _board_lines(cells, lambda ty: _border(state, ty, w).replace("{", "{{").replace("}", "}}"))
+    return "\n".join(lines)
+
+
+def board_lines(state: AlienCityState) -> list[str]:
+    """The board, a lot in 6 columns; the lot of the last build in brackets. What stands on the
+    lots is put into the game's board template (``_board_template``): a move's mail draws only
+    that, not the 80 lots and the tile boundaries."""
+    board, cap = state.cells()
+    template = state.setup_drawing(("text board",), lambda: _board_template(state))
+    lines = template.format(*[_BODY[b][c] for b, c in zip(board, cap, strict=True)]).split("\n")
+    built, _claim = state.last_move_lots()
+    if built is not None:
+        line, column = _LOT_PLACE[LOT_INDEX[built]]
+        text = lines[line]
+        lines[line] = f"{text[:column - 1]}[{text[column:column + 6]}]{text[column + 7:]}"
     return lines
 
 
@@ -179,34 +198,30 @@ def _status_lines(state: AlienCityState, viewer: str | None, ended: bool) -> lis
     return lines
 
 
-_OTHER_SPACE = ("\t", "\n", "\r", "\x0b", "\x0c")
-
-
-def wrap_words(text: str, width: int, indent: str) -> list[str]:
-    """``textwrap.wrap(text, width, subsequent_indent=indent)``, the same lines, without its
-    regular expressions for the common case of a legal listing: words joined by single spaces, no
-    hyphen (where textwrap may break a word) and no word too long for a line. Anything else goes
-    to textwrap."""
-    words = text.split(" ")
-    if ("-" in text or "" in words or any(c in text for c in _OTHER_SPACE)
-            or max(map(len, words)) > width - len(indent)):
-        return textwrap.wrap(text, width, subsequent_indent=indent)
+def wrap_words(text: str, width: int, indent: str, break_on_hyphens: bool = True) -> list[str]:
+    """``textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=...)``, the same
+    lines, without its regular expressions, for the common case of a legal listing: words joined
+    by single spaces, no word too long for a line, and no hyphen where textwrap may break a word
+    at one. Each line is one ``rfind`` for its last space, not a step per word (the listing of an
+    early position has some 400 words). Anything else goes to textwrap."""
+    if (not text or ("-" in text and break_on_hyphens) or "  " in text or text[0] == " " or text[-1] == " "
+            or not text.isprintable()):  # tabs, line ends: textwrap makes them spaces
+        return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=break_on_hyphens)
     lines: list[str] = []
-    line = words[0]
-    for word in words[1:]:
-        if len(line) + 1 + len(word) <= width:
-            line += " " + word
-        else:
-            lines.append(line)
-            line = indent + word
-    lines.append(line)
+    start, room = 0, width  # the first line has no indent
+    while len(text) - start > room:
+        end = text.rfind(" ", start, start + room + 1)
+        if end <= start:  # a word longer than the line: textwrap breaks it
+            return textwrap.wrap(text, width, subsequent_indent=indent, break_on_hyphens=break_on_hyphens)
+        lines.append(indent + text[start:end] if lines else text[start:end])
+        start, room = end + 1, width - len(indent)
+    lines.append(indent + text[start:] if lines else text[start:])
     return lines
 
 
 def _wrap(line: str) -> str:
-    if len(line) <= WIDTH:
-        return line
-    return "\n".join(textwrap.wrap(line, WIDTH, subsequent_indent="  ", break_on_hyphens=False))
+    """A line of more than ``WIDTH`` columns, wrapped."""
+    return "\n".join(wrap_words(line, WIDTH, "  ", break_on_hyphens=False))
 
 
 # One piece's legal builds: kind, colour, the lots (a star marks a build that ends the game) and the
@@ -215,22 +230,18 @@ BuildGroup = tuple[str, str, tuple[str, ...], tuple[str, ...]]
 
 
 def _build_groups(state: AlienCityState) -> tuple[BuildGroup, ...]:
-    ending = set(state.ending_moves())
-    groups: dict[tuple[str, str], tuple[list[str], list[str]]] = {}
-    key: tuple[str, str] | None = None
-    lots: list[str] = []
-    texts: list[str] = []
-    prefix = ""
-    for move in state.legal_moves():  # a piece's builds come one after another: look up on a change
-        if key is None or move.kind != key[0] or move.colour != key[1]:
-            key = (move.kind, move.colour)
-            lots, texts = groups.setdefault(key, ([], []))
-            prefix = f"{move.kind} {move.colour} "
-        lot = move.lot
-        lots.append(lot + "*" if ending and move in ending else lot)
-        texts.append(prefix + lot if move.claim is None else format_move(move))
-    return tuple((kind, colour, tuple(groups[(kind, colour)][0]), tuple(groups[(kind, colour)][1]))
-                 for kind, colour in PIECES if (kind, colour) in groups)
+    ending = state.ending_set()
+    groups = []
+    for piece, legal in state.legal_lots():
+        kind, colour = PIECES[piece]
+        if ending:
+            builds = BUILD_MOVES[piece]
+            lots = [LOT_NAMES[i] + "*" if builds[i] in ending else LOT_NAMES[i] for i in legal]
+        else:
+            lots = [LOT_NAMES[i] for i in legal]
+        texts = BUILD_TEXTS[piece]
+        groups.append((kind, colour, tuple(lots), tuple([texts[i] for i in legal])))
+    return tuple(groups)
 
 
 class AlienCityRenderer(Renderer["AlienCityState"]):
@@ -285,7 +296,7 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
             lines += dice_lines(state)
         lines.append("")
         lines += self._status(state, viewer, ended)
-        return "\n".join(_wrap(line) for line in lines)
+        return "\n".join([line if len(line) <= WIDTH else _wrap(line) for line in lines])
 
     def _html(self, state: AlienCityState, viewer: str | None, ended: bool) -> str:
         esc = html.escape
@@ -306,12 +317,12 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
             return _("The game is over: neither seat has a legal build. See the score.")
         seat = state.to_move
         assert seat is not None
-        moves = state.legal_moves()
-        ending = set(state.ending_moves())
+        ending = state.ending_set()
+        builds = self._build_groups(state)
         who = seat_name(seat)
         lines = [_("Legal builds for {seat}{you}, move {number}:").format(
             seat=who, you=_(" (you)") if viewer == seat else "", number=state.ply + 1)]
-        for kind, colour, lots, _texts in self._build_groups(state):
+        for kind, colour, lots, _texts in builds:
             label = local_piece(kind, colour)
             if kind == "dome" and state.dome_fallback(colour):
                 label += _(" (no {colour}-tile lot is free: anywhere)").format(colour=words()[colour])
@@ -324,25 +335,26 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
         # without caps, or when every build ends the game.
         if caps == 0:
             lines.append(_("{seat} has no caps left: no claim is possible this turn.").format(seat=who))
-        elif len(ending) == len(moves):
+        elif len(ending) == sum(len(lots) for _kind, _colour, lots, _texts in builds):
             lines.append(_("Every build ends the game: no claim is possible this turn."))
         elif not state.can_claim():
             lines.append(_("No tower can be claimed: no claim is possible this turn."))
         else:
             targets = state.claimable_towers()
-            tower_builds = any(m.kind == "tower" and m not in ending for m in moves)
+            tower_builds = state.open_build(towers_only=True) is not None
             if targets:
-                lines += textwrap.wrap(_("Towers that may be claimed: {lots}").format(lots=" ".join(targets))
-                                       + (_(" (or the tower you build)") if tower_builds else ""),
-                                       WIDTH, subsequent_indent="    ")
+                lines += wrap_words(_("Towers that may be claimed: {lots}").format(lots=" ".join(targets))
+                                    + (_(" (or the tower you build)") if tower_builds else ""),
+                                    WIDTH, "    ")
             else:
                 lines.append(_("The tower you build may be claimed."))
-            example = next(m for m in moves if m not in ending and (targets or m.kind == "tower"))
+            example = state.open_build(towers_only=not targets)
+            assert example is not None  # state.can_claim() said so
             target = targets[0] if targets else example.lot
             lines.append(ngettext('A claim is possible this turn ({seat} has {n} cap left), e.g. "{move}".',
                                   'A claim is possible this turn ({seat} has {n} caps left), e.g. "{move}".',
                                   caps).format(seat=who, n=caps, move=local_move(example.with_claim(target))))
-        return "\n".join(_wrap(line) for line in lines)
+        return "\n".join([line if len(line) <= WIDTH else _wrap(line) for line in lines])
 
     def _legal_groups(self, state: AlienCityState) -> list[tuple[str, list[tuple[str, str]]]]:
         if state.is_over:

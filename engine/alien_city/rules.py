@@ -79,12 +79,10 @@ def icon_deferred(lot: int, layout: Layout, street_ok: Callable[[int], bool]) ->
 
 
 def allowance(board: Sequence[int], tile_count: Sequence[int], layout: Layout) -> Allowance:
-    streets = analyse(board, layout.is_icon)
+    streets = analyse(board, layout.icon_bits)
     buildable = streets.buildable
     crowded = crowded_lots(tile_count)
-    buildable_bits = 0
-    for i in buildable:
-        buildable_bits |= BIT[i]
+    buildable_bits = streets.buildable_bits
     piece_lots: list[tuple[int, ...]] = [()] * N_PIECES
     for p in TOWER_PIECES:
         piece_lots[p] = tuple(lots_of(buildable_bits & colour_lots(p, layout, crowded, False)))

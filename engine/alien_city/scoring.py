@@ -21,12 +21,12 @@ from engine.alien_city.board import (
 )
 from engine.alien_city.notation import local_piece, seat_name, words
 from engine.alien_city.streets import ALL_LOTS, BIT, NEIGHBOUR_BITS, empty_bits, grow, lots_of
-from engine.base import Score
 from engine.i18n import N_, _
 from engine.scoretable import Row, keep, prose, score_table
 
 BONUS_REACH = 4
 GREEN_TOWER = PIECE_INDEX[("tower", "green")]
+_CELL_COLOUR: tuple[str | None, ...] = (None, *(colour for _kind, colour in PIECES))
 
 
 def street_distances(board: Sequence[int], sources: Iterable[int] | None = None
@@ -34,30 +34,45 @@ def street_distances(board: Sequence[int], sources: Iterable[int] | None = None
     """``d[s][t]``: street distance between the structures on lots s and t (absent = unreachable),
     for every structure s of ``sources`` (default: all).
 
-    One breadth-first search per source through the empty lots, a layer at a time on bitboards:
-    layer d holds the empty lots d steps from the source (layer 1: its street sides), and a
-    structure is at distance d when it first touches layer d.
-    """
+    One breadth-first search per source through the empty lots (see ``distances_from``)."""
     empty = empty_bits(board)
     built = ALL_LOTS & ~empty
-    result: dict[int, dict[int, int]] = {}
-    for s in (lots_of(built) if sources is None else sources):
-        row: dict[int, int] = {}
-        seen = BIT[s]
-        reached = frontier = empty & NEIGHBOUR_BITS[s]
-        d = 1
-        while frontier:
-            around = grow(frontier)
-            touched = around & built & ~seen
-            if touched:
-                seen |= touched
-                for t in lots_of(touched):
-                    row[t] = d
-            frontier = around & empty & ~reached
-            reached |= frontier
-            d += 1
-        result[s] = row
-    return result
+    return {s: distances_from(s, empty, built) for s in (lots_of(built) if sources is None else sources)}
+
+
+def distances_from(source: int, empty: int, built: int, reach: int | None = None,
+                   wanted: Iterable[int] = ()) -> dict[int, int]:
+    """Street distances from the structure on ``source`` to the others (``empty``: the empty
+    lots, ``built``: the others, as bitboards), a layer at a time on bitboards: layer d holds the
+    empty lots d steps from the source (layer 1: its street sides), and a structure is at
+    distance d when it first touches layer d.
+
+    With a ``reach``, the search stops after the layer where every structure within ``reach`` is
+    found and so is some lot of each bitboard of ``wanted`` that can be found (the nearest tower
+    of a colour, with all those tied with it): what scoring asks, and a fraction of the search
+    on a crowded board."""
+    row: dict[int, int] = {}
+    seen = BIT[source]
+    reached = frontier = empty & NEIGHBOUR_BITS[source]
+    missing = [w for w in wanted if w]
+    d = 1
+    while frontier:
+        around = grow(frontier)
+        touched = around & built & ~seen
+        if touched:
+            seen |= touched
+            if missing:
+                missing = [w for w in missing if not w & touched]
+            while touched:
+                low = touched & -touched
+                row[low.bit_length() - 1] = d
+                touched ^= low
+        if reach is not None and d >= reach and not missing:
+            break
+        frontier = around & empty & ~reached
+        reached |= frontier
+        d += 1
+    return row
 
 
 def _describe(board: Sequence[int], lot: int) -> str:
@@ -65,18 +80,14 @@ def _describe(board: Sequence[int], lot: int) -> str:
     return f"{colour} {kind} {LOT_NAMES[lot]}"
 
 
-def score_position(board: Sequence[int], cap: Sequence[int], layout: Layout,
-                   options: Mapping[str, Any], final: bool = False) -> Score:
-    """Score as if the game ended now. ``cap[lot]`` is 0, or 1 + the index of the claiming seat."""
-    details = score_details(board, cap, layout, options)
-    return Score(totals=dict(details["totals"]), text=score_text(details, options, final),
-                 details=details)
-
-
 def score_details(board: Sequence[int], cap: Sequence[int], layout: Layout,
-                  options: Mapping[str, Any]) -> dict[str, Any]:
-    """The scoring rules: totals and their breakdown (the ``details`` of a Score), without the
-    text, which searches that score thousands of positions never read."""
+                  options: Mapping[str, Any], *, full_search: bool = False) -> dict[str, Any]:
+    """The scoring rules: totals and their breakdown (the ``details`` of a Score), as if the game
+    ended now, without the text, which searches that score thousands of positions never read (and
+    a move's mail neither: see ``score_text``). ``cap[lot]`` is 0, or 1 + the claiming seat's index.
+
+    Each tower's street search stops once it found what the rules ask of it (``distances_from``);
+    ``full_search`` searches to the end instead, the plain way, which a test holds equal."""
     edition = options["edition"]
     reach_of = {seat: options["handicap"][seat]["reach"] for seat in SEATS}
     totals = dict.fromkeys(SEATS, 0)
@@ -85,34 +96,48 @@ def score_details(board: Sequence[int], cap: Sequence[int], layout: Layout,
     def owner(lot: int) -> str | None:
         return SEATS[cap[lot] - 1] if cap[lot] else None
 
-    def colour_of(lot: int) -> str:
-        return PIECES[board[lot] - 1][1]
+    colour = _CELL_COLOUR  # colour[board[lot]]: what stands on a lot, in its colour's name
 
     tower_lots = [i for i in range(N_LOTS) if board[i] and IS_TOWER[board[i] - 1]]
     claimed = [i for i in tower_lots if cap[i]]
-    # Distances are needed only from what scores: claimed towers and unclaimed green ones.
-    dist = street_distances(board, [i for i in tower_lots if cap[i] or board[i] - 1 == GREEN_TOWER])
+    # Distances are needed only from what scores: claimed towers (its customers within its owner's
+    # reach, the nearest tower of its colour) and unclaimed green ones (the nearest red and blue).
+    empty = empty_bits(board)
+    built = ALL_LOTS & ~empty
+    by_colour = dict.fromkeys(("red", "blue", "green"), 0)  # the towers of each colour, as bitboards
+    for i in tower_lots:
+        by_colour[colour[board[i]]] |= BIT[i]
+    dist: dict[int, dict[int, int]] = {}
+    for lot in tower_lots:
+        if cap[lot]:
+            reach, wanted = reach_of[SEATS[cap[lot] - 1]], [by_colour[colour[board[lot]]] & ~BIT[lot]]
+        elif board[lot] - 1 == GREEN_TOWER:
+            reach, wanted = 0, [by_colour["red"], by_colour["blue"]]
+        else:
+            continue
+        dist[lot] = (distances_from(lot, empty, built) if full_search
+                     else distances_from(lot, empty, built, reach, wanted))
 
     # --- claimed towers -------------------------------------------------------------------------
     for lot in claimed:
         seat = owner(lot)
         assert seat is not None
-        colour = colour_of(lot)
+        own = colour[board[lot]]
         reach = reach_of[seat]
         near = dist[lot]
         customers = sorted(
-            (t for t, d in near.items() if d <= reach and colour_of(t) != colour),
+            (t for t, d in near.items() if d <= reach and colour[board[t]] != own),
             key=lambda t: (near[t], t))
-        rivals = sorted((t for t in tower_lots if t != lot and colour_of(t) == colour and t in near),
+        rivals = sorted((t for t in tower_lots if t != lot and colour[board[t]] == own and t in near),
                         key=lambda t: (near[t], t))
         competitor = rivals[0] if rivals else None
         competition = near[competitor] if competitor is not None else 0
         points = len(customers) * competition
         totals[seat] += points
         towers.append({
-            "lot": LOT_NAMES[lot], "colour": colour, "owner": seat, "reach": reach,
+            "lot": LOT_NAMES[lot], "colour": own, "owner": seat, "reach": reach,
             "customers": [{"lot": LOT_NAMES[t], "kind": PIECES[board[t] - 1][0],
-                           "colour": colour_of(t), "distance": near[t]} for t in customers],
+                           "colour": colour[board[t]], "distance": near[t]} for t in customers],
             "customer_base": len(customers),
             "competitor": None if competitor is None else {"lot": LOT_NAMES[competitor],
                                                            "distance": competition},
@@ -122,21 +147,21 @@ def score_details(board: Sequence[int], cap: Sequence[int], layout: Layout,
     # --- Control Guild bonus --------------------------------------------------------------------
     bonuses: list[dict[str, Any]] = []
     for green in tower_lots:
-        if colour_of(green) != "green" or cap[green]:
+        if colour[board[green]] != "green" or cap[green]:
             continue
         near = dist[green]
-        for colour in ("red", "blue"):
-            candidates = [t for t in tower_lots if colour_of(t) == colour and t in near]
+        for wanted_colour in ("red", "blue"):
+            candidates = [t for t in tower_lots if colour[board[t]] == wanted_colour and t in near]
             if not candidates:
                 continue
             d = min(near[t] for t in candidates)
             nearest = sorted(t for t in candidates if near[t] == d)
             owners = {owner(t) for t in nearest}
-            entry: dict[str, Any] = {"green": LOT_NAMES[green], "colour": colour, "distance": d,
+            entry: dict[str, Any] = {"green": LOT_NAMES[green], "colour": wanted_colour, "distance": d,
                                      "nearest": [LOT_NAMES[t] for t in nearest], "seat": None,
                                      "points": 0}
             if d > BONUS_REACH:
-                entry["note"] = f"nearest {colour} tower is more than {BONUS_REACH} away"
+                entry["note"] = f"nearest {wanted_colour} tower is more than {BONUS_REACH} away"
             elif len(nearest) > 1 and edition == "1.2":
                 entry["note"] = N_("tie for nearest: edition 1.2 pays no bonus on a tie")
             elif None in owners:

@@ -38,7 +38,7 @@ from engine.alien_city.board import (
     Layout,
     grid_distance,
 )
-from engine.alien_city.moves import BUILD_MOVES, Move, format_move
+from engine.alien_city.moves import BUILD_MOVES, BUILD_TEXTS, Move, format_move
 from engine.alien_city.notation import (
     Partial,
     Unparsed,
@@ -51,8 +51,8 @@ from engine.alien_city.notation import (
     words,
 )
 from engine.alien_city.rules import Allowance, BuildProbe, allowance, can_build
-from engine.alien_city.scoring import score_details, score_position
-from engine.alien_city.streets import NEAR, simple_lots, street_survives
+from engine.alien_city.scoring import score_details, score_text
+from engine.alien_city.streets import NEAR, street_survives
 from engine.base import Game, IllegalMoveError, NotationError, Score, State
 from engine.i18n import _, active_translations, ngettext
 
@@ -80,6 +80,22 @@ _DRAWN_SIZE = 1024
 _DRAWN_LOCK = threading.Lock()
 
 
+class _Scored:
+    """A position's score details and, once asked, their text (in the language of the drawing
+    that holds this)."""
+
+    def __init__(self, details: dict[str, Any], options: Mapping[str, Any], final: bool):
+        self.details = details
+        self._options = options
+        self._final = final
+        self._text: str | None = None
+
+    def text(self) -> str:
+        if self._text is None:
+            self._text = score_text(self.details, self._options, self._final)
+        return self._text
+
+
 def other_seat(seat: str) -> str:
     return SEATS[1] if seat == SEATS[0] else SEATS[0]
 
@@ -87,7 +103,8 @@ def other_seat(seat: str) -> str:
 class AlienCityState(State):
     """A position, pushed forward move by move (see ``engine.base.State``).
 
-    Public additions to the interface: :meth:`ending_moves`, :meth:`is_ending`, :meth:`drawing`,
+    Public additions to the interface: :meth:`ending_moves`, :meth:`ending_set`, :meth:`is_ending`,
+    :meth:`drawing`, :meth:`setup_drawing`, :meth:`legal_lots`, :meth:`open_build`,
     :meth:`claimable_towers`, :meth:`can_claim`, :meth:`caps_left`, :meth:`supply`,
     :meth:`structures`, :meth:`allowed_lots`, :meth:`random_move`, :meth:`snapshot`, and the read-only
     ``options``, ``layout`` and ``dice``.
@@ -112,6 +129,9 @@ class AlienCityState(State):
         self._last: str | None = None
         self._last_move: Move | None = None
         self._history: list[tuple[str, str]] = []
+        self._origin: str | None = None  # what the game was made from, as _share_drawn names it
+        # Drawings of what no move changes (see setup_drawing); copies share them.
+        self._setup_drawn: dict[tuple[Any, ...], Any] = {}
         self._clear_cache()
         if self.options.get("symmetric"):
             self._place_symmetric_towers()
@@ -132,7 +152,6 @@ class AlienCityState(State):
         self._survive: dict[int, bool] = {}
         self._after: dict[int, Allowance] = {}
         self._ending: frozenset[Move] | None = None
-        self._simple: int | None = None  # streets.simple_lots of this position
         # Drawings of this position (renderer output by kind, viewer and translations); shared by
         # copies, since a copy shows the same position until it is pushed (which starts a new dict),
         # and with states replayed to the same position (see _DRAWN).
@@ -221,6 +240,16 @@ class AlienCityState(State):
     def local_move_text(self, move: Move) -> str:
         return local_move(move)
 
+    def legal_lots(self) -> list[tuple[int, tuple[int, ...]]]:
+        """``legal_moves`` by piece, without making the moves: (piece index, its legal lots
+        ascending) for every piece the seat to move holds and can build."""
+        seat = self._to_move
+        if seat is None:
+            return []
+        supply = self._supply[seat]
+        lots = self._allowance().piece_lots
+        return [(p, lots[p]) for p in range(N_PIECES) if supply[p] and lots[p]]
+
     def legal_moves(self) -> list[Move]:
         seat = self._to_move
         if seat is None:
@@ -256,10 +285,14 @@ class AlienCityState(State):
 
     def _record(self, seat: str, piece: int, lot: int, claim: int | None) -> None:
         self._ply += 1
-        canonical = BUILD_MOVES[piece][lot]
-        text = format_move(canonical if claim is None else canonical.with_claim(LOT_NAMES[claim]))
+        move = BUILD_MOVES[piece][lot]
+        if claim is None:
+            text = BUILD_TEXTS[piece][lot]
+        else:
+            move = move.with_claim(LOT_NAMES[claim])
+            text = format_move(move)
         self._last = f"{seat}: {text}"
-        self._last_move = canonical if claim is None else canonical.with_claim(LOT_NAMES[claim])
+        self._last_move = move
         self._history.append((seat, text))
         self._clear_cache()
 
@@ -278,11 +311,12 @@ class AlienCityState(State):
 
     def score(self) -> Score:
         # Once per position (the mails about a move show it before and after); each caller gets
-        # totals of its own, which it may keep in a record.
+        # totals of its own, which it may keep in a record. The text is written only when read
+        # (a move's mail shows the totals alone), once per position and language.
         final = self.is_over
-        score = self.drawing(("score", final), lambda: score_position(
-            self._board, self._cap, self.layout, self.options, final=final))
-        return Score(totals=dict(score.totals), text=score.text, details=score.details)
+        scored = self.drawing(("score", final), lambda: _Scored(score_details(
+            self._board, self._cap, self.layout, self.options), self.options, final))
+        return Score.deferred(dict(scored.details["totals"]), scored.text, scored.details)
 
     def totals(self) -> dict[str, int]:
         """``score().totals`` without the text: what a search asks of every position it scores."""
@@ -294,7 +328,7 @@ class AlienCityState(State):
     # --- public additions -------------------------------------------------------------------------
     def ending_moves(self) -> list[Move]:
         """The legal builds after which neither seat could build: a claim may not go with them."""
-        ending = self._ending_set()
+        ending = self.ending_set()
         return [m for m in self.legal_moves() if m in ending] if ending else []
 
     def drawing(self, key: tuple[Any, ...], draw: Callable[[], Any]) -> Any:
@@ -309,6 +343,16 @@ class AlienCityState(State):
             found = self._drawn[key] = draw()
         return found
 
+    def setup_drawing(self, key: tuple[Any, ...], draw: Callable[[], Any]) -> Any:
+        """What ``draw`` returns for this game's layout and options, drawn once for the state and
+        its copies: the parts of a board that no move changes (tiles, labels, icon marks). Keyed
+        like ``drawing``; ``draw`` must read nothing of the position."""
+        key = (*key, active_translations())
+        found = self._setup_drawn.get(key)
+        if found is None:
+            found = self._setup_drawn[key] = draw()
+        return found
+
     def _share_drawn(self) -> None:
         """Take the drawings of a state replayed earlier to this very position, or offer ours.
 
@@ -318,8 +362,12 @@ class AlienCityState(State):
         self._drawn_shared = True
         if self._hand_built:
             return
-        name = (self.layout.tiles, self.first, json.dumps(self.options, sort_keys=True, default=repr),
-                json.dumps(self.dice, sort_keys=True), tuple(self._history))
+        origin = self._origin
+        if origin is None:  # once per game's state (copies share it): a string hashes once
+            origin = self._origin = json.dumps(
+                [[tile.to_json() for tile in self.layout.tiles], self.first, self.options, self.dice],
+                sort_keys=True, default=repr)
+        name = (origin, tuple(self._history))
         with _DRAWN_LOCK:
             known = _DRAWN.get(name)
             if known is None:
@@ -362,8 +410,20 @@ class AlienCityState(State):
         if move is not None:
             return (not self._ends(seat, move.piece, move.lot_index)
                     and (has_target or move.kind == "tower"))
-        ending = self._ending_set()
-        return any(m not in ending and (has_target or m.kind == "tower") for m in self.legal_moves())
+        return self.open_build(towers_only=not has_target) is not None
+
+    def open_build(self, towers_only: bool = False) -> Move | None:
+        """The first legal build (in ``legal_moves`` order) that does not end the game, a tower if
+        ``towers_only``: one a claim may go with. None if there is none."""
+        ending = self.ending_set()
+        for piece, lots in self.legal_lots():
+            if towers_only and not IS_TOWER[piece]:
+                continue
+            builds = BUILD_MOVES[piece]
+            for lot in lots:
+                if builds[lot] not in ending:
+                    return builds[lot]
+        return None
 
     def last_move_lots(self) -> tuple[str | None, str | None]:
         """(lot built on, lot claimed) by the last move, for the boards to mark; Nones before the
@@ -537,15 +597,12 @@ class AlienCityState(State):
         known = self._survive.get(lot)
         if known is None:
             streets = self._allowance().streets
-            if self._simple is None:
-                self._simple = simple_lots(streets)
             if lot in self._after:
                 known = bool(self._after[lot].streets.street_ok)
-            elif streets.n_empty >= 3 and self._simple & ~NEAR[lot]:
+            elif streets.n_empty >= 3 and streets.simple & ~NEAR[lot]:
                 known = True  # what street_survives finds in its step 2, without the search
             else:
-                known = street_survives(self._allowance().streets, self._board, lot,
-                                        self.layout.is_icon)
+                known = street_survives(streets, self._board, lot, self.layout.icon_bits)
             self._survive[lot] = known
         return known
 
@@ -568,7 +625,8 @@ class AlienCityState(State):
         mine[piece] -= 1
         return not (can_build(after, mine) or can_build(after, self._supply[other]))
 
-    def _ending_set(self) -> frozenset[Move]:
+    def ending_set(self) -> frozenset[Move]:
+        """``ending_moves`` as a set, to ask about one build after another."""
         if self._ending is None:
             self._ending = frozenset(self._ending_builds())
         return self._ending
@@ -604,9 +662,7 @@ class AlienCityState(State):
         """The buildable lots after a build on which no lot would be street-legal, as a bitboard;
         ``_survives`` is asked only about lots near every lot that surely stays legal."""
         streets = self._allowance().streets
-        if self._simple is None:
-            self._simple = simple_lots(streets)
-        simple = self._simple if streets.n_empty >= 3 else 0
+        simple = streets.simple if streets.n_empty >= 3 else 0
         bits = 0
         for lot in streets.buildable:
             if not simple & ~NEAR[lot] and not self._survives(lot):

@@ -15,6 +15,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from pbem.headerblock import plain_header_fields
 from pbem.store.base import UNRATED_ENDINGS
 from pbem.tokens import looks_like_token, split_reply_tag, token_hash
 
@@ -105,8 +106,6 @@ _HEAD_BYTES = 64_000
 
 
 _ADDRESS_HEADERS = frozenset(("to", "cc", "delivered-to", "x-original-to"))
-
-
 def intake_keys(raw: bytes) -> tuple[str | None, str | None, str | None]:
     """(Message-ID, From address in lower case, route) from the header block alone.
 
@@ -124,14 +123,21 @@ def intake_keys(raw: bytes) -> tuple[str | None, str | None, str | None]:
     sender: str | None = None
     route: str | None = None
     try:
-        msg = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
-        value = msg.get("Message-ID")
+        fields = plain_header_fields(head)
+        if fields is None:
+            msg = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(head)
+            value = msg.get("Message-ID")
+            from_value = msg.get("From")
+            items = msg.raw_items()
+        else:
+            value = next((v for name, v in fields if name.lower() == "message-id"), None)
+            from_value = next((v for name, v in fields if name.lower() == "from"), None)
+            items = iter(fields)
         text = None if value is None else str(value)
-        from_value = msg.get("From")
         if from_value is not None:
             address = email.utils.parseaddr(str(from_value)[:2000])[1].strip().lower()
             sender = address if "@" in address and address.isprintable() else None
-        values = [str(v)[:2000] for name, v in msg.raw_items() if name.lower() in _ADDRESS_HEADERS]
+        values = [str(v)[:2000] for name, v in items if name.lower() in _ADDRESS_HEADERS]
         for _name, address in email.utils.getaddresses(values):
             local = address.rpartition("@")[0]
             token = split_reply_tag(local.partition("+")[2])[0] if "+" in local else ""

@@ -133,3 +133,16 @@ def test_wrap_words_is_textwrap(words, width, indent):
     """The legal listing's fast wrapper gives exactly textwrap's lines, for any input."""
     text = " ".join(words)
     assert wrap_words(text, width, indent) == textwrap.wrap(text, width, subsequent_indent=indent)
+    assert wrap_words(text, width, indent, break_on_hyphens=False) == textwrap.wrap(
+        text, width, subsequent_indent=indent, break_on_hyphens=False)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(alphabet="AB12-*:(", min_size=1, max_size=9), min_size=1, max_size=80),
+       st.integers(min_value=1, max_value=80), st.sampled_from(["", "  ", "    "]),
+       st.booleans())
+def test_wrap_words_is_textwrap_for_listings(words, width, indent, break_on_hyphens):
+    """Words joined by single spaces, as listings are: mostly the fast way, lines at every width."""
+    text = " ".join(words)
+    assert wrap_words(text, width, indent, break_on_hyphens) == textwrap.wrap(
+        text, width, subsequent_indent=indent, break_on_hyphens=break_on_hyphens)

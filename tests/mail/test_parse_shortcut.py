@@ -8,7 +8,7 @@ each part's MIME answers and the reading must be those of the slow paths."""
 from __future__ import annotations
 
 from email.header import decode_header, make_header
-from email.message import Message
+from email.message import EmailMessage, Message
 from email.parser import BytesParser
 
 import pytest
@@ -21,9 +21,12 @@ from pbem.reading.incoming import parse_message, read_mail
 from tests.mail.test_reading_corpus import replies_dir
 from tests.mail.test_reading_fuzz import FUZZ, SEED, body_line, header
 
+#: The reader's policy with the stdlib's own message class: no answers kept (``_ReadMessage``).
+STDLIB_MESSAGES = incoming._POLICY.clone(message_factory=EmailMessage)
+
 
 def whole(raw: bytes) -> Message:
-    return BytesParser(policy=incoming._POLICY).parsebytes(raw)
+    return BytesParser(policy=STDLIB_MESSAGES).parsebytes(raw)
 
 
 def shape(msg: Message) -> list[object]:
@@ -38,9 +41,10 @@ def shape(msg: Message) -> list[object]:
 
 
 def mime_answers(msg: Message) -> list[object]:
-    """What the reader asks each part about its MIME headers."""
+    """What the reader asks each part about its MIME headers, twice (the second answer may be a kept
+    one)."""
     out: list[object] = []
-    for part in msg.walk():
+    for part in [*msg.walk(), *msg.walk()]:
         answers: list[object] = []
         for ask in (part.get_content_type, part.get_content_maintype, part.get_params,
                     part.get_boundary, part.get_content_charset, part.get_filename,
@@ -80,6 +84,18 @@ def test_a_one_part_reply_takes_the_shortcut_and_reads_the_same(monkeypatch: pyt
     assert not msg.is_multipart() and msg.get_payload().startswith("tower red C4\r\n")
     same(raw, monkeypatch)
     assert read_mail(raw, own_addresses=["pbem@example.org"]).command_lines == ["tower red C4"]
+
+
+def test_answers_kept_by_a_parsed_mail_follow_its_changes() -> None:
+    msg = parse_message(b"From: a@b\r\nContent-Type: text/plain; charset=utf-8; format=flowed\r\n\r\nx\r\n")
+    assert (msg.get_content_type(), msg.get_param("format"), msg.get_content_charset()) == (
+        "text/plain", "flowed", "utf-8")
+    msg.set_param("format", "fixed")
+    msg.replace_header("Content-Type", msg["Content-Type"].replace("text/plain", "text/html"))
+    assert (msg.get_content_type(), msg.get_param("format")) == ("text/html", "fixed")
+    del msg["Content-Type"]
+    msg.set_default_type("message/rfc822")
+    assert (msg.get_content_type(), msg.get_param("format", "none")) == ("message/rfc822", "none")
 
 
 def test_containers_and_odd_header_blocks_get_the_whole_parse(monkeypatch: pytest.MonkeyPatch) -> None:

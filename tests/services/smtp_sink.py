@@ -137,6 +137,9 @@ class SmtpSink:
     """
 
     host: str = LOOPBACK
+    #: The aiosmtpd controller class that serves the sink (a benchmark's sink may run a leaner
+    #: SMTP session than aiosmtpd's own).
+    controller_class: type[Controller] = Controller
 
     def __init__(self, port: int | None = None, reject_all: bool = False, *,
                  tls: Certificates | None = None, users: dict[str, str] | None = None,
@@ -176,7 +179,7 @@ class SmtpSink:
                                authenticator=self._authenticate,
                                auth_exclude_mechanism=[m for m in ("PLAIN", "LOGIN")
                                                        if m not in self.auth_mechanisms])
-            controller = Controller(
+            controller = self.controller_class(
                 _Handler(self),
                 hostname=self.host,
                 port=port,
