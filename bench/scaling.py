@@ -256,7 +256,17 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
     for w in workers:
         w.stop()
     sink.stop()
-    return {"setup": label, "workers": count, "moves": len(prepared),
+    processed, relayed = _log_times(workers)
+    ends = [end for _, end in processed.values() if end >= t0]
+    return {"setup": label,
+            # Medians of where a move's time went, and when the last processing and relaying ended
+            "stages_ms": stages(workers, [before for before, _ in submitted], keys, arrivals, base),
+            "last_processed_s": round(max(ends) - t0, 3) if ends else None,
+            # From MAIL FROM to the 250 after DATA: how long the listener kept each sender waiting
+            "submit_ms": {q: round(percentile([b - a for a, b in submitted], q) * 1000, 2)
+                          for q in (50, 90, 99)},
+            "last_relayed_s": round(max(relayed.values()) - t0, 3) if relayed else None,
+            "workers": count, "moves": len(prepared),
             "seconds": round(elapsed, 3), "moves_per_second": round(len(prepared) / elapsed, 1),
             "cpu_seconds": cpu, "cpu_ms_per_move": round(sum(cpu.values()) * 1000 / len(prepared), 1),
             "processing_ms": {"p50": percentile(per_move, 50), "p99": percentile(per_move, 99)},
