@@ -47,6 +47,7 @@ import ssl
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from pbem.clock import Clock, StepWatch, SystemClock, wait_either
@@ -55,6 +56,7 @@ from pbem.faults import Faults, is_fault, retry_once
 from pbem.outbox.maildir import Maildir
 from pbem.outbox.refusal import refusal_report
 from pbem.outbox.wake import notify
+from pbem.plainaddress import plain_pair, quoteaddr
 from pbem.store.base import Outbound, OutboxBatch, Store
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,29 @@ log = logging.getLogger(__name__)
 #: How many sent rows a sender remembers (their ids), so as not to send one again whose mark was
 #: lost with the database.
 RECENTLY_SENT = 10_000
+
+
+class _PlainQuoting(smtplib.SMTP):
+    """smtplib's MAIL FROM and RCPT TO with a plain address quoted by ``pbem.plainaddress``
+    (smtplib's ``quoteaddr`` runs the stdlib's address parser twice a reply): with no ESMTP
+    options the stdlib sends exactly ``FROM:<quoted>`` / ``TO:<quoted>`` and reads the reply;
+    anything else takes the stdlib's own path."""
+
+    def mail(self, sender: str, options: Sequence[str] = ()) -> tuple[int, bytes]:
+        if options or plain_pair(sender) is None:
+            return super().mail(sender, options)
+        self.putcmd("mail", f"FROM:{quoteaddr(sender)}")
+        return self.getreply()
+
+    def rcpt(self, recip: str, options: Sequence[str] = ()) -> tuple[int, bytes]:
+        if options or plain_pair(recip) is None:
+            return super().rcpt(recip, options)
+        self.putcmd("rcpt", f"TO:{quoteaddr(recip)}")
+        return self.getreply()
+
+
+class _PlainQuotingSSL(_PlainQuoting, smtplib.SMTP_SSL):
+    """``_PlainQuoting`` over implicit TLS."""
 
 
 class OutboxSender:
@@ -393,10 +418,10 @@ class OutboxSender:
         local_name = self.config.address.rpartition("@")[2] or socket.gethostname()
         smtp: smtplib.SMTP
         if relay.security == "ssl":
-            smtp = smtplib.SMTP_SSL(relay.host, relay.effective_port, local_hostname=local_name,
-                                    timeout=relay.timeout_seconds, context=self._context())
+            smtp = _PlainQuotingSSL(relay.host, relay.effective_port, local_hostname=local_name,
+                                   timeout=relay.timeout_seconds, context=self._context())
         else:
-            smtp = smtplib.SMTP(relay.host, relay.effective_port, local_hostname=local_name,
+            smtp = _PlainQuoting(relay.host, relay.effective_port, local_hostname=local_name,
                                 timeout=relay.timeout_seconds)
         try:
             smtp.ehlo()

@@ -12,7 +12,8 @@ are best generated in lower case or compared case-insensitively.
 from __future__ import annotations
 
 import re
-from email.utils import parseaddr
+
+from pbem.plainaddress import parseaddr
 
 __all__ = ["normalize", "plus_address", "same_mailbox", "split_plus"]
 

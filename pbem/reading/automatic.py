@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from email.message import Message
-from email.utils import getaddresses, parseaddr
 
+from pbem.plainaddress import getaddresses, parseaddr
 from pbem.reading.addresses import normalize, same_mailbox
 from pbem.reading.body import content_param, decode_bytes, part_bytes, walk_parts
 from pbem.reading.headers import LEADING_BRACKET, clean_str, first_raw, header_text, raw_values

@@ -7,7 +7,8 @@ import re
 import weakref
 from email.header import decode_header, make_header
 from email.message import Message
-from email.utils import getaddresses
+
+from pbem.plainaddress import getaddresses
 
 LOGGED_HEADERS = (
     "Message-ID", "Date", "From", "To", "Cc", "Subject", "In-Reply-To", "Return-Path",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
-import email.utils
 import hashlib
 import json
 import re
@@ -16,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pbem.headerblock import plain_header_fields
+from pbem.plainaddress import getaddresses, parseaddr
 from pbem.store.base import UNRATED_ENDINGS
 from pbem.tokens import looks_like_token, split_reply_tag, token_hash
 
@@ -135,10 +135,10 @@ def intake_keys(raw: bytes) -> tuple[str | None, str | None, str | None]:
             items = iter(fields)
         text = None if value is None else str(value)
         if from_value is not None:
-            address = email.utils.parseaddr(str(from_value)[:2000])[1].strip().lower()
+            address = parseaddr(str(from_value)[:2000])[1].strip().lower()
             sender = address if "@" in address and address.isprintable() else None
         values = [str(v)[:2000] for name, v in items if name.lower() in _ADDRESS_HEADERS]
-        for _name, address in email.utils.getaddresses(values):
+        for _name, address in getaddresses(values):
             local = address.rpartition("@")[0]
             token = split_reply_tag(local.partition("+")[2])[0] if "+" in local else ""
             if looks_like_token(token):
