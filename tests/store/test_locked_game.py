@@ -1,8 +1,9 @@
 """What a transaction remembers instead of asking again (``pbem.store.locked_game``, ``SqlTx``):
 a game read under its lock with its seats' settings, bounces, threads and observers; an address's
 settings, block and bounce read together; a save that writes only the columns that changed; a
-message claimed without reading it again. Each answer is held equal to the statement it replaces,
-run in the same transaction, over many sequences of changes (both stores)."""
+message claimed without reading it again; a queued mail's id without RETURNING (SQLite). Each
+answer is held equal to the statement it replaces, run in the same transaction, over many sequences
+of changes (both stores)."""
 
 from __future__ import annotations
 
@@ -230,3 +231,12 @@ def test_a_message_read_before_is_claimed_as_claim_inbound_would(store: SqlStore
         assert bool(tx.claim_inbound(ids[1])) == tx.claim_read(ids[1])
         tx.mark_inbound(ids[0], "done", "ok", now=T0)
         assert not tx.claim_read(ids[0]) and tx.claim_inbound(ids[0]) is None
+
+
+def test_a_queued_mail_gets_the_id_of_its_row(store: SqlStore) -> None:
+    """SQLite's cursor tells the new row's id (no RETURNING): the id of the row, each time."""
+    with store.transaction() as tx:
+        ids = [tx.queue_outbound(message_id=f"<o{i}@pbem>", sender="pbem@x.org", recipients=["ann@x.org"],
+                                 raw=b"x" * 5000, now=T0) for i in range(3)]
+        assert ids == [tx._c.value("SELECT id FROM outbound WHERE message_id = ?", (f"<o{i}@pbem>",))
+                       for i in range(3)]
