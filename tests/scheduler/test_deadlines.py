@@ -236,7 +236,7 @@ def _play(control: dict, steps: list[tuple[str, int, list[dl.Interval]]]) -> dic
             dl.close_turn(row, now, now - timedelta(minutes=minutes // 2))
             dl.start_clock(row, other, now, "UTC", away)
             row.to_move = other
-        elif kind == "pause" and dl.running(row) is not None:
+        elif kind == "pause" and dl.running(row) is not None and not dl.is_paused(row):
             dl.pause(row, now)
         elif kind == "resume" and dl.is_paused(row):
             dl.resume(row, now)
