@@ -304,10 +304,11 @@ def running(record: Mapping[str, Any]) -> Turn | None:
     return live(record).turn
 
 
-def append(record: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
-    """Add an event (``event`` and ``at`` set by the caller), with the values it determines."""
-    fold = live(record)
-    values = fold.step(event)
+def append(record: dict[str, Any], event: dict[str, Any], fold: Fold | None = None) -> dict[str, Any]:
+    """Add an event (``event`` and ``at`` set by the caller), with the values it determines.
+    ``fold``: ``live(record)`` as the caller has just read it, no event added since (it is stepped
+    on, so it is used up): a move's clock reads the log once to end the turn, not twice."""
+    values = (fold or live(record)).step(event)
     stored = {**event, **values}
     record.setdefault(LOG, []).append(stored)
     return stored

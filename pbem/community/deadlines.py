@@ -180,8 +180,8 @@ def pause_reason(row: GameRow) -> str | None:
     return str(pauses[-1].get("why") or "moderator") if pauses else "moderator"
 
 
-def _apply(row: GameRow, event: dict[str, Any]) -> dict[str, Any]:
-    stored = cl.append(row.record, event)
+def _apply(row: GameRow, event: dict[str, Any], fold: cl.Fold | None = None) -> dict[str, Any]:
+    stored = cl.append(row.record, event, fold)
     if "deadline" in stored:
         row.deadline_at = cl.deadline_of(stored)
     return stored
@@ -193,7 +193,9 @@ def close_turn(row: GameRow, now: datetime, received: datetime | None = None, wh
     from another seat's queue takes no time. Without a move of theirs it ends unpaid for (``why``:
     an undo, the end of the game)."""
     now = _aware(now, "now")
-    current = running(row)
+    ensure_log(row)
+    fold = cl.live(row.record)  # (``running``), stepped on by the event that ends the turn
+    current = fold.turn
     if current is None:
         return
     moves = [entry for entry in row.record.get("moves", []) if "move" in entry]
@@ -203,13 +205,13 @@ def close_turn(row: GameRow, now: datetime, received: datetime | None = None, wh
     if not new:
         taken_back = isinstance(since, int) and len(moves) < since
         _apply(row, {"event": "end", "at": cl.stamp(at if not taken_back else now), "seat": current.seat,
-                     "why": "taken back" if taken_back else why})
+                     "why": "taken back" if taken_back else why}, fold)
         return
     first, *more = new
     if first.get("seat") == current.seat:
-        _apply(row, {"event": "move", "at": cl.stamp(at), "seat": current.seat})
+        _apply(row, {"event": "move", "at": cl.stamp(at), "seat": current.seat}, fold)
     else:
-        _apply(row, {"event": "end", "at": cl.stamp(at), "seat": current.seat, "why": why})
+        _apply(row, {"event": "end", "at": cl.stamp(at), "seat": current.seat, "why": why}, fold)
         more = new
     for entry in more:  # replies from a queue, played in the same step
         seat = str(entry.get("seat"))
@@ -224,13 +226,19 @@ def start_clock(row: GameRow, seat: str, now: datetime, zone: str = "UTC",
     ``zone`` when the control says so. A game that a moderator paused stays paused, with the new
     turn's whole time waiting. The caller ends the previous turn first (``close_turn``)."""
     now = _aware(now, "now")
-    close_turn(row, now)
-    previous = cl.live(row.record).last
+    ensure_log(row)
+    fold = cl.live(row.record)
+    if fold.turn is not None:
+        close_turn(row, now)
+        fold = cl.live(row.record)
+    previous = fold.last
     was_paused = previous is not None and previous.paused_at is not None
     log = cl.events(row.record)
+    unchanged: cl.Fold | None = fold  # the log as read, for the start event
     if not any(e.get("event") == "control" for e in log):
         cl.append(row.record, {"event": "control", "at": cl.stamp(now),
                                "control": tc.normalize(row.record.get("time_control"))})
+        unchanged = None
     state: dict[str, Any] = {"ply": current_ply(row.record), "seat": seat, "started": iso(now),
                              "turn": turn(row) + 1, "reminded": []}
     row.record["clock"] = state
@@ -240,7 +248,7 @@ def start_clock(row: GameRow, seat: str, now: datetime, zone: str = "UTC",
         event["away"] = cl.interval_texts(ahead)
     if was_paused:
         event["paused"] = True
-    _apply(row, event)
+    _apply(row, event, unchanged)
 
 
 def stop_clock(row: GameRow, now: datetime | None = None, received: datetime | None = None) -> None:

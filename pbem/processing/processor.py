@@ -89,6 +89,11 @@ class _Progress:
     touched: dict = field(default_factory=dict)
 
 
+#: A message read before its transaction: as stored, as read (and the first limit it exceeds),
+#: and the thread CPU the reading took in ms.
+_Ahead = tuple[Inbound, tuple[IncomingMail, LimitExceeded | None], float]
+
+
 class _AuthAbort(Exception):
     def __init__(self, failure: AuthFailed, sender: str):
         super().__init__(failure.game_id)
@@ -162,7 +167,9 @@ class Processor:
                     heads = self.store.pending_fair_games(self.clock.now(), cap, window)
                     ids = self.own_share(heads)[:chunk]
                     self.starved = not ids and len(heads) == window
-                taken = sum(self._process(inbound_id) is not None for inbound_id in ids)
+                stored = self.store.get_inbound_many(ids)  # the round's mail, in one statement
+                taken = sum(self._process(inbound_id, stored=stored.get(inbound_id)) is not None
+                            for inbound_id in ids)
             else:
                 # The workers share the next round of each: this one takes its own part of it
                 # (and its own only while there are any).
@@ -220,10 +227,11 @@ class Processor:
 
     def process_one(self, inbound: Inbound) -> str | None:
         """Process this message; None when it could not be claimed (see ``Tx.claim_inbound``)."""
-        processed = self._process(inbound.id)
+        processed = self._process(inbound.id, stored=inbound)
         return processed[1] if processed else None
 
-    def _process(self, inbound_id: int, *later: int) -> tuple[int, str] | None:
+    def _process(self, inbound_id: int, *later: int, stored: Inbound | None = None
+                 ) -> tuple[int, str] | None:
         """One message in one transaction that claims it, then reads it (a message another worker
         holds is not read twice). With ``later`` candidates, the oldest of all that can be claimed
         (``Tx.claim_inbound``). The message processed and its outcome, or None when none could be
@@ -235,7 +243,8 @@ class Processor:
         it read changed meanwhile, so the processors work side by side and the intake's commits
         (and their ``250``) do not wait for the processing. When that attempt conflicts, or does
         what cannot be held back, it left nothing behind and the message is processed again in an
-        ordinary transaction."""
+        ordinary transaction. ``stored``: the message as the caller read it (else it is read here).
+        """
         started = time.perf_counter()
         misses = self.cache.misses
         now = self.clock.now()
@@ -245,10 +254,11 @@ class Processor:
         if self.store.one_writer and not later:
             # Read the mail before the write lock is taken: meanwhile the intake can commit (a
             # stored message does not change, so what was read is what is claimed).
-            stored = self.store.get_inbound(inbound_id)
+            if stored is None or stored.id != inbound_id:
+                stored = self.store.get_inbound(inbound_id)
             if stored is not None and stored.status == "pending":
                 with contextlib.suppress(Exception):  # read again below, where a failure is marked
-                    ahead = self._timed_read(stored)
+                    ahead = stored, *self._timed_read(stored)
         if ahead is not None and self.optimistic:
             attempt = self._attempt(inbound_id, ahead, now, done)
             if attempt == "nothing":
@@ -273,7 +283,7 @@ class Processor:
                 log.exception("inbound %s failed", done.inbound.id)
                 done.outcome, done.game_id, done.touched = f"failed: {type(exc).__name__}: {exc}", None, {}
                 with self.store.transaction() as tx:
-                    if not tx.claim_inbound(done.inbound.id):  # meanwhile taken by another worker
+                    if not tx.claim_read(done.inbound.id):  # meanwhile taken by another worker
                         return None
                     tx.mark_inbound(done.inbound.id, "failed", done.outcome[:500],
                                     sender=done.mail.from_addr or None, now=now)
@@ -289,8 +299,7 @@ class Processor:
                  elapsed)
         return inbound.id, done.outcome
 
-    def _attempt(self, inbound_id: int, ahead: tuple[tuple[IncomingMail, LimitExceeded | None], float],
-                 now: datetime, done: _Progress) -> str:
+    def _attempt(self, inbound_id: int, ahead: _Ahead, now: datetime, done: _Progress) -> str:
         """The optimistic attempt (see ``_process``): "committed", "nothing" (the message cannot be
         claimed), or why it must be done again under the lock ("conflict", "needs-lock", or
         "raised": the ordinary transaction meets the same error and handles it)."""
@@ -312,15 +321,17 @@ class Processor:
         return "committed"
 
     def _apply(self, tx: Tx, done: _Progress, inbound_id: int, later: tuple[int, ...],
-               ahead: tuple[tuple[IncomingMail, LimitExceeded | None], float] | None,
-               now: datetime) -> bool:
+               ahead: _Ahead | None, now: datetime) -> bool:
         """Claim, read and handle the message inside ``tx``, and mark it; what is known so far is
         kept in ``done`` (also when this raises). False when no message could be claimed."""
-        inbound = done.inbound = tx.claim_inbound(inbound_id, *later)
+        if ahead is not None and not later:  # read before the transaction: not read again
+            inbound = done.inbound = ahead[0] if tx.claim_read(inbound_id) else None
+        else:
+            inbound = done.inbound = tx.claim_inbound(inbound_id, *later)
         if inbound is None:
             return False
         failpoints.hit("claimed")
-        (done.mail, exceeded), done.read_ms = ahead or self._timed_read(inbound)
+        (done.mail, exceeded), done.read_ms = ahead[1:] if ahead else self._timed_read(inbound)
         with speaking(sender_language(tx, done.mail, self.config)):  # the sender's answer
             done.outcome, done.game_id, done.touched = self._handle(tx, inbound, done.mail, now, exceeded)
         status = "ignored" if done.outcome.startswith("ignored") else "done"
@@ -332,7 +343,7 @@ class Processor:
                      now: datetime) -> str | None:
         failure = abort.failure
         with self.store.transaction() as tx:
-            if not tx.claim_inbound(inbound.id):  # the first transaction's claim ended with it
+            if not tx.claim_read(inbound.id):  # the first transaction's claim ended with it
                 return None
             tx.mark_inbound(inbound.id, "ignored", f"ignored: authentication failed for {failure.game_id}",
                             sender=mail.from_addr or None, game_id=failure.game_id, now=now)

@@ -152,6 +152,10 @@ class Tx(Protocol):
         transaction. Given several, the oldest of them that can be taken, in one statement: a worker
         whose first choice another has taken loses no round trip finding the next."""
         ...
+    def claim_read(self, inbound_id: int) -> bool:
+        """``claim_inbound`` of one message its caller read before the transaction (a stored
+        message does not change): True when claimed; its raw mail is not read again."""
+        ...
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
                      sender: str | None = None, game_id: str | None = None,
                      now: datetime) -> None: ...
@@ -293,6 +297,9 @@ class Store(Protocol):
         state it keeps."""
         ...
     def get_inbound(self, inbound_id: int) -> Inbound | None: ...  # one message, raw included
+    def get_inbound_many(self, inbound_ids: Sequence[int]) -> dict[int, Inbound]:
+        """``get_inbound`` of several (a round of ``pending_fair``) in one statement, by id."""
+        ...
     def inbound_status(self, inbound_id: int) -> str | None: ...
     def inbound_counts(self) -> dict[str, int]: ...  # by status
 

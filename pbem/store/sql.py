@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from pbem.store import locked_game
 from pbem.store import migrations as _migrations
 from pbem.store.allowances import AllowanceStatements
 from pbem.store.base import (
@@ -81,6 +82,10 @@ _INSERT_INBOUND = (
     " ON CONFLICT DO NOTHING RETURNING id")
 _GIVE_UP = ("UPDATE outbound SET attempts = attempts + 1, last_error = ?, given_up_at = ?"
             " WHERE id = ? AND sent_at IS NULL")
+#: An address's settings, whether the moderators blocked it and whether our mail to it bounces.
+_ADDRESS_FACTS = ("SELECT (SELECT settings FROM players WHERE email = ?),"
+                  " CASE WHEN EXISTS (SELECT 1 FROM blocked WHERE email = ?) THEN 1 ELSE 0 END,"
+                  " CASE WHEN EXISTS (SELECT 1 FROM bouncing WHERE email = ?) THEN 1 ELSE 0 END")
 _FIND_INBOUND = ("SELECT id, status FROM inbound WHERE sha256 = ? OR message_id = ?"
                  " ORDER BY id LIMIT 1")
 
@@ -106,6 +111,9 @@ class Dialect:
     reset_identity: Callable[[str], str | None] = lambda table: None
     fence: str = ""  # ends a subquery the planner must not merge into the query around it
     format_params: bool = False  # "%s" placeholders instead of "?"
+    #: The driver's cursor tells the id an INSERT gave (sqlite3's ``lastrowid``): no RETURNING,
+    #: whose result rows SQLite collects in a table of their own (3 us of a move's 35 us INSERT).
+    last_row_id: bool = False
     _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def sql(self, statement: str) -> str:
@@ -337,15 +345,23 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
     cannot write outside the transaction it was meant for.
 
     Within it, what it read and nobody else can change until it ends is remembered: a player's
-    settings (one mail asks for the same players' settings a dozen times; every question to
-    PostgreSQL is a round trip) and the seats of a game it locked (so saving a move, which never
-    changes them, does not rewrite them)."""
+    settings, whether the address is blocked or bounces (one mail asks for the same players'
+    settings a dozen times; every question to PostgreSQL is a round trip), and for a game it
+    locked: the seats (so saving a move, which never changes them, does not rewrite them), the
+    columns as stored (the save writes only those that changed), the seats' threads of its mail,
+    and whether it has no observers (``pbem.store.locked_game``). What it writes itself it
+    remembers as written."""
 
     def __init__(self, db: Db) -> None:
         self._db: Db | None = db
         self._players: dict[str, str | None] = {}  # email -> settings JSON read or written here
+        self._blocked: dict[str, bool] = {}  # email -> in the moderators' blocked table
+        self._bouncing: dict[str, bool] = {}  # email -> marked bouncing
         # game id -> seats (and their outcomes) as read under its row lock
         self._seats: dict[str, tuple[list[Seat], dict[str, str | None]]] = {}
+        self._stored: dict[str, tuple[Any, ...]] = {}  # game id -> its SAVED columns as stored
+        self._threads: dict[tuple[str, str], tuple[str, str] | None] = {}  # (game, email) -> thread
+        self._unobserved: set[str] = set()  # games known to have no observers
 
     @property
     def _c(self) -> Db:
@@ -373,6 +389,12 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
         row = db.one(f"SELECT {INBOUND_COLS} FROM inbound i WHERE i.id IN ({marks}) AND {claimable}"
                      f" ORDER BY i.id LIMIT 1{db.dialect.skip_locked}", inbound_ids)
         return inbound_of(row) if row else None
+
+    def claim_read(self, inbound_id: int) -> bool:
+        db = self._c
+        claimable = _CLAIMABLE.format(fence=db.dialect.fence)
+        return db.one(f"SELECT i.id FROM inbound i WHERE i.id = ? AND {claimable}{db.dialect.skip_locked}",
+                      (inbound_id,)) is not None
 
     def mark_inbound(self, inbound_id: int, status: str, outcome: str, *,
                      sender: str | None = None, game_id: str | None = None,
@@ -409,9 +431,23 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
 
     def get_game(self, game_id: str, *, for_update: bool = False) -> GameRow | None:
         db = self._c
-        game = get_game(db, game_id, db.dialect.for_update if for_update else "")
-        if game is not None and for_update:
-            self._seats[game.id] = ([dataclasses.replace(s) for s in game.seats], _results(game)[1])
+        if not for_update:
+            return get_game(db, game_id)
+        found = locked_game.read_locked(db, game_id, db.dialect.for_update, game_of, seat_of)
+        if found is None:
+            return None
+        game, stored, facts, observed = found
+        self._seats[game.id] = ([dataclasses.replace(s) for s in game.seats], _results(game)[1])
+        self._stored[game.id] = stored
+        for seat in facts:
+            # What this transaction wrote itself stays (an optimistic one reads a snapshot that
+            # does not show its own held-back writes).
+            if seat.email == seat.email.lower():  # the key every lookup uses
+                self._players.setdefault(seat.email, seat.settings)
+                self._bouncing.setdefault(seat.email, seat.bouncing)
+                self._threads.setdefault((game.id, seat.email), seat.thread)
+        if observed is False:
+            self._unobserved.add(game.id)
         return game
 
     def save_game(self, game: GameRow) -> None:
@@ -420,14 +456,17 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
             game.updated_at = now_utc()
         db = self._c
         ending, outcomes = _results(game)
-        cur = db.run(
-            "UPDATE games SET status = ?, record = ?, to_move = ?, thread_id = ?, updated_at = ?,"
-            " deadline_at = ?, finished_at = ?, ending = ? WHERE id = ?",
-            (game.status, json_dumps(game.record), game.to_move, game.thread_id,
-             dt_to_text(game.updated_at), opt_dt(game.deadline_at), opt_dt(game.finished_at),
-             ending, game.id))
-        if cur.rowcount == 0:
-            raise LookupError(f"no game {game.id!r}")
+        values = (game.status, json_dumps(game.record), game.to_move, game.thread_id,
+                  dt_to_text(game.updated_at), opt_dt(game.deadline_at), opt_dt(game.finished_at), ending)
+        stored = self._stored.get(game.id)
+        changed = (tuple(range(len(values))) if stored is None
+                   else locked_game.changed_columns(stored, values))
+        if changed:  # (none: the row read under the lock in this transaction is as it would write)
+            cur = db.run(locked_game.update_statement(changed), (*(values[i] for i in changed), game.id))
+            if cur.rowcount == 0:
+                raise LookupError(f"no game {game.id!r}")
+            if stored is not None:
+                self._stored[game.id] = values
         if self._seats.get(game.id) != (game.seats, outcomes):
             db.run("DELETE FROM seats WHERE game_id = ?", (game.id,))
             self._insert_seats(game, outcomes)
@@ -469,6 +508,8 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
         if db.holds_writes:  # its id is given at the commit (and another processor's may come first)
             db.run(insert, params)
             return None
+        if db.dialect.last_row_id:
+            return int(db.run(insert, params).lastrowid)
         return int(db.value(insert + " RETURNING id", params))
 
     # bounces and rate-limited notices
@@ -478,15 +519,25 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
                     (email, dt_to_text(now), detail))
 
     def mark_bouncing(self, email: str, now: datetime, detail: str) -> bool:
+        email = email.lower()
         cur = self._c.run("INSERT INTO bouncing (email, since, detail) VALUES (?, ?, ?)"
-                          " ON CONFLICT (email) DO NOTHING", (email.lower(), dt_to_text(now), detail[:500]))
+                          " ON CONFLICT (email) DO NOTHING", (email, dt_to_text(now), detail[:500]))
+        self._bouncing[email] = True
         return cur.rowcount == 1
 
     def clear_bouncing(self, email: str) -> bool:
-        return self._c.run("DELETE FROM bouncing WHERE email = ?", (email.lower(),)).rowcount == 1
+        email = email.lower()
+        if self._bouncing.get(email) is False:  # known not marked: nothing to delete
+            return False
+        cleared = self._c.run("DELETE FROM bouncing WHERE email = ?", (email,)).rowcount == 1
+        self._bouncing[email] = False
+        return cleared
 
     def is_bouncing(self, email: str) -> bool:
-        return self._c.one("SELECT 1 FROM bouncing WHERE email = ?", (email.lower(),)) is not None
+        email = email.lower()
+        if email not in self._bouncing:
+            self._address_facts(email)
+        return self._bouncing[email]
 
     def claim_notice(self, key: str, now: datetime, interval_seconds: int) -> bool:
         """True (and remembers now) when no notice with this key went out within the interval."""
@@ -503,6 +554,7 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
     # community
 
     def add_observer(self, game_id: str, email: str, now: datetime) -> bool:
+        self._unobserved.discard(game_id)
         cur = self._c.run("INSERT INTO observers (game_id, email, since) VALUES (?, ?, ?)"
                           " ON CONFLICT DO NOTHING", (game_id, email.lower(), dt_to_text(now)))
         return cur.rowcount == 1
@@ -513,6 +565,8 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
         return cur.rowcount == 1
 
     def observers(self, game_id: str) -> list[str]:
+        if game_id in self._unobserved:
+            return []
         return [r[0] for r in self._c.all(
             "SELECT email FROM observers WHERE game_id = ? ORDER BY since, email", (game_id,))]
 
@@ -525,12 +579,19 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
 
     def get_player(self, email: str) -> dict[str, Any]:
         email = email.lower()
-        if email in self._players:
-            value = self._players[email]
-        else:
-            value = self._players[email] = self._c.value("SELECT settings FROM players WHERE email = ?",
-                                                         (email,))
+        if email not in self._players:
+            self._address_facts(email)
+        value = self._players[email]
         return json_loads(value) if value is not None else {}  # a fresh copy each time
+
+    def _address_facts(self, email: str) -> None:
+        """An address's settings, whether it is blocked and whether it bounces, in one statement: a
+        mail's sender is asked all three, one after the other (its language, the moderators'
+        block, a bounce its mail clears). What this transaction already knows stays."""
+        settings, blocked, bouncing = self._c.one(_ADDRESS_FACTS, (email, email, email))
+        self._players.setdefault(email, settings)
+        self._blocked.setdefault(email, bool(blocked))
+        self._bouncing.setdefault(email, bool(bouncing))
 
     def set_player(self, email: str, settings: dict[str, Any]) -> None:
         text = json_dumps(settings)
@@ -544,15 +605,21 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
         return db.value(f"SELECT email FROM players WHERE lower({nick}) = lower(?) LIMIT 1", (nickname,))
 
     def block(self, email: str, now: datetime, by: str, why: str) -> None:
+        self._blocked[email.lower()] = True
         self._c.run("INSERT INTO blocked (email, at, by, why) VALUES (?, ?, ?, ?) ON CONFLICT"
                     " (email) DO UPDATE SET at = excluded.at, by = excluded.by, why = excluded.why",
                     (email.lower(), dt_to_text(now), by, why))
 
     def unblock(self, email: str) -> bool:
-        return self._c.run("DELETE FROM blocked WHERE email = ?", (email.lower(),)).rowcount == 1
+        unblocked = self._c.run("DELETE FROM blocked WHERE email = ?", (email.lower(),)).rowcount == 1
+        self._blocked[email.lower()] = False
+        return unblocked
 
     def is_blocked(self, email: str) -> bool:
-        return self._c.one("SELECT 1 FROM blocked WHERE email = ?", (email.lower(),)) is not None
+        email = email.lower()
+        if email not in self._blocked:
+            self._address_facts(email)
+        return self._blocked[email]
 
     def claim_once(self, key: str, now: datetime) -> bool:
         cur = self._c.run("INSERT INTO once_keys (key, at) VALUES (?, ?) ON CONFLICT DO NOTHING",
@@ -560,14 +627,20 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
         return cur.rowcount == 1
 
     def mail_thread(self, game_id: str, email: str) -> tuple[str, str] | None:
-        row = self._c.one("SELECT root_id, last_id FROM mail_threads WHERE game_id = ? AND email = ?",
-                          (game_id, email.lower()))
+        key = (game_id, email.lower())
+        if key in self._threads:
+            return self._threads[key]
+        row = self._c.one("SELECT root_id, last_id FROM mail_threads WHERE game_id = ? AND email = ?", key)
         return (row[0], row[1]) if row else None
 
     def set_mail_thread(self, game_id: str, email: str, root_id: str, last_id: str) -> None:
+        key = (game_id, email.lower())
         self._c.run("INSERT INTO mail_threads (game_id, email, root_id, last_id) VALUES (?, ?, ?, ?)"
                     " ON CONFLICT (game_id, email) DO UPDATE SET last_id = excluded.last_id",
-                    (game_id, email.lower(), root_id, last_id))
+                    (*key, root_id, last_id))
+        if key in self._threads:  # the root stays as it was, if there was one
+            known = self._threads[key]
+            self._threads[key] = (known[0] if known else root_id, last_id)
 
     def hold_for_digest(self, email: str, game_id: str | None, headline: str, now: datetime) -> None:
         self._c.run("INSERT INTO digest_items (email, game_id, headline, created_at)"
@@ -638,6 +711,7 @@ class SqlTx(AllowanceStatements, PlayerBlocksTx):
                    " DO UPDATE SET settings = excluded.settings", (new, settings))
         self._players.pop(old, None)
         self._players.pop(new, None)
+        self._unobserved.clear()
         # A game the new address watches already keeps that row; the old one goes.
         db.run("UPDATE observers SET email = ? WHERE email = ? AND NOT EXISTS (SELECT 1 FROM observers"
                " AS o WHERE o.game_id = observers.game_id AND o.email = ?)", (new, old, new))
@@ -915,6 +989,16 @@ class SqlStore:
     def get_inbound(self, inbound_id: int) -> Inbound | None:
         row = self._db().one(f"SELECT {INBOUND_COLS}{PRUNED} FROM inbound WHERE id = ?", (inbound_id,))
         return inbound_of(row) if row else None
+
+    def get_inbound_many(self, inbound_ids: Sequence[int]) -> dict[int, Inbound]:
+        found: dict[int, Inbound] = {}
+        ids = list(inbound_ids)
+        for i in range(0, len(ids), 500):  # stay well below SQLite's bound-parameter limit
+            chunk = ids[i : i + 500]
+            for row in self._db().all(f"SELECT {INBOUND_COLS}{PRUNED} FROM inbound"
+                                      f" WHERE id IN ({','.join('?' * len(chunk))})", chunk):
+                found[row[0]] = inbound_of(row)
+        return found
 
     def inbound_status(self, inbound_id: int) -> str | None:
         return self._db().value("SELECT status FROM inbound WHERE id = ?", (inbound_id,))

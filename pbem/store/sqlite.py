@@ -83,7 +83,8 @@ def is_unavailable(exc: BaseException) -> bool:
 DIALECT = Dialect(
     name="SQLite", for_update="", skip_locked="",
     json_text=lambda column, key: f"json_extract({column}, '$.{key}')",
-    transient=(sqlite3.OperationalError,), is_transient=is_unavailable)  # AUTOINCREMENT follows given ids
+    transient=(sqlite3.OperationalError,), is_transient=is_unavailable,  # AUTOINCREMENT follows given ids
+    last_row_id=True)
 
 
 class SQLiteStore(SqlStore):

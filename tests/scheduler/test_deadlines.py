@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbem.clocks import log as cl
@@ -204,3 +204,69 @@ def test_a_running_clock_from_before_the_log_keeps_its_deadline() -> None:
     dl.resume(paused, T0 + timedelta(days=5))
     assert paused.deadline_at == T0 + timedelta(days=5, hours=2)
     assert "remaining_seconds" not in paused.record["clock"] and cl.check(paused.record) == []
+
+
+# --- one reading of the log per event ---------------------------------------------------------------------
+
+_steps = st.lists(st.tuples(
+    st.sampled_from(["move", "queued", "pause", "resume", "control", "taken back", "restart", "stop"]),
+    st.integers(min_value=1, max_value=5000),  # minutes since the step before
+    _intervals), min_size=1, max_size=12)
+_controls = st.sampled_from([{"kind": "move", "days_per_move": 2, "policy": "forfeit"},
+                             {"kind": "fischer", "initial_days": 1, "increment_days": 0.5, "cap_days": 2,
+                              "policy": "forfeit", "weekends_off": True},
+                             {"kind": "total", "total_days": 3, "policy": "notify", "nights_off": True}])
+
+
+def _play(control: dict, steps: list[tuple[str, int, list[dl.Interval]]]) -> dict:
+    """The clock operations of a game's life, as the processor and the moderators call them."""
+    row = _row()
+    row.record["time_control"] = control
+    now = T0
+    dl.start_clock(row, "black", now, "Europe/Bratislava")
+    for kind, minutes, away in steps:
+        now += timedelta(minutes=minutes)
+        seat = row.to_move or "black"
+        other = "white" if seat == "black" else "black"
+        if kind in ("move", "queued"):  # a move received a while ago; with a queued reply after it
+            row.record["moves"].append({"seat": seat, "move": "m", "at": cl.stamp(now)})
+            if kind == "queued":
+                row.record["moves"].append({"seat": other, "move": "q", "at": cl.stamp(now)})
+                other = seat
+            dl.close_turn(row, now, now - timedelta(minutes=minutes // 2))
+            dl.start_clock(row, other, now, "UTC", away)
+            row.to_move = other
+        elif kind == "pause" and dl.running(row) is not None and not dl.is_paused(row):
+            dl.pause(row, now)
+        elif kind == "resume" and dl.is_paused(row):
+            dl.resume(row, now)
+        elif kind == "control":
+            dl.set_time_control(row, {**control, "policy": "notify"}, now)
+        elif kind == "taken back" and row.record["moves"]:
+            row.record["moves"].pop()
+            dl.close_turn(row, now)
+            dl.start_clock(row, seat, now, "UTC", away)
+        elif kind == "restart":  # a new turn while one runs: start_clock ends it first
+            dl.start_clock(row, other, now, "UTC", away)
+            row.to_move = other
+        elif kind == "stop":
+            dl.stop_clock(row, now, now)
+            dl.start_clock(row, seat, now)
+    return row.record
+
+
+@settings(max_examples=150, deadline=None)
+@given(control=_controls, steps=_steps)
+def test_the_turn_read_once_is_the_turn_read_again(control: dict, steps: list) -> None:
+    """Ending a turn and starting the next reads the clock log once each and hands what it read to
+    the event it appends (``cl.append``'s ``fold``): the record is the one that reading the log
+    again for every event gives, value for value."""
+    handed_over = _play(control, steps)
+    append = cl.append
+    try:
+        cl.append = lambda record, event, fold=None: append(record, event)  # type: ignore[assignment]
+        read_again = _play(control, steps)
+    finally:
+        cl.append = append  # type: ignore[assignment]
+    assert handed_over == read_again
+    assert cl.check(handed_over) == []
