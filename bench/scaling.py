@@ -181,11 +181,14 @@ def _log_times(workers: list[Worker]) -> tuple[dict[str, tuple[float, float]], d
 
 
 def stages(workers: list[Worker], sent: list[float], keys: dict[tuple[str, int], str],
-           arrivals: list[Any], base: int) -> dict[str, float]:
+           arrivals: list[Any], base: int,
+           times: tuple[dict[str, tuple[float, float]], dict[str, float]] | None = None
+           ) -> dict[str, float]:
     """Where each move's reply latency went, medians in ms: from sending the move to the start of
     its processing (intake, the wake-up, waiting), the processing, from its commit to the relay's
-    acceptance of the reply (the sender's wake-up, flush and SMTP), and on to the sink."""
-    processed, relayed = _log_times(workers)
+    acceptance of the reply (the sender's wake-up, flush and SMTP), and on to the sink. ``times``: what
+    ``_log_times(workers)`` returns, when the caller read it already."""
+    processed, relayed = times or _log_times(workers)
     reply = {}
     for a in arrivals[base:]:
         if (a.game, a.ply) in keys and (a.game, a.ply) not in reply:
@@ -256,11 +259,11 @@ def throughput(label: str, database: str, count: int, args: argparse.Namespace, 
     for w in workers:
         w.stop()
     sink.stop()
-    processed, relayed = _log_times(workers)
+    processed, relayed = times = _log_times(workers)
     ends = [end for _, end in processed.values() if end >= t0]
     return {"setup": label,
             # Medians of where a move's time went, and when the last processing and relaying ended
-            "stages_ms": stages(workers, [before for before, _ in submitted], keys, arrivals, base),
+            "stages_ms": stages(workers, [before for before, _ in submitted], keys, arrivals, base, times),
             "last_processed_s": round(max(ends) - t0, 3) if ends else None,
             # From MAIL FROM to the 250 after DATA: how long the listener kept each sender waiting
             "submit_ms": {q: round(percentile([b - a for a, b in submitted], q) * 1000, 2)

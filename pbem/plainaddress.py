@@ -15,10 +15,13 @@ import email.utils
 import re
 from collections.abc import Sequence
 
-_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_DOT_ATOM = rf"{_ATEXT}(?:\.{_ATEXT})*"
-_SPEC = rf"{_DOT_ATOM}@{_DOT_ATOM}"
-_PLAIN = re.compile(rf"(?:(?:({_ATEXT}(?: {_ATEXT})*) )?<({_SPEC})>|({_SPEC}))")
+#: RFC 5322 atext in ASCII: printable characters but the specials ``()<>@,:;.\"[]``.
+ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+#: Words of atext joined by single dots (not leading, trailing or doubled): a local part or domain
+#: that needs no quoting anywhere.
+DOT_ATOM = rf"{ATEXT}(?:\.{ATEXT})*"
+ADDR_SPEC = rf"{DOT_ATOM}@{DOT_ATOM}"
+_PLAIN = re.compile(rf"(?:(?:({ATEXT}(?: {ATEXT})*) )?<({ADDR_SPEC})>|({ADDR_SPEC}))")
 
 
 def plain_pair(value: str) -> tuple[str, str] | None:

@@ -39,6 +39,7 @@ from aiosmtpd.smtp import MISSING, SMTP, Envelope, Session, syntax
 from pbem.clock import Clock, SystemClock
 from pbem.config import Config
 from pbem.faults import Faults, is_fault, reason_of, retry_once
+from pbem.plainaddress import ADDR_SPEC
 from pbem.reading.limits import describe_size
 from pbem.store.base import Store
 
@@ -111,10 +112,7 @@ class _Handler:
 
 _TERMINATOR = b".\r\n"
 
-#: RFC 5322 atext in ASCII: printable characters but the specials ``()<>@,:;.\"[]``.
-_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_DOT_ATOM = rf"{_ATEXT}(?:\.{_ATEXT})*"
-_PLAIN_ANGLE = re.compile(rf"<({_DOT_ATOM}@{_DOT_ATOM})>(.*)", re.DOTALL)
+_PLAIN_ANGLE = re.compile(rf"<({ADDR_SPEC})>(.*)", re.DOTALL)
 
 
 def plain_angle_address(arg: str) -> tuple[str, str] | None:
@@ -124,7 +122,7 @@ def plain_angle_address(arg: str) -> tuple[str, str] | None:
 
     aiosmtpd parses each address with ``email``'s full RFC 5322 header grammar, about 35 µs a
     time, two per mail: a sixth of the listener's CPU. What this returns is what that parse returns
-    for the same argument (``tests/doors/test_smtp_address.py`` holds the two equal).
+    for the same argument (``tests/transport/test_smtp_address.py`` holds the two equal).
     """
     match = _PLAIN_ANGLE.fullmatch(arg)
     if match is None:

@@ -381,9 +381,9 @@ def _fold(name: str, value: str | Header) -> str:
     (References, a long subject) are folded here as compat32 folds them, greedily at the spaces,
     unless a word ends with one of its preferred breaks, ";" or ",", or the first word passes the
     first line: its ``Header`` was a third of the time to write a mail's headers."""
+    if _fits_one_line(name, value):
+        return f"{name}: {value}\r\n"
     if isinstance(value, str) and value.isascii() and value.isprintable():
-        if len(name) + len(value) <= 76:
-            return f"{name}: {value}\r\n"
         words = value.split(" ")
         room = 76 - len(name)  # of the first line; the others start with a space
         if "" not in words and len(words[0]) <= room and not any(word[-1] in ";," for word in words):

@@ -3,7 +3,7 @@
 The server hands every player a reply address ``pbem+TOKEN@host`` so that a reply can be routed
 without trusting the subject. Comparing senders and our own addresses must then ignore that tag
 (``pbem+x@host`` and ``pbem@host`` are one mailbox), and must not be fooled by display names or
-angle brackets, so everything goes through :mod:`email.utils` first.
+angle brackets, so everything goes through the stdlib's address parser first (``pbem.plainaddress``).
 
 Tags keep their case: a token is the caller's data. Some MTAs lower-case local parts, so tokens
 are best generated in lower case or compared case-insensitively.
@@ -13,21 +13,18 @@ from __future__ import annotations
 
 import re
 
-from pbem.plainaddress import parseaddr
+from pbem.plainaddress import DOT_ATOM, parseaddr
 
 __all__ = ["normalize", "plus_address", "same_mailbox", "split_plus"]
 
-# RFC 5322 atext plus dots (not leading, trailing or doubled): what a tag may contain so that the
-# resulting address is a plain dot-atom that needs no quoting anywhere.
-_TAG = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*")
-# A bare dot-atom address, which ``parseaddr`` returns as it is: most addresses compared here are
-# such (ours, the stored ones), and parsing each costs more than the rest of the comparison.
-_PLAIN = re.compile(f"{_TAG.pattern}@{_TAG.pattern}")
+# What a tag may contain so that the resulting address is a plain dot-atom that needs no quoting
+# anywhere.
+_TAG = re.compile(DOT_ATOM)
 
 
 def _addr_spec(addr: object) -> str:
     text = "" if addr is None else str(addr).strip()
-    if not text or _PLAIN.fullmatch(text):
+    if not text:
         return text
     try:
         _name, spec = parseaddr(text)
