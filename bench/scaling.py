@@ -188,6 +188,19 @@ def stages(workers: list[Worker], sent: list[float], keys: dict[tuple[str, int],
     its processing (intake, the wake-up, waiting), the processing, from its commit to the relay's
     acceptance of the reply (the sender's wake-up, flush and SMTP), and on to the sink. ``times``: what
     ``_log_times(workers)`` returns, when the caller read it already."""
+    parts: dict[str, list[float]] = {}
+    for split in move_stages(workers, sent, keys, arrivals, base, times).values():
+        for part, seconds in split.items():
+            parts.setdefault(part, []).append(seconds)
+    return {k: round(percentile(v, 50) * 1000, 1) for k, v in parts.items() if v}
+
+
+def move_stages(workers: list[Worker], sent: list[float], keys: dict[tuple[str, int], str],
+                arrivals: list[Any], base: int,
+                times: tuple[dict[str, tuple[float, float]], dict[str, float]] | None = None
+                ) -> dict[tuple[str, int], dict[str, float]]:
+    """``stages`` of each move (in seconds), by (game, ply); moves a log does not tell of are left
+    out."""
     processed, relayed = times or _log_times(workers)
     reply = {}
     for a in arrivals[base:]:
@@ -195,17 +208,22 @@ def stages(workers: list[Worker], sent: list[float], keys: dict[tuple[str, int],
             head = a.data[:4000]
             match = _MESSAGE_ID.search(head)
             reply[(a.game, a.ply)] = (a.at, normalise_id(match.group(1).decode()) if match else "")
-    parts: dict[str, list[float]] = {"to_processing": [], "processing": [], "to_relay": [], "to_sink": []}
+    out: dict[tuple[str, int], dict[str, float]] = {}
     for (key, mid), at in zip(keys.items(), sent, strict=True):
         arrived, reply_id = reply.get(key, (None, ""))
         if mid not in processed or arrived is None or reply_id not in relayed:
             continue
         start, end = processed[mid]
-        parts["to_processing"].append(start - at)
-        parts["processing"].append(end - start)
-        parts["to_relay"].append(relayed[reply_id] - end)
-        parts["to_sink"].append(arrived - relayed[reply_id])
-    return {k: round(percentile(v, 50) * 1000, 1) for k, v in parts.items() if v}
+        out[key] = {"to_processing": start - at, "processing": end - start,
+                    "to_relay": relayed[reply_id] - end, "to_sink": arrived - relayed[reply_id]}
+    return out
+
+
+def processed_by(workers: list[Worker]) -> dict[str, tuple[str, int]]:
+    """By Message-ID of a processed message, the worker whose processor logged it and the games
+    it replayed for it (0: the state was kept there)."""
+    return {match.group(1): (worker.name, int(match.group(2))) for worker in workers
+            for line in log_lines(worker) if (match := _REPLAYED.search(line))}
 
 
 def throughput(label: str, database: str, count: int, args: argparse.Namespace, work: Path,
@@ -554,18 +572,34 @@ def capped(count: int, args: argparse.Namespace, work: Path, cleanup: list[Calla
                                                 failover=kill is not None)]
         paced = []
         split: dict[str, list[float]] = {}
+        slow: list[tuple[float, dict[str, Any]]] = []
         for n, lane in enumerate(lanes):
             arrivals = lane.sink.wait_until(all_replied(lane.base, set(lane.keys)),
                                             max(120.0, len(second) * 0.5), "all replies")
             mine = [sent[j] for j, (ln, _) in enumerate(where) if ln == n]
-            paced += _latencies(mine, lane.keys, arrivals, lane.base)
+            received = [ports[j % args.connections] for j, (ln, _) in enumerate(where) if ln == n]
+            latencies = _latencies(mine, lane.keys, arrivals, lane.base)
+            paced += latencies
             for part, ms in stages(lane.workers, mine, lane.keys, arrivals, lane.base).items():
                 split.setdefault(part, []).append(ms)
+            # the slowest moves: which worker took the mail in, which processed it, and where the
+            # time went (what the p99 is made of)
+            by_port = {port: w.name for port, w in zip(lane.ports, lane.workers, strict=False)}
+            by = processed_by(lane.workers)
+            each = move_stages(lane.workers, mine, lane.keys, arrivals, lane.base)
+            for key, latency, port in zip(lane.keys, latencies, received, strict=True):
+                worker, again = by.get(lane.keys[key], ("?", 0))
+                slow.append((latency, {"ms": round(latency * 1000, 1), "received": by_port.get(port, "?"),
+                                       "processed": worker, "replayed": again,
+                                       **{k: round(v * 1000, 1) for k, v in each.get(key, {}).items()}}))
+        slow.sort(key=lambda item: -item[0])
         row["paced"] = {"moves": len(second), "rate": round(rate, 2),
                         "latency_s": {"p50": round(percentile(paced, 50), 3),
                                       "p99": round(percentile(paced, 99), 3)},
                         # medians of the lanes' medians
-                        "stages_ms_p50": {k: percentile(v, 50) for k, v in split.items()}}
+                        "stages_ms_p50": {k: percentile(v, 50) for k, v in split.items()},
+                        "slowest": [detail for _, detail in slow[:3]],
+                        "replayed": sum(1 for _, detail in slow if detail["replayed"])}
     bad: dict[str, int] = {}
     for lane in lanes:
         lane.sink.wait_quiet(2.0, 60.0)
@@ -1016,6 +1050,13 @@ def _capped_table(rows: list[dict[str, Any]]) -> list[str]:
         split = r.get("paced", {}).get("stages_ms_p50")
         paced = ("; paced moves, median ms: "
                  + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in split.items()) if split else "")
+        slowest = r.get("paced", {}).get("slowest")
+        if slowest:
+            paced += (f"; paced moves whose game was replayed {r['paced']['replayed']} of "
+                      f"{r['paced']['moves']}; the slowest paced moves (ms): ") + "; ".join(
+                f"{d['ms']} (in at {d['received']}, processed by {d['processed']}"
+                + "".join(f", {k.replace('_', ' ')} {v}" for k, v in d.items()
+                          if k not in ("ms", "received", "processed")) + ")" for d in slowest)
         again = r.get("replayed_per_move")
         again = f"; games replayed per move {again}" if again is not None else ""
         out.append(f"- {name} worker(s): active sessions by wait event (mean) {waits or '-'}; "

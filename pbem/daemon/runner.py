@@ -58,6 +58,7 @@ from pbem.doors.smtp_listener import SmtpListener
 from pbem.faults import CONFIRM_SECONDS, Faults, is_fault, reason_of, retry_once
 from pbem.outbox.sender import OutboxSender
 from pbem.outbox.wake import WakeListener
+from pbem.processing.homes import Homes
 from pbem.processing.processor import FAIR_CHUNK
 from pbem.store.base import Store
 
@@ -209,6 +210,8 @@ class Daemon:
             self._spawn(self._processor_loop, "pbem-processor")
         self._spawn(self._scheduler_loop, "pbem-scheduler")
         self._threads.append(self.sender.start())
+        if not self.store.one_writer:
+            self._spawn(self._watch_inbound, "pbem-inbound-watch")
         if self.thinker is not None:
             self._threads.append(self.thinker.start())
         self.waker.start()
@@ -341,9 +344,25 @@ class Daemon:
                 self.faults.failed("database", "processor", exc)
 
         while not self._stop.is_set():
-            wait_either(self._wake, self._stop, self.processor_poll_seconds)
+            wait_either(self._wake, self._stop, min(
+                self.processor_poll_seconds,
+                getattr(self.processor, "look_again", None) or self.processor_poll_seconds))
             self._wake.clear()
             self._drain(committed, pause, fault)
+
+    def _watch_inbound(self) -> None:
+        """Mail another worker stored for a game homed here (``pbem.processing.homes``) wakes this
+        worker's processor at once, not at its next poll: the worker that stored it leaves it to
+        its home for a moment (``Processor._take_round``). Mail about no known game wakes every
+        worker, as the intake's own does."""
+        name = getattr(getattr(self.processor, "homes", None), "name", None)
+        homes = Homes(self.store, name)
+
+        def stored(game_id: str | None) -> None:
+            if game_id is None or game_id in homes.own([game_id]):
+                self.wake()
+
+        self.store.watch_inbound(stored, self._stop)
 
     # --- the processor process -------------------------------------------------------------
 
@@ -379,7 +398,8 @@ class Daemon:
                 # A processor that saw a fair round full of the other processors' mail looks
                 # again soon: its own may be behind it, and nothing else would wake it for that.
                 wait = STARVED_LOOK_SECONDS if getattr(self.processor, "starved", False) \
-                    else self.processor_poll_seconds
+                    else min(self.processor_poll_seconds,
+                             getattr(self.processor, "look_again", None) or self.processor_poll_seconds)
                 readable, _, _ = select.select([wake_r], [], [], wait)
                 if readable and not os.read(wake_r, 4096):
                     break  # end-of-file: stop

@@ -27,7 +27,7 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from engine import get_game
 from engine.registry import available_games
@@ -65,6 +65,8 @@ FAIR_CHUNK = 10
 #: How long one transaction of a processor alone on SQLite goes on taking the round's messages
 #: (``Processor._process_together``); with ~1.3 ms a move, about four moves.
 TOGETHER_SECONDS = 0.005
+#: How long the mail of a game homed at another worker is left to that worker (``_take_round``).
+HANDOFF_SECONDS = 0.25
 #: The young generation is collected after this many new container objects, not Python's 700: one
 #: mail makes thousands (parse trees, templates, boards) that die with it, and collecting every 700
 #: promoted them to the old generations, whose scans of the whole state cache cost about 0.3 ms per
@@ -142,6 +144,8 @@ class Processor:
         self.share = (0, 1)
         #: The last fair round was full and held none of this share (its mail may be behind it).
         self.starved = False
+        #: Seconds after which mail left to another worker (``_take_round``) may be taken here.
+        self.look_again: float | None = None
         #: Apply each message outside SQLite's write lock first (``_process``): worth its cost (the
         #: reads run again at the commit) only where several processors share the file's one lock.
         self.optimistic = False
@@ -188,30 +192,46 @@ class Processor:
             done += taken
         return done
 
-    def own_share(self, heads: list[tuple[int, str | None]]) -> list[int]:
+    def own_share(self, heads: list[tuple[int, str | None, datetime | None]]) -> list[int]:
         """Of a fair round, the messages of this processor's share of the games (a mail about no
         game known at intake by its id): each game's mail goes to one processor, which keeps its
         state and applies its moves in order, and two processors rarely work on one game at once
         (when they do, the optimistic commit of the second conflicts and it is done again)."""
         k, n = self.share
-        return [inbound_id for inbound_id, game in heads
+        return [inbound_id for inbound_id, game, _at in heads
                 if (_share_of(game) if game else inbound_id) % n == k]
 
-    def _take_round(self, heads: list[tuple[int, str | None]], limit: int) -> int:
+    def _take_round(self, heads: list[tuple[int, str | None, datetime | None]], limit: int) -> int:
         """Up to ``limit`` messages of a fair round shared with other workers (a round of each):
         first those of the games homed here (whose states this worker keeps;
         ``pbem.processing.homes``), each claim the oldest still free (those another worker holds,
         or has done meanwhile, are passed over in the same statement); when the round holds none
         of those free, the oldest free one of any game, one only, so that the next round can bring
         this worker's own again. (A worker held back for a moment finds its games waiting for it,
-        not replayed elsewhere, unless the others have nothing else to do.)"""
-        own_games = self.homes.own(game for _, game in heads)
-        own = [inbound_id for inbound_id, game in heads if game in own_games]
+        not replayed elsewhere, unless the others have nothing else to do.)
+
+        Another worker's game is left to it for ``HANDOFF_SECONDS`` after its mail came in: the
+        database told its home of the mail at once (``Store.watch_inbound``), and the home has the
+        game's state (taken here at once, three moves in four at four workers were replayed from
+        their records: the slowest moves of a quiet server). This worker looks again when that
+        time is up (``look_again``), and takes the mail if it is still there: its home is busy,
+        or gone."""
+        self.look_again = None
+        own_games = self.homes.own(game for _id, game, _at in heads)
+        own = [inbound_id for inbound_id, game, _at in heads if game in own_games]
         taken = 0
         while taken < min(len(own), limit) and self._process(*own) is not None:
             taken += 1
-        if not taken and len(own) < len(heads) and self._process(*(i for i, _ in heads)) is not None:
-            taken = 1
+        if not taken and len(own) < len(heads):
+            now = self.clock.now()
+            since = now - timedelta(seconds=HANDOFF_SECONDS)
+            ready = [inbound_id for inbound_id, game, at in heads
+                     if game in own_games or at is None or at <= since]
+            left = [at for _id, game, at in heads if game not in own_games and at is not None and at > since]
+            if left:
+                self.look_again = max((min(left) - since).total_seconds(), 0.01)
+            if ready and self._process(*ready) is not None:
+                taken = 1
         return taken
 
     def read(self, inbound: Inbound) -> tuple[IncomingMail, LimitExceeded | None]:

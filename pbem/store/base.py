@@ -15,7 +15,8 @@ hold at a time (the IMAP watcher, the scheduler) are taken with ``hold_role``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -136,6 +137,7 @@ class AcceptResult:
     inbound_id: int
     new: bool  # False when the bytes or the Message-ID were already stored
     status: str  # status of the stored message (for a duplicate: the first copy's)
+    game_id: str | None = None  # a new message's game, as its token named it at intake
 
 
 class Tx(Protocol):
@@ -291,10 +293,15 @@ class Store(Protocol):
         is then claimed with ``Tx.claim_inbound`` (another worker may have taken it meanwhile)."""
         ...
     def pending_fair_games(self, now: datetime, per_sender_per_minute: int, limit: int
-                           ) -> list[tuple[int, str | None]]:
+                           ) -> list[tuple[int, str | None, datetime | None]]:
         """``pending_fair``, each id with the game its message is about as far as intake knew it
-        (its token's game; None without one): a worker can take first the mail of the games whose
-        state it keeps."""
+        (its token's game; None without one) and when it came in: a worker can take first the
+        mail of the games whose state it keeps, and leave another's to it for a moment."""
+        ...
+    def watch_inbound(self, on_stored: Callable[[str | None], None], stop: threading.Event) -> bool:
+        """Until ``stop`` is set: ``on_stored(game_id)`` for each message any process stores from
+        now on (None: about no game known at intake), where the database tells (PostgreSQL's
+        LISTEN). False at once where it does not (SQLite: one processor, woken by its own intake)."""
         ...
     def get_inbound(self, inbound_id: int) -> Inbound | None: ...  # one message, raw included
     def get_inbound_many(self, inbound_ids: Sequence[int]) -> dict[int, Inbound]:

@@ -20,18 +20,20 @@ database has:
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import select
 import socket
 import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
 
+from pbem.store.base import AcceptResult
 from pbem.store.common import StoreClosedError, StoreError, StoreUnavailableError
 from pbem.store.migrations import Migration
 from pbem.store.sql import Db, Dialect, SqlStore
@@ -39,8 +41,14 @@ from pbem.store.sql import Db, Dialect, SqlStore
 #: First key of every advisory lock pbem takes ("pbem" in ASCII), so other users of the database
 #: are not disturbed; the second key names the lock.
 LOCK_SPACE = 0x7062656D
+log = logging.getLogger(__name__)
+
 #: application_name of a worker's role connection, followed by "host:pid"
 ROLE_SESSION = "pbem-roles "
+#: The channel on which the intake tells every worker of new mail (payload: its game id, or empty).
+INBOUND_CHANNEL = "pbem_inbound"
+#: How long the watching connection waits for a notification before it looks at ``stop`` again.
+WATCH_SECONDS = 1.0
 MIGRATION_LOCK = 1
 
 #: Libpq settings of every connection: a dead peer is noticed within about 25 s (keepalives), which
@@ -221,6 +229,29 @@ class PostgresStore(SqlStore):
         with self._write() as db:
             db.run("SELECT pg_advisory_xact_lock(?, ?)", (LOCK_SPACE, MIGRATION_LOCK))
             yield db
+
+    def _announce_inbound(self, db: Db, results: list[AcceptResult]) -> None:
+        # Delivered when (and only if) the transaction commits; one per game (PostgreSQL drops
+        # the same payload sent twice in one transaction anyway).
+        for game in dict.fromkeys(r.game_id or "" for r in results if r.new):
+            db.run("SELECT pg_notify(?, ?)", (INBOUND_CHANNEL, game))
+
+    def watch_inbound(self, on_stored: Callable[[str | None], None], stop: threading.Event) -> bool:
+        """On a connection of its own, LISTENing; after a failure (the database away) it connects
+        again a second later: meanwhile the workers' polls find the mail, as without it."""
+        while not stop.is_set():
+            try:
+                with connect(self.dsn) as conn:
+                    conn.execute(f"LISTEN {INBOUND_CHANNEL}")
+                    while not stop.is_set():
+                        for note in conn.notifies(timeout=WATCH_SECONDS):
+                            on_stored(note.payload or None)
+                            if stop.is_set():
+                                break
+            except (StoreError, psycopg.Error, OSError) as exc:
+                log.debug("watching for new mail: %s; again in a second", exc)
+                stop.wait(1.0)
+        return True
 
     def flush(self) -> None:
         """Make every commit so far durable, those of ``transaction(durable=False)`` too: a commit

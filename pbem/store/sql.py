@@ -79,7 +79,7 @@ _INSERT_INBOUND = (
     "INSERT INTO inbound (message_id, sha256, source, source_ref, received_at, status, sender,"
     " envelope_from, original_size, game_id, raw) VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?,"
     " (SELECT game_id FROM seats WHERE token_hash = ? AND token_hash <> ''), ?)"
-    " ON CONFLICT DO NOTHING RETURNING id")
+    " ON CONFLICT DO NOTHING RETURNING id, game_id")
 _GIVE_UP = ("UPDATE outbound SET attempts = attempts + 1, last_error = ?, given_up_at = ?"
             " WHERE id = ? AND sent_at IS NULL")
 #: An address's settings, whether the moderators blocked it and whether our mail to it bounces.
@@ -330,7 +330,7 @@ def accept_one(db: Db, row: tuple[Any, ...]) -> AcceptResult:
     does nothing), so two workers storing the same message at once both end with the one row."""
     inserted = db.one(_INSERT_INBOUND, row)
     if inserted is not None:
-        return AcceptResult(inbound_id=int(inserted[0]), new=True, status="pending")
+        return AcceptResult(inbound_id=int(inserted[0]), new=True, status="pending", game_id=inserted[1])
     found = db.one(_FIND_INBOUND, (row[1], row[0]))  # sha256, Message-ID
     if found is None:  # a conflict with a row not visible to this transaction yet: try later
         raise StoreUnavailableError("the same message is being stored by another worker")
@@ -930,6 +930,7 @@ class SqlStore:
         prepared = intake_row(raw, source, now, source_ref, envelope_from, original_size)
         with self._write() as db:
             result = accept_one(db, prepared)
+            self._announce_inbound(db, [result])
         # Reached only after COMMIT returned, i.e. after the message is on disk.
         return result
 
@@ -940,7 +941,9 @@ class SqlStore:
         prepared = [intake_row(*item) for item in items]
         if not self.one_writer:
             with self._write() as db:
-                return [accept_one(db, row) for row in prepared]
+                results = [accept_one(db, row) for row in prepared]
+                self._announce_inbound(db, results)
+                return results
         # One write lock for the whole file: wait for the disk after releasing it, so the processor
         # is not held up by the fsync. The callers answer "250" only after this returns, on disk.
         with self._write(durable=False) as db:
@@ -948,16 +951,23 @@ class SqlStore:
         self.flush()
         return results
 
+    def _announce_inbound(self, db: Db, results: list[AcceptResult]) -> None:
+        """Tell the other workers, with the transaction that stores them, of new messages (see
+        ``watch_inbound``); nothing where one process does all the processing (SQLite)."""
+
+    def watch_inbound(self, on_stored: Callable[[str | None], None], stop: threading.Event) -> bool:
+        return False
+
     def pending_inbound(self, limit: int = 100) -> list[Inbound]:
         rows = self._db().all(f"SELECT {INBOUND_COLS} FROM inbound WHERE status = 'pending'"
                               " ORDER BY id LIMIT ?", (limit,))
         return [inbound_of(r) for r in rows]
 
     def pending_fair(self, now: datetime, per_sender_per_minute: int, limit: int) -> list[int]:
-        return [head for head, _ in self.pending_fair_games(now, per_sender_per_minute, limit)]
+        return [head for head, _game, _at in self.pending_fair_games(now, per_sender_per_minute, limit)]
 
     def pending_fair_games(self, now: datetime, per_sender_per_minute: int, limit: int
-                           ) -> list[tuple[int, str | None]]:
+                           ) -> list[tuple[int, str | None, datetime | None]]:
         # The head of each sender's queue (one pass over the pending rows' sender index), oldest
         # first; then, only as far as the limit needs, leaving out senders who had their cap
         # processed within the minute (one index lookup per head looked at; NULL, no sender, is one
@@ -977,14 +987,14 @@ class SqlStore:
         # Then the game each head is about (known at intake from its token), for the worker that
         # keeps that game's state: looked up by key only for the heads taken.
         rows = db.all(
-            "SELECT taken.head, g.game_id FROM (SELECT head FROM"
+            "SELECT taken.head, g.game_id, g.received_at FROM (SELECT head FROM"
             " (SELECT MIN(id) AS head, sender FROM inbound WHERE status = 'pending'"
             f"  GROUP BY sender ORDER BY head{db.dialect.fence}) AS heads"
             f" WHERE ? = 0 OR CASE WHEN heads.sender IS NULL THEN ({recent.format('IS NULL')})"
             f"  ELSE ({recent.format('= heads.sender')}) END < ?"
             " ORDER BY head LIMIT ?) AS taken JOIN inbound g ON g.id = taken.head ORDER BY taken.head",
             (per_sender_per_minute, since, until, since, until, per_sender_per_minute, limit))
-        return [(int(r[0]), r[1]) for r in rows]
+        return [(int(r[0]), r[1], dt_from_text(r[2])) for r in rows]
 
     def get_inbound(self, inbound_id: int) -> Inbound | None:
         row = self._db().one(f"SELECT {INBOUND_COLS}{PRUNED} FROM inbound WHERE id = ?", (inbound_id,))

@@ -155,7 +155,7 @@ def test_a_processor_whose_share_is_behind_a_full_round_says_so_and_gets_its_mai
                      for _ in range(2))
     first.share, second.share = (0, 2), (1, 2)
     first.optimistic = second.optimistic = True
-    firsts = [g for g in games if first.own_share([(1, g)])]
+    firsts = [g for g in games if first.own_share([(1, g, None)])]
     seconds = [g for g in games if g not in firsts]
     assert len(firsts) >= 2 and seconds, "the eight games fall into both shares"
     for game in [*firsts[:2], seconds[0]]:  # the second's mail behind two of the first's

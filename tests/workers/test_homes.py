@@ -13,8 +13,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from pbem.clock import ManualClock
 from pbem.processing.homes import Homes
-from pbem.processing.processor import Processor
+from pbem.processing.processor import HANDOFF_SECONDS, Processor
 from pbem.store import open_store
 from pbem.store.common import now_utc
 from pbem.store.postgres import ROLE_SESSION
@@ -81,8 +82,9 @@ def test_each_game_has_one_home_among_the_workers_alive(store: SqlStore) -> None
 
 def test_a_worker_takes_its_home_games_first_then_the_others(tmp_path: Path, store: SqlStore) -> None:
     games = pending_about_games(store)
+    clock = ManualClock(now_utc())
     with sessions(store.dsn, ["host:201", "host:202"]):
-        processor = Processor(make_config(tmp_path), store, secret=b"s" * 32)
+        processor = Processor(make_config(tmp_path), store, clock, secret=b"s" * 32)
         processor.homes = Homes(store, "host:201")
         own = processor.homes.own(games.values()) - {None}
         assert 0 < len(own) < GAMES
@@ -96,9 +98,20 @@ def test_a_worker_takes_its_home_games_first_then_the_others(tmp_path: Path, sto
             return processed
 
         processor._process = recorded  # type: ignore[method-assign]
-        # The other worker takes nothing meanwhile: this one does its own, then everybody's.
+        # The other worker takes nothing meanwhile: this one does its own at once ...
         while processor.process_pending(100):
             pass
+        assert {games[i] for i in order} == own
+        # ... leaves the other's to it for a moment, and says when to look again ...
+        assert processor.look_again is not None and 0 < processor.look_again <= HANDOFF_SECONDS
+        clock.advance(HANDOFF_SECONDS / 2)
+        assert processor.process_pending(100) == 0
+        assert processor.look_again is not None and processor.look_again <= HANDOFF_SECONDS / 2 + 0.01
+        # ... and then takes them too, since their home did not
+        clock.advance(HANDOFF_SECONDS)
+        while processor.process_pending(100):
+            pass
+        assert processor.look_again is None
     assert sorted(order) == sorted(games)  # every message, once
     assert {games[i] for i in order[:len(own)]} == own  # its own games first, oldest first
     assert order[:len(own)] == sorted(order[:len(own)])
