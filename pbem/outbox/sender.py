@@ -56,7 +56,7 @@ from pbem.faults import Faults, is_fault, retry_once
 from pbem.outbox.maildir import Maildir
 from pbem.outbox.refusal import refusal_report
 from pbem.outbox.wake import notify
-from pbem.plainaddress import plain_pair, quoteaddr
+from pbem.plainaddress import quoteaddr
 from pbem.store.base import Outbound, OutboxBatch, Store
 
 log = logging.getLogger(__name__)
@@ -66,27 +66,27 @@ log = logging.getLogger(__name__)
 RECENTLY_SENT = 10_000
 
 
-class _PlainQuoting(smtplib.SMTP):
-    """smtplib's MAIL FROM and RCPT TO with a plain address quoted by ``pbem.plainaddress``
-    (smtplib's ``quoteaddr`` runs the stdlib's address parser twice a reply): with no ESMTP
-    options the stdlib sends exactly ``FROM:<quoted>`` / ``TO:<quoted>`` and reads the reply;
-    anything else takes the stdlib's own path."""
+class PlainQuotingSMTP(smtplib.SMTP):
+    """smtplib's MAIL FROM and RCPT TO with the address quoted by ``pbem.plainaddress`` (the same
+    result: smtplib's ``quoteaddr`` runs the stdlib's address parser twice a command, for addresses
+    that are plain nearly always). The commands are otherwise smtplib's own, ESMTP options (SIZE)
+    included; with SMTPUTF8 smtplib's own method runs, for its checks and encoding."""
 
     def mail(self, sender: str, options: Sequence[str] = ()) -> tuple[int, bytes]:
-        if options or plain_pair(sender) is None:
+        if any(option.lower() == "smtputf8" for option in options):
             return super().mail(sender, options)
-        self.putcmd("mail", f"FROM:{quoteaddr(sender)}")
+        optionlist = " " + " ".join(options) if options and self.does_esmtp else ""
+        self.putcmd("mail", f"FROM:{quoteaddr(sender)}{optionlist}")
         return self.getreply()
 
     def rcpt(self, recip: str, options: Sequence[str] = ()) -> tuple[int, bytes]:
-        if options or plain_pair(recip) is None:
-            return super().rcpt(recip, options)
-        self.putcmd("rcpt", f"TO:{quoteaddr(recip)}")
+        optionlist = " " + " ".join(options) if options and self.does_esmtp else ""
+        self.putcmd("rcpt", f"TO:{quoteaddr(recip)}{optionlist}")
         return self.getreply()
 
 
-class _PlainQuotingSSL(_PlainQuoting, smtplib.SMTP_SSL):
-    """``_PlainQuoting`` over implicit TLS."""
+class PlainQuotingSMTPSSL(PlainQuotingSMTP, smtplib.SMTP_SSL):
+    """``PlainQuotingSMTP`` over implicit TLS."""
 
 
 class OutboxSender:
@@ -418,10 +418,10 @@ class OutboxSender:
         local_name = self.config.address.rpartition("@")[2] or socket.gethostname()
         smtp: smtplib.SMTP
         if relay.security == "ssl":
-            smtp = _PlainQuotingSSL(relay.host, relay.effective_port, local_hostname=local_name,
+            smtp = PlainQuotingSMTPSSL(relay.host, relay.effective_port, local_hostname=local_name,
                                    timeout=relay.timeout_seconds, context=self._context())
         else:
-            smtp = _PlainQuoting(relay.host, relay.effective_port, local_hostname=local_name,
+            smtp = PlainQuotingSMTP(relay.host, relay.effective_port, local_hostname=local_name,
                                 timeout=relay.timeout_seconds)
         try:
             smtp.ehlo()
