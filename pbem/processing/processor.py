@@ -330,9 +330,10 @@ class Processor:
         are not held back long. The replies do not wait longer: the sender is woken once a round
         anyway (``Daemon._drain``).
 
-        A failure keeps its isolation: when a message raises (a bug, a failed authentication, the
-        database), its transaction is rolled back whole and each of its messages is done again in
-        a transaction of its own (``_process``), which marks only that one failed. The state cache
+        A failure keeps its isolation: when a message raises (a bug, a failed authentication), its
+        transaction is rolled back whole and each of its messages is done again in a transaction
+        of its own (``_process``), which marks only that one failed; the database unavailable
+        leaves them all pending, as it leaves one. The state cache
         holds each game's state as soon as its message was applied, so that a later message of the
         round starts from it, and forgets those games again if the transaction is rolled back."""
         now = self.clock.now()
@@ -358,9 +359,8 @@ class Processor:
                   now: datetime) -> int:
         """One transaction of ``_process_together``: takes messages off the front of ``aheads``
         until the time is up; the number processed."""
-        misses = self.cache.misses
         part: list[int] = []
-        finished: list[tuple[_Progress, float]] = []
+        finished: list[tuple[_Progress, int, float]] = []  # each message, games replayed, its ms
         cached: set[str] = set()
         try:
             with self.store.transaction(durable=False) as tx:
@@ -368,14 +368,15 @@ class Processor:
                 while aheads and (not part or time.perf_counter() - opened < TOGETHER_SECONDS):
                     inbound_id, ahead = aheads.pop(0)
                     part.append(inbound_id)
-                    started = time.perf_counter()
+                    started, misses = time.perf_counter(), self.cache.misses
                     done = _Progress()
                     if not self._apply(tx, done, inbound_id, (), ahead, now):
                         continue
                     for gid, (row, state) in done.touched.items():
                         self.cache.put(gid, row.record, state)
                         cached.add(gid)
-                    finished.append((done, (time.perf_counter() - started) * 1000))
+                    finished.append((done, self.cache.misses - misses,
+                                     (time.perf_counter() - started) * 1000))
         except Exception as exc:
             for gid in cached:
                 self.cache.forget(gid)
@@ -386,9 +387,8 @@ class Processor:
             return sum(self._process(inbound_id, stored=stored.get(inbound_id)) is not None
                        for inbound_id in part)
         failpoints.hit("after-commit")
-        for done, elapsed in finished:
-            self._logged(done, "together", self.cache.misses - misses, elapsed)
-            misses = self.cache.misses
+        for done, replayed, elapsed in finished:
+            self._logged(done, "together", replayed, elapsed)
         return len(finished)
 
     def _logged(self, done: _Progress, attempt: str, replayed: int, elapsed: float) -> tuple[int, str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pbem.processing import handlers, processor
+from pbem.processing.context import StateCache
 from tests.server.harness import Server, headline, start_game, to
 from tests.server.players import Player
 
@@ -182,3 +183,15 @@ def test_two_messages_of_one_game_in_a_round_both_count(server: Server, monkeypa
     assert server.processor.cache.get("ac-1", record) is not None
     texts = [m.get_body(("plain",)).get_content() for _rcpt, m in server.take_outbox()]
     assert any("good luck" in text for text in texts)
+
+
+def test_each_message_of_a_round_logs_the_games_it_replayed(server: Server, monkeypatch, caplog) -> None:
+    monkeypatch.setattr(processor, "TOGETHER_SECONDS", 60.0)
+    ids, _games = moves_stored(server)
+    server.processor.cache = StateCache()  # as on a worker that did not process these games before
+    caplog.set_level(logging.INFO, logger="pbem.processor")
+
+    assert server.processor.process_pending() == len(ids)
+
+    lines = [line for line in caplog.text.splitlines() if "attempt=together" in line]
+    assert len(lines) == len(ids) and all("replayed=1 " in line for line in lines)
