@@ -38,11 +38,11 @@ from pbem.store.common import StoreClosedError, StoreError, StoreUnavailableErro
 from pbem.store.migrations import Migration
 from pbem.store.sql import Db, Dialect, SqlStore
 
+log = logging.getLogger(__name__)
+
 #: First key of every advisory lock pbem takes ("pbem" in ASCII), so other users of the database
 #: are not disturbed; the second key names the lock.
 LOCK_SPACE = 0x7062656D
-log = logging.getLogger(__name__)
-
 #: application_name of a worker's role connection, followed by "host:pid"
 ROLE_SESSION = "pbem-roles "
 #: The channel on which the intake tells every worker of new mail (payload: its game id, or empty).
