@@ -299,8 +299,8 @@ class Store(Protocol):
         mail of the games whose state it keeps, and leave another's to it for a moment."""
         ...
     def watch_inbound(self, on_stored: Callable[[str | None], None], stop: threading.Event) -> bool:
-        """Until ``stop`` is set: ``on_stored(game_id)`` for each message any process stores from
-        now on (None: about no game known at intake), where the database tells (PostgreSQL's
+        """Until ``stop`` is set: ``on_stored(game_id)`` for each message another process stores
+        from now on (None: about no game known at intake), where the database tells (PostgreSQL's
         LISTEN). False at once where it does not (SQLite: one processor, woken by its own intake)."""
         ...
     def get_inbound(self, inbound_id: int) -> Inbound | None: ...  # one message, raw included

@@ -238,20 +238,29 @@ class PostgresStore(SqlStore):
 
     def watch_inbound(self, on_stored: Callable[[str | None], None], stop: threading.Event) -> bool:
         """On a connection of its own, LISTENing; after a failure (the database away) it connects
-        again a second later: meanwhile the workers' polls find the mail, as without it."""
+        again a second later: meanwhile the workers' polls find the mail, as without it. What this
+        process stored itself is not passed on: its intake woke its processor already (a single
+        worker hears nothing)."""
         while not stop.is_set():
             try:
                 with connect(self.dsn) as conn:
                     conn.execute(f"LISTEN {INBOUND_CHANNEL}")
                     while not stop.is_set():
                         for note in conn.notifies(timeout=WATCH_SECONDS):
-                            on_stored(note.payload or None)
+                            if note.pid not in self._own_sessions():
+                                on_stored(note.payload or None)
                             if stop.is_set():
                                 break
             except (StoreError, psycopg.Error, OSError) as exc:
                 log.debug("watching for new mail: %s; again in a second", exc)
                 stop.wait(1.0)
         return True
+
+    def _own_sessions(self) -> set[int]:
+        """The server processes (backend pids) of this process's connections now."""
+        with self._lock:
+            conns = [conn for _, conn in self._conns]
+        return {conn.info.backend_pid for conn in conns if not conn.closed}
 
     def flush(self) -> None:
         """Make every commit so far durable, those of ``transaction(durable=False)`` too: a commit

@@ -1,5 +1,6 @@
 """On PostgreSQL the intake tells every worker of a new message, with the game its token names, in
-the transaction that stores it (``NOTIFY``); each worker watches (``Store.watch_inbound``), and the
+the transaction that stores it (``NOTIFY``); each worker watches (``Store.watch_inbound``: what it
+stored itself is not news to it), and the
 worker that is the game's home processes it at once, while the worker that stored it leaves it to
 that home for a moment (``HANDOFF_SECONDS``): the home has the game's state, the other would
 replay it from its record."""
@@ -85,6 +86,8 @@ def test_every_worker_hears_of_new_mail_with_its_game(tmp_path: Path, stores) ->
                 continue
         while not heard.empty():
             heard.get_nowait()
+        # what this worker stores itself is not news to it: its intake woke its processor
+        first.accept_inbound(help_mail("self@example.org"), "smtp", now_utc())
         stored = second.accept_inbound(move, "smtp", now_utc())  # stored by the other worker
         assert stored.new and stored.game_id == "ac-1"
         assert heard.get(timeout=5.0) == "ac-1"
