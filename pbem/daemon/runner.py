@@ -344,11 +344,15 @@ class Daemon:
                 self.faults.failed("database", "processor", exc)
 
         while not self._stop.is_set():
-            wait_either(self._wake, self._stop, min(
-                self.processor_poll_seconds,
-                getattr(self.processor, "look_again", None) or self.processor_poll_seconds))
+            wait_either(self._wake, self._stop, self._idle_seconds())
             self._wake.clear()
             self._drain(committed, pause, fault)
+
+    def _idle_seconds(self) -> float:
+        """How long the processor waits for a wake-up: its poll, or less when it left mail to
+        another worker for a moment (``Processor.look_again``)."""
+        look_again = getattr(self.processor, "look_again", None)
+        return min(self.processor_poll_seconds, look_again or self.processor_poll_seconds)
 
     def _watch_inbound(self) -> None:
         """Mail another worker stored for a game homed here (``pbem.processing.homes``) wakes this
@@ -402,8 +406,7 @@ class Daemon:
                 # A processor that saw a fair round full of the other processors' mail looks
                 # again soon: its own may be behind it, and nothing else would wake it for that.
                 wait = STARVED_LOOK_SECONDS if getattr(self.processor, "starved", False) \
-                    else min(self.processor_poll_seconds,
-                             getattr(self.processor, "look_again", None) or self.processor_poll_seconds)
+                    else self._idle_seconds()
                 readable, _, _ = select.select([wake_r], [], [], wait)
                 if readable and not os.read(wake_r, 4096):
                     break  # end-of-file: stop

@@ -223,8 +223,7 @@ class Processor:
         while taken < min(len(own), limit) and self._process(*own) is not None:
             taken += 1
         if not taken and len(own) < len(heads):
-            now = self.clock.now()
-            since = now - timedelta(seconds=HANDOFF_SECONDS)
+            since = self.clock.now() - timedelta(seconds=HANDOFF_SECONDS)
             ready = [inbound_id for inbound_id, game, at in heads
                      if game in own_games or at is None or at <= since]
             left = [at for _id, game, at in heads if game not in own_games and at is not None and at > since]

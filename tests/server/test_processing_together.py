@@ -7,32 +7,17 @@ is up, so the intake's commits are not held back long."""
 
 from __future__ import annotations
 
-import email.policy
 import logging
 import sqlite3
-from collections.abc import Iterator
 from email.message import EmailMessage
-from pathlib import Path
-
-import pytest
 
 from pbem.processing import handlers, processor
 from pbem.processing.context import StateCache
 from tests.server.harness import Server, headline, start_game, to
 from tests.server.players import Player
+from tests.server.test_optimistic_processing import raw_of
 
 PLAYERS = [(f"a{n}@example.org", f"b{n}@example.org") for n in range(4)]
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    opened = Server(tmp_path)
-    yield opened
-    opened.close()
-
-
-def raw_of(message: EmailMessage) -> bytes:
-    return message.as_bytes(policy=email.policy.SMTP)
 
 
 def moves_stored(server: Server) -> tuple[list[int], list[EmailMessage]]:

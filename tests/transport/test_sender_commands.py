@@ -19,11 +19,11 @@ RECIPIENTS = ["ann@example.org", "Ann Lee <ann.lee@example.org>", "<bob+x@exampl
 MAIL = b"From: pbem@example.org\r\nTo: ann@example.org\r\nSubject: ac-1\r\n\r\nYour move.\r\n"
 
 
-def envelope(client_class: type[smtplib.SMTP], sink: SmtpSink, sender: str,
-             recipients: list[str]) -> tuple[str, list[str], list[str], bytes]:
+def envelope(client_class: type[smtplib.SMTP], sink: SmtpSink, sender: str, recipients: list[str],
+             mail_options: tuple[str, ...] = ()) -> tuple[str, list[str], list[str], bytes]:
     sink.clear()
     with client_class("127.0.0.1", sink.port, local_hostname="pbem.test") as client:
-        client.sendmail(sender, recipients, MAIL)
+        client.sendmail(sender, recipients, MAIL, mail_options=mail_options)
     (message,) = sink.wait_for(1)
     return message.mail_from, message.rcpt_tos, message.mail_options, message.data
 
@@ -37,16 +37,7 @@ def test_the_envelope_and_its_options_are_smtplibs(smtp_sink: SmtpSink, sender: 
 
 
 def test_smtputf8_takes_smtplibs_own_path(smtp_sink: SmtpSink) -> None:
-    recipients = ["zoë@example.org"]
-    ours = envelope_with(PlainQuotingSMTP, smtp_sink, recipients)
-    stdlib = envelope_with(smtplib.SMTP, smtp_sink, recipients)
+    args = (smtp_sink, "pbem@example.org", ["zoë@example.org"], ("SMTPUTF8",))
+    ours = envelope(PlainQuotingSMTP, *args)
+    stdlib = envelope(smtplib.SMTP, *args)
     assert ours == stdlib and "SMTPUTF8" in [o.upper() for o in ours[2]]
-
-
-def envelope_with(client_class: type[smtplib.SMTP], sink: SmtpSink, recipients: list[str]
-                  ) -> tuple[str, list[str], list[str]]:
-    sink.clear()
-    with client_class("127.0.0.1", sink.port, local_hostname="pbem.test") as client:
-        client.sendmail("pbem@example.org", recipients, MAIL, mail_options=["SMTPUTF8"])
-    (message,) = sink.wait_for(1)
-    return message.mail_from, message.rcpt_tos, message.mail_options
