@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import html
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from engine.base import Renderer
 from engine.i18n import _
+from engine.scoretable import WIDTH as MAIL_WIDTH
 
 from . import moves as mv
 from .catalogue import CORNERS, EDGES, ROTATIONS, SEG_DIRS, TILES
@@ -206,9 +208,24 @@ def _ship_summary(state: SpaceTruckinState, t: int, placements: list[tuple[int, 
             lines.append(_("  {ship} on the {segment}: not where its {kind} has a ship:").format(
                 ship=role, segment=name, kind=segment_name(seg.kind)))
             lines.extend(_wrap(blocked, "    "))
-    lines.append(_("  (name a segment by any of its edges as placed: {example})").format(
-        example=mv.local_move_text(mv.Place("E4", 90, "cargo", "E"))))
+    note = _("  (name a segment by any of its edges as placed: {example})")
+    examples = list(islice(_edge_examples(state, placements), 12))  # the first that fits
+    example = next((e for e in examples if len(note.format(example=e)) <= MAIL_WIDTH), None)
+    if example is not None:
+        lines.append(note.format(example=example))
+    elif examples:  # none fits on the line in this language: the move on a line of its own
+        head, _sep, tail = note.format(example=examples[0]).rpartition(": ")
+        lines += [head + ":", "    " + tail]
     return lines
+
+
+def _edge_examples(state: SpaceTruckinState, placements: list[tuple[int, int]]) -> Iterator[str]:
+    """Moves with a ship named by an edge that the reader could write as they stand (a fixed
+    example named a cell that may be taken, and a copied example was refused)."""
+    for cell, q in placements:
+        for option in state.ship_options(mv.Place(cell_name(cell), ROTATIONS[q]))[1:]:
+            if option.edge is not None:
+                yield mv.local_move_text(option)
 
 
 def _rotations(quarters: Iterable[int]) -> str:

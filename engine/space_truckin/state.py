@@ -821,7 +821,7 @@ class SpaceTruckinState(State):
         if self._tile[cell] >= 0:
             raise IllegalMoveError(_("{cell} already holds {tile}.").format(
                 cell=move.cell, tile=TILES[self._tile[cell]].id),
-                                   suggestions=self._suggest(""), rule="free cell")
+                                   suggestions=self._suggest(move.cell), rule="free cell")
         allowed = tile.arrow_rotations(self._quadrant)
         if q not in allowed:
             arrows = _(" and ").join(CORNERS[a] for a in tile.arrows)

@@ -2,7 +2,8 @@
 
 A player copies a move from the listing of their mail: with its decorations (Alien City's star after
 a build that ends the game, "red tower: D5*"; the quotes around the claim's example; Space Truckin's
-"(c) pass" of a black hole, a bare cell and rotation, a bare swap). Every item the listing prints
+"(c) pass" of a black hole, a bare cell and rotation, a bare swap, the example of a ship named by an
+edge, which named the cell E4 whether it was free or not). Every item the listing prints
 must parse to the legal move it stands for; an item that offers a choice ("B3 0/90") is answered
 with the choice to make and a move that makes it.
 """
@@ -88,7 +89,7 @@ def test_alien_city_builds_parse_as_the_listing_prints_them(lang: str) -> None:
 
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_space_truckin_listed_moves_parse_as_printed(lang: str) -> None:
-    seen = {"cell": 0, "choice": 0, "pass": 0, "remove": 0, "swap": 0}
+    seen = {"cell": 0, "choice": 0, "pass": 0, "remove": 0, "swap": 0, "ship": 0}
     with speaking(lang):
         for state in positions(ST, 3, range(3)):
             legal = state.legal_moves()
@@ -99,6 +100,12 @@ def test_space_truckin_listed_moves_parse_as_printed(lang: str) -> None:
                 if line.startswith("(c) "):  # the black hole's third choice, copied with its letter
                     assert state.parse_move(text) == Pass() and Pass() in legal
                     seen["pass"] += 1
+                if line.startswith("  (") and ": " in text:  # how to name a segment, by a move
+                    example = state.parse_move(text[:-1].rsplit(": ", 1)[1])
+                    assert isinstance(example, Place) and example.edge, text
+                    assert example in state.ship_options(Place(example.cell, example.rotation)), text
+                    assert Place(example.cell, example.rotation) in legal, text
+                    seen["ship"] += 1
                 if not line.startswith("  ") or line.startswith("   ") or text.startswith("("):
                     continue
                 heading = next(lines[k] for k in range(n, -1, -1) if not lines[k].startswith("  "))

@@ -153,6 +153,10 @@ def test_illegal_move_suggestions_are_legal():
     with pytest.raises(IllegalMoveError) as err:
         state.push("place E5 0")
     assert err.value.rule == "free cell"
+    # a move onto a taken cell is offered the legal places nearest to it, not the board's first
+    near = err.value.suggestions
+    assert near and set(near) <= {state.move_text(m) for m in state.legal_moves()}
+    assert all(s.split()[1] in ("E4", "E6", "D5", "F5") for s in near[:2]), near
     with pytest.raises(IllegalMoveError) as err:
         state.push("place E4 0")
     legal = {state.move_text(m) for m in state.legal_moves()}
