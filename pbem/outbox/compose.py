@@ -74,6 +74,12 @@ class Section:
     # Links of the HTML part; where a section has them they stand in for ``legal`` there.
     actions: list[ActionGroup] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # Its own list: the same lines go to several readers (a message to each opponent and the
+        # sender's confirmation), and what is added to one reader's section (the quote of the
+        # sender's command) must not appear in the others'.
+        self.lines = list(self.lines)
+
     def links(self, taps: bool) -> list[ActionGroup]:
         """The groups the HTML part shows as links: the legal moves only to those who chose them
         (``taps``). Here, not in the template: Jinja's ``rejectattr`` tried each group as a mapping

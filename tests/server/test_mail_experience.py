@@ -143,6 +143,11 @@ def test_a_move_and_a_message_in_one_mail_are_answered_in_one_headline(server: S
     first = headline(to(out, ANN)[0])
     assert first.startswith("Applied: ") and first.endswith(f" is next; Your message went to {BO}"), first
     assert ".;" not in first
+    assert "> message ac-1 good luck" in text_of(to(out, ANN)[0])  # her commands quoted to her
+    # ... and to nobody else: Bo reads the message once, not Ann's command line quoted at him
+    message = next(m for m in to(out, BO) if headline(m) == f"{ANN} writes: good luck")
+    assert [line for m in to(out, BO) for line in text_of(m).splitlines() if line.startswith(">")] == []
+    assert text_of(message).count("good luck") == 2  # the headline and the message itself
 
 
 def test_a_challenge_written_like_a_person_writes_it(server: Server) -> None:
