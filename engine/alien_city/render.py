@@ -224,6 +224,11 @@ def _wrap(line: str) -> str:
     return "\n".join(wrap_words(line, WIDTH, "  ", break_on_hyphens=False))
 
 
+#: Stands for a space where a line must not break (a move the reader copies), until the wrapping is
+#: done: not a space to ``textwrap``, which breaks only at ASCII whitespace.
+_GLUE = "\x00"
+
+
 # One piece's legal builds: kind, colour, the lots (a star marks a build that ends the game) and the
 # canonical move texts, in the order of ``legal_moves``.
 BuildGroup = tuple[str, str, tuple[str, ...], tuple[str, ...]]
@@ -351,10 +356,12 @@ class AlienCityRenderer(Renderer["AlienCityState"]):
             example = state.open_build(towers_only=not targets)
             assert example is not None  # state.can_claim() said so
             target = targets[0] if targets else example.lot
+            move = local_move(example.with_claim(target)).replace(" ", _GLUE)  # copied from one line
             lines.append(ngettext('A claim is possible this turn ({seat} has {n} cap left), e.g. "{move}".',
                                   'A claim is possible this turn ({seat} has {n} caps left), e.g. "{move}".',
-                                  caps).format(seat=who, n=caps, move=local_move(example.with_claim(target))))
-        return "\n".join([line if len(line) <= WIDTH else _wrap(line) for line in lines])
+                                  caps).format(seat=who, n=caps, move=move))
+        text = "\n".join([line if len(line) <= WIDTH else _wrap(line) for line in lines])
+        return text.replace(_GLUE, " ")
 
     def _legal_groups(self, state: AlienCityState) -> list[tuple[str, list[tuple[str, str]]]]:
         if state.is_over:

@@ -79,6 +79,7 @@ def test_alien_city_builds_parse_as_the_listing_prints_them(lang: str) -> None:
                     starred += shown.endswith("*")
             example = re.search(r'"([^"]+)"\.', listing)
             if example:  # the claim's example, copied with its quotes and the full stop
+                assert "\n" not in example.group(1), example.group(0)  # copied from one line
                 claimed = state.parse_move(example.group(0))
                 assert claimed == state.parse_move(example.group(1)) and claimed.claim is not None
                 probe = state.copy()
