@@ -38,7 +38,8 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def parse_history(line: str, words: list[str], in_game_reply: bool) -> Command | CommandError:
-    """``history ac-12`` lists a game's moves; ``history alien-city from 2026-01-01`` searches games."""
+    """``history ac-12`` lists a game's moves; ``history alien-city from 2026-01-01`` searches games
+    (``history`` alone: see ``do_history``)."""
     if len(words) == 1 and GAME_ID.match(words[0]):
         return Command("history", line, game=words[0].lower())
     args: dict[str, str] = {}
@@ -88,7 +89,10 @@ def parse_standings(line: str, words: list[str], in_game_reply: bool) -> Command
 
 
 def do_history(ctx: MailContext, command: Command) -> None:
-    if command.game:
+    """``history`` alone in a mail about a game (a reply, or its subject) is that game's moves, as
+    each of its mails offers them ("history ac-12": a game id may be left out in a reply); in a
+    mail of its own, the sender's finished games."""
+    if command.game or (not command.args and ctx.context_game):
         handlers.do_history(ctx, command)
         return
     player = command.args.get("player") or ctx.mail.from_addr

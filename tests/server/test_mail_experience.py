@@ -202,6 +202,12 @@ def test_history_board_n_games_and_record(server: Server) -> None:
     lines = [line.split() for line in text_of(reply).splitlines() if line[:5].strip().endswith(".")]
     assert lines == [["1.", "black", "(you)", *moves[0].split()],
                      ["2.", "white", f"({BO})", *moves[1].split()]]
+    # "history" alone in a reply about the game is that game's (as its mails offer "history ac-1");
+    # in a mail of its own, the sender's games
+    reply = to(server.submit(reply_to(to(out, ANN)[0], ANN, "history")), ANN)[0]
+    assert headline(reply) == "History of ac-1: 2 moves"
+    reply = to(server.submit(server.mail(ANN, "history")), ANN)[0]
+    assert headline(reply).startswith(f"History of {ANN}")
     reply = to(server.submit(server.mail(ANN, "board ac-1 1")), ANN)[0]
     assert headline(reply) == f"Board of ac-1 after move 1 (black: {moves[0]})"
     after_one = replay_record(server.game("ac-1").record, get_game("alien-city"), upto_ply=1)
