@@ -538,7 +538,7 @@ class Processor:
                           headline=_("Not understood: {line}").format(line=item.line.strip()[:60]))
                 outcomes.append("error")
                 continue
-            first_new = len(ctx.reply_sections)
+            first_new, said = len(ctx.reply_sections), len(ctx.reply_headlines)
             try:
                 HANDLERS[item.verb](ctx, item)
                 outcomes.append(item.verb)
@@ -546,7 +546,13 @@ class Processor:
                     ctx.reply(Section(lines=[_("I did not read these lines as commands:"),
                                              *(f"  {line}" for line in item.note)]))
                 if len(results) > 1 and len(ctx.reply_sections) > first_new:
-                    ctx.reply_sections[first_new].lines[:0] = quoted(item.line.strip(), most=QUOTED_LINES)
+                    first = ctx.reply_sections[first_new]
+                    first.lines[:0] = quoted(item.line.strip(), most=QUOTED_LINES)
+                    if len(ctx.reply_headlines) == said and first.title:
+                        # every command's answer is in the first line (the inbox preview), also
+                        # one that came as a titled section after another command's answer
+                        ctx.reply_headlines.append(first.title)
+                        first.title = None
             except CommandFailed as failed:
                 # The reason opens the mail ("Not done: ..."); said again under the quote only when
                 # the first line is about something else (another command, a headline of its own).

@@ -3,6 +3,7 @@ right person, notes, settings, looking back, rematch, observers, one-tap links, 
 
 from __future__ import annotations
 
+from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -303,3 +304,14 @@ def test_only_a_mail_with_the_record_says_it_is_attached(server: Server) -> None
         assert attached_record(mail) is None and "attached" not in text_of(mail)
     reply = to(server.submit(reply_to(latest[BO], BO, "record ac-1")), BO)[0]
     assert attached_record(reply) is not None and "ac-1.json is attached" in text_of(reply)
+
+
+def test_every_command_of_a_mail_is_in_its_first_line(server: Server) -> None:
+    """The inbox preview names what each command did, also a command answered with a titled section
+    after another command's answer (the vacation was left out of it)."""
+    start = (server.clock.now() + timedelta(days=30)).date()
+    body = f"timezone Europe/Bratislava\nvacation {start}..{start + timedelta(days=9)}\nsettings"
+    reply = to(server.submit(server.mail(ANN, body)), ANN)[0]
+    assert headline(reply) == f"Your timezone: Europe/Bratislava; Vacation set; Your settings ({ANN})"
+    text = text_of(reply)
+    assert f"> vacation {start}" in text and "== Vacation set ==" not in text  # said once, above
