@@ -189,12 +189,16 @@ def _deadline_lines(ctx: MailContext, email: str, settings: dict[str, Any]) -> l
     return lines
 
 
-def _zone_line(settings: dict[str, Any]) -> str:
+def _zone_lines(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
+    """Which timezone the answer's times are in: said once in an answer (timezone, vacation and
+    settings in one mail said it three times)."""
     zone = dl.player_zone(settings)
     if settings.get("timezone"):
-        return _("Times are shown in your timezone, {zone}.").format(zone=zone.key)
-    return _("Times are shown in your timezone, {zone} (change it with: timezone Area/City).").format(
-        zone=zone.key)
+        line = _("Times are shown in your timezone, {zone}.").format(zone=zone.key)
+    else:
+        line = _("Times are shown in your timezone, {zone} (change it with: timezone Area/City).").format(
+            zone=zone.key)
+    return [] if any(line in section.lines for section in ctx.reply_sections) else [line]
 
 
 def _retime(ctx: MailContext, email: str, old: list[dl.Interval], new: list[dl.Interval]) -> list[str]:
@@ -224,7 +228,7 @@ def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
         lines.append(_("You have no vacation planned."))
     if days_a_year <= 0:
         text = _(NO_VACATIONS)
-        lines += [text[:1].upper() + text[1:], _zone_line(settings)]
+        lines += [text[:1].upper() + text[1:], *_zone_lines(ctx, settings)]
         return lines
     vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
     lines.append(_("Vacation days used in {year}: {used} of {allowance}; {left} left.").format(
@@ -233,7 +237,7 @@ def _vacation_summary(ctx: MailContext, settings: dict[str, Any]) -> list[str]:
         lines.append(ngettext("{n} of them was spent when your time ran out in a game.",
                               "{n} of them were spent when your time ran out in games.", timeout).format(
             n=timeout))
-    lines.append(_zone_line(settings))
+    lines += _zone_lines(ctx, settings)
     return lines
 
 
@@ -367,7 +371,7 @@ def do_timezone(ctx: MailContext, command: Command) -> None:
         ctx.outcomes.append(f"timezone {found}")
     zone = dl.player_zone(settings)
     ctx.reply(Section(title=_("Your timezone: {zone}").format(zone=zone.key), lines=[
-        _("It is now {when} there.").format(when=dl.format_when(ctx.now, zone)), _zone_line(settings),
+        _("It is now {when} there.").format(when=dl.format_when(ctx.now, zone)), *_zone_lines(ctx, settings),
         *_deadline_lines(ctx, ctx.mail.from_addr, settings)]))
 
 
@@ -530,10 +534,10 @@ def settings_shown(ctx: MailContext) -> list[str]:
     settings = _settings(ctx)
     days_a_year = ctx.config.deadlines.vacation_days_per_year
     if days_a_year <= 0:
-        return [_zone_line(settings)]
+        return _zone_lines(ctx, settings)
     year = ctx.now.astimezone(dl.player_zone(settings)).year
     vacation, timeout, left = allowance.summary(ctx.tx, ctx.mail.from_addr, year, days_a_year, settings)
-    return [_zone_line(settings), ngettext(
+    return [*_zone_lines(ctx, settings), ngettext(
         "Vacation allowance {year}: {left} of {allowance} day left ({vacation} on vacation, {timeout} spent "
         "when your time ran out). See: vacation",
         "Vacation allowance {year}: {left} of {allowance} days left ({vacation} on vacation, {timeout} spent "
@@ -548,7 +552,7 @@ def games_listing(ctx: MailContext) -> list[Section]:
         return []
     if dl.on_vacation(settings, ctx.now):
         lines.append(_("You are on vacation: your clocks are stopped until it ends."))
-    return [Section(title=_("Your deadlines"), lines=[*lines, _zone_line(settings)])]
+    return [Section(title=_("Your deadlines"), lines=[*lines, *_zone_lines(ctx, settings)])]
 
 
 def time_help() -> str:

@@ -308,10 +308,12 @@ def test_only_a_mail_with_the_record_says_it_is_attached(server: Server) -> None
 
 def test_every_command_of_a_mail_is_in_its_first_line(server: Server) -> None:
     """The inbox preview names what each command did, also a command answered with a titled section
-    after another command's answer (the vacation was left out of it)."""
+    after another command's answer (the vacation was left out of it); what the answers share (the
+    timezone their times are in) is said once."""
     start = (server.clock.now() + timedelta(days=30)).date()
     body = f"timezone Europe/Bratislava\nvacation {start}..{start + timedelta(days=9)}\nsettings"
     reply = to(server.submit(server.mail(ANN, body)), ANN)[0]
     assert headline(reply) == f"Your timezone: Europe/Bratislava; Vacation set; Your settings ({ANN})"
     text = text_of(reply)
     assert f"> vacation {start}" in text and "== Vacation set ==" not in text  # said once, above
+    assert text.count("Times are shown in your timezone, Europe/Bratislava.") == 1  # not after each
