@@ -29,6 +29,7 @@ from typing import Any
 
 from engine import EngineError, get_game
 from engine.registry import UnknownGameError
+from pbem.archive.names import person_name
 from pbem.clocks import reliability
 from pbem.clocks.control import describe, normalize
 from pbem.commands.parsing import Command, CommandError, game_verb_parser, register_verb
@@ -46,6 +47,7 @@ from pbem.processing.invitations import create_game, describe_options, do_new, s
 from pbem.processing.mail_names import client_name, player_name
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat, Tx
+from pbem.store.secret import secret_in
 from pbem.tokens import token_hash
 
 USAGE_CHALLENGES = N_("challenges [GAME-NAME]   (open challenges anyone may join)")
@@ -162,7 +164,7 @@ def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None =
         if record.finished:  # next to the rating: how reliable the challenger is
             rating = f"{rating}; {reliability.short_text(record)}"
         lines.append(_("By {player} (rating {rating}); {taken} of {n} seats taken; free: {free}.").format(
-            player=_name(ctx.tx, author), rating=rating, taken=len(row.seats), n=info.get("players"),
+            player=_public_name(ctx, author), rating=rating, taken=len(row.seats), n=info.get("players"),
             free=", ".join(_free_seats(row))))
     if info.get("rating"):
         low, high = info["rating"]
@@ -187,6 +189,15 @@ def _author(row: GameRow) -> Seat:
 
 def _name(tx: Tx, seat: Seat) -> str:
     return player_name(tx, seat.email, seat.name)
+
+
+def _public_name(ctx: MailContext, seat: Seat) -> str:
+    """The challenger as anyone who asks for the listing may read them: as the public site and the
+    standings name players (a nickname, else a pseudonym), never by their address, which they
+    did not agree to show to strangers; "you" to themselves."""
+    if seat.email == ctx.mail.from_addr:
+        return _("you")
+    return person_name(ctx.tx.get_player(seat.email), seat.email, secret_in(ctx.tx))
 
 
 def _rating(ratings: dict[str, float], email: str) -> str:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from pbem.community.scheduler import Scheduler
@@ -21,7 +23,13 @@ def test_an_open_challenge_joined_by_a_third_address(table: Table) -> None:
     assert "ac-1 Alien City vs anyone you play black; an open challenge, waiting for players" in games
     listing = only(table.mail(CY, "challenges"), CY)
     assert headline(listing) == "Open challenges: 1"
-    assert f"By {ANN} (rating 1500, no rated games yet); 1 of 2 seats taken; free: white." in flat(listing)
+    # anyone may ask for the listing: the challenger by the name the public site gives them, not
+    # their address; the same name every time; "you" in their own listing
+    assert re.search(r"By Player [A-Z2-9]{5} \(rating 1500, no rated games yet\); 1 of 2 seats taken; "
+                     r"free: white\.", flat(listing)) and ANN not in flat(listing)
+    public = re.search(r"By (Player \w{5})", flat(listing)).group(1)
+    assert public in flat(only(table.mail(DEE, "challenges"), DEE))
+    assert "By you (rating 1500" in flat(only(table.mail(ANN, "challenges"), ANN))
     assert "location bonus" in flat(listing)
     # the listing says what happens at a deadline, as an invitation does
     assert "3 days per move; a late player" in flat(listing) and "forfeits" in flat(listing)
@@ -57,7 +65,10 @@ def test_join_needs_proof_and_refuses_ones_own_and_out_of_range(table: Table) ->
     out = table.send(follow(mailto_links(asked)[0], BO))
     assert headline(only(out, BO)) == "You joined st-1 as red; waiting for 1 more player"
     listing = flat(only(table.mail(DEE, "challenges"), DEE))
-    assert f"By {CY} (rating 1500, no rated games yet); 2 of 3 seats taken; free: blue." in listing
+    assert "(rating 1500, no rated games yet); 2 of 3 seats taken; free: blue." in listing
+    assert CY not in listing and BO not in listing
+    table.reply(CY, "set nickname Cyrano")  # a nickname is what everyone reads instead
+    assert "By Cyrano (rating 1500" in flat(only(table.mail(DEE, "challenges"), DEE))
     out = table.mail(BO, "withdraw st-1")  # only the author withdraws (here without a token too)
     assert table.game("st-1").status == "open"
     out = table.send(follow(mailto_links(only(table.mail(DEE, "join st-1"), DEE))[0], DEE))
