@@ -207,6 +207,22 @@ def is_sign_off(line: str) -> bool:
     return len(text) <= 40 and bool(_SIGN_OFF.match(text)) and not looks_like_command(text)
 
 
+def without_signed_name(lines: list[str], address: str, name: str = "") -> list[str]:
+    """The lines without a last one that is only the sender's own name ("Bob", "- Bob"): a
+    signature, though without the "-- " line; after a move it was relayed to the opponents as a
+    note. ``address`` and ``name``: the sender's (its local part, the display name, its first
+    word); a line that reads as a command stays (a player whose address is games@... writing
+    "games")."""
+    names = {address.partition("@")[0].lower()}
+    if name.split():
+        names |= {" ".join(name.split()).lower(), name.split()[0].lower()}
+    names.discard("")
+    while len(lines) > 1 and lines[-1].strip(" -–—~.,!").lower() in names \
+            and not looks_like_command(lines[-1], near=False):
+        lines = lines[:-1]
+    return lines
+
+
 def _move_number(text: str) -> tuple[str, int | None]:
     """``tower red C4 (move 12)``: the move and the ply it was meant to follow (11); the one-tap
     links write it so that a tap on an old mail is refused, not played in a later position."""

@@ -33,7 +33,15 @@ from engine import get_game
 from engine.registry import available_games
 from pbem import failpoints
 from pbem.clock import Clock, SystemClock
-from pbem.commands.parsing import VERBS, Command, CommandError, parse_json, parse_text, read_commands
+from pbem.commands.parsing import (
+    VERBS,
+    Command,
+    CommandError,
+    parse_json,
+    parse_text,
+    read_commands,
+    without_signed_name,
+)
 from pbem.config import Config
 from pbem.i18n import _, ngettext, speaking, speaking_to
 from pbem.outbox.compose import Section, quoted, subject_phrase
@@ -492,7 +500,7 @@ class Processor:
         # Lines past the most a mail may hold are not even parsed (thousands of junk lines would
         # each cost a search for similar command words); the reply says how many were left.
         most = self.config.limits.max_commands
-        lines = mail.command_lines[:most]
+        lines = without_signed_name(mail.command_lines[:most], mail.from_addr, mail.from_name)
         if turn is not None:
             results = parse_json(turn)
         else:  # the subject is read only where it adds a command (see read_commands)

@@ -125,6 +125,17 @@ def test_text_after_a_move_is_a_note_relayed_with_it(server: Server) -> None:
     assert headline(ack).startswith("Applied: ") and f"Your note went to white ({BO})" in text_of(ack)
 
 
+def test_a_name_signed_under_a_move_is_no_note(server: Server) -> None:
+    """Many sign with their name alone, without the "-- " line: that goes to nobody."""
+    latest = challenge(server, BO)
+    out = play(server, ANN, latest[ANN], "\n\nAnn")
+    assert len(server.game("ac-1").record["moves"]) == 1
+    assert [rcpt for rcpt, _m in out] == [BO]  # no note, so no confirmation to Ann either
+    assert f"{ANN}: Ann" not in text_of(to(out, BO)[0])
+    out = play(server, BO, to(out, BO)[0], "\nNice start!\n- Bo")  # a note, then the name: the note
+    assert f"{BO}: Nice start!" in text_of(to(out, ANN)[0]) and "- Bo" not in text_of(to(out, ANN)[0])
+
+
 def test_message_any_time_and_to_observers_by_choice(server: Server) -> None:
     latest = challenge(server, BO)
     server.submit(server.mail(OTTO, "observe ac-1"))
