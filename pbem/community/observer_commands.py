@@ -26,6 +26,7 @@ from pbem.processing.gamemail import (
     board_section,
     game_ended,
     game_names,
+    local_move,
     players_line,
     result_headline,
     result_section,
@@ -147,13 +148,17 @@ def do_undo(ctx: MailContext, command: Command) -> None:
     row.updated_at = ctx.now
     ctx.tx.save_game(row)
     last = moves[mine[-1]]["move"]
-    ctx.reply(Section(lines=[
-        ngettext("You asked to take back your last move ({move}). It is taken back when {players} "
-                 "accept(s); a move made meanwhile cancels the request.",
-                 "You asked to take back your last move ({move}) and the {n} moves after it. It is taken "
-                 "back when {players} accept(s); a move made meanwhile cancels the request.", count).format(
-            move=last, n=count - 1, players=", ".join(seat_label(row.game, s.seat) for s in others))]),
-        row.id, headline=_("Undo asked in {id}").format(id=row.id))
+    before = replay_record(row.record, get_game(row.game), upto_ply=state.ply - count)
+    asked_for = ngettext("You asked to take back your last move ({move}).",
+                         "You asked to take back your last move ({move}) and the {n} moves after it.",
+                         count).format(move=local_move(before, last), n=count - 1)
+    until = ngettext("Nothing is taken back until {players} accepts; a move made meanwhile cancels the "
+                     "request.",
+                     "Nothing is taken back until {players} accept; a move made meanwhile cancels the "
+                     "request.", len(others)).format(
+        players=", ".join(seat_label(row.game, s.seat) for s in others))
+    ctx.reply(Section(lines=[f"{asked_for} {until}"]), row.id,
+              headline=_("Undo asked in {id}").format(id=row.id))
     names = game_names(ctx.tx, row)
     for other in others:
         with ctx.speaking_to(other.email):
@@ -161,8 +166,8 @@ def do_undo(ctx: MailContext, command: Command) -> None:
                 "{seat} ({address}) asks to take back their last move ({move}) in game {id}, going back "
                 "to move {back}.", "{seat} ({address}) asks to take back their last move ({move}) and the "
                 "{n} moves after it in game {id}, going back to move {back}.", count).format(
-                seat=names.label(seat.seat), address=seat.email, move=last, n=count - 1, id=row.id,
-                back=state.ply - count)
+                seat=names.label(seat.seat), address=seat.email, move=local_move(before, last), n=count - 1,
+                id=row.id, back=state.ply - count)
             ctx.planned.append(PlannedMail(
                 to=other.email, seat=other.seat, game_id=row.id, kind=EVENT,
                 headline=_("{player} asks to take back a move in {id}").format(

@@ -67,6 +67,22 @@ def test_undo_accepted_takes_the_move_back(server: ModServer, tmp_path: Path) ->
     assert text.index("=== ply 1") < text.index("players' action") < text.index("=== ply 2")
 
 
+def test_undo_is_asked_in_each_readers_words(server: ModServer) -> None:
+    """The move to take back in the reader's language (it came in the record's English), and who
+    must accept with the verb agreeing ("until black accepts", not "accept(s)")."""
+    table = Table(server)
+    table.take(start(server))
+    first = table.play(2)
+    table.take(server.submit(reply_to(table.newest[ALICE], ALICE, "set language de")))
+    out = table.take(server.submit(reply_to(table.newest[BOB], BOB, "undo")))
+    mine = " ".join(text_of(to(out, BOB)[0]).split())
+    assert f"your last move ({first[1]}). Nothing is taken back until black accepts;" in mine, mine
+    asked = " ".join(text_of(to(out, ALICE)[0]).split())
+    kind, *_rest, lot = first[1].split()
+    assert first[1] not in asked and f"({ {'tower': 'Turm', 'dome': 'Kuppel'}[kind]} " in asked, asked
+    assert f" {lot})" in asked
+
+
 def test_declined_undo_and_a_move_that_makes_it_moot(server: ModServer) -> None:
     table = Table(server)
     table.take(start(server))
