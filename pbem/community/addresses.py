@@ -136,8 +136,8 @@ def do_confirm(ctx: MailContext, command: Command) -> None:
                                        "Reply-To addresses of earlier mails no longer work.")])]))
     with speaking(reader):  # the new address writes in the old one's language only once it has its settings
         ctx.reply(Section(lines=_moved_lines(moved)),
-                  headline=ngettext("Your address is now {new}: {n} game(s) moved here",
-                                    "Your address is now {new}: {n} game(s) moved here", len(moved)).format(
+                  headline=ngettext("Your address is now {new}: {n} game moved here",
+                                    "Your address is now {new}: {n} games moved here", len(moved)).format(
                       new=change.new_email, n=len(moved)))
 
 

@@ -462,9 +462,9 @@ def rollback(ctx: MailContext, game_id: str, plies: int, *, by: str, why: str = 
     state = replay_record(row.record, get_game(row.game))
     save_game(ctx, row, state)
     def headline() -> str:
-        return ngettext("A moderator has taken back the last {n} move(s) of game {id}: it is at "
+        return ngettext("A moderator has taken back the last move of game {id}: it is at "
                         "move {number} again.",
-                        "A moderator has taken back the last {n} move(s) of game {id}: it is at "
+                        "A moderator has taken back the last {n} moves of game {id}: it is at "
                         "move {number} again.", plies).format(n=plies, id=row.id, number=state.ply)
     _announce(ctx, row, state, headline, why)
     ctx.reply(board_section(state, None, [_("{seat} is to move.").format(seat=_seat(row, state.to_move))

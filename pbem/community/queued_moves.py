@@ -201,8 +201,8 @@ def do_queue(ctx: MailContext, command: Command) -> None:
         else:
             count = len(mine["lines"])
             ctx.reply(Section(lines=[*_listing(mine), _("To empty it: queue {id} clear").format(id=row.id)]),
-                      row.id, headline=ngettext("Your queue for {id}: {n} line(s)",
-                                                "Your queue for {id}: {n} line(s)", count).format(
+                      row.id, headline=ngettext("Your queue for {id}: {n} line",
+                                                "Your queue for {id}: {n} lines", count).format(
                                                     id=row.id, n=count))
         return
     _check_seat(row, state, seat, names)
@@ -222,8 +222,8 @@ def do_queue(ctx: MailContext, command: Command) -> None:
             player=mover, number=state.ply + 2),
         (_("It replaces your earlier queue.") + " " if replaced else "")
         + _("To see it: queue {id}. To empty it: queue {id} clear").format(id=row.id)]),
-        row.id, headline=ngettext("Queued for {id}: {n} line(s), played when {player} moves",
-                                  "Queued for {id}: {n} line(s), played when {player} moves",
+        row.id, headline=ngettext("Queued for {id}: {n} line, played when {player} moves",
+                                  "Queued for {id}: {n} lines, played when {player} moves",
                                   len(checked)).format(id=row.id, n=len(checked), player=mover))
 
 

@@ -33,7 +33,7 @@ def test_address_change_confirmed_from_the_new_address(table: Table) -> None:
     link = mailto_links(asked)[0]
     out = table.send(follow(link, NEW))
     done = to(out, NEW)[0]
-    assert headline(done) == f"Your address is now {NEW}: 1 game(s) moved here"
+    assert headline(done) == f"Your address is now {NEW}: 1 game moved here"
     board = next(m for rcpt, m in out if rcpt == NEW and m["X-Pbem-Game"] == game_id)
     assert headline(board).startswith("Your move (move 1). your games now come to this address")
     notice = only(out, ANN)

@@ -42,7 +42,7 @@ def test_a_two_line_queue_is_used_on_the_opponents_move(table: Table) -> None:
     out = table.reply(BO, f"queue {game_id}\nif {first} then {reply_one}\nif {second} then {reply_two}\n"
                           "Thanks")
     confirmation = only(out, BO)
-    assert headline(confirmation) == f"Queued for {game_id}: 2 line(s), played when {ANN} moves"
+    assert headline(confirmation) == f"Queued for {game_id}: 2 lines, played when {ANN} moves"
     assert f"if {second} then {reply_two}" in text_of(confirmation)
     assert "did not read" not in text_of(confirmation)
     assert "queue" in table.game(game_id).record
@@ -119,7 +119,7 @@ def test_the_queue_is_hidden_from_the_opponent(table: Table) -> None:
     assert record is not None and "queue" not in record
     assert f"then {reply_one}" not in text_of(only(out, ANN))
     shown = only(table.reply(BO, f"queue {game_id}"), BO)
-    assert headline(shown) == f"Your queue for {game_id}: 1 line(s)"
+    assert headline(shown) == f"Your queue for {game_id}: 1 line"
     assert f"if {first} then {reply_one}" in text_of(shown)
     # Ann plays something else: nothing is played for Bo, only Bo hears why
     state = position(table, game_id)
@@ -156,7 +156,7 @@ def test_a_queued_move_that_became_illegal_is_refused_with_a_notice(table: Table
     their, mine = spoiler(position(table, game_id))
     out = table.reply(BO, f"queue {game_id}\nthen {mine}")
     confirmation = only(out, BO)
-    assert headline(confirmation).startswith(f"Queued for {game_id}: 1 line(s)")
+    assert headline(confirmation).startswith(f"Queued for {game_id}: 1 line")
     assert f"Note: {mine} would not be legal if they play" in flat(confirmation)
     out = table.reply(ANN, their)
     bo = only(out, BO)
@@ -186,7 +186,7 @@ def test_queue_lines_are_checked_when_queued(table: Table) -> None:
     assert f"'tower purple Z9' would not be legal after any move {ANN} can make" in flat(only(out, BO))
     assert "queue" not in table.game(game_id).record  # a refused queue changes nothing
     out = table.reply(BO, f"queue {game_id}\nthen {reply_one}")
-    assert headline(only(out, BO)).startswith(f"Queued for {game_id}: 1 line(s)")
+    assert headline(only(out, BO)).startswith(f"Queued for {game_id}: 1 line")
     out = table.reply(BO, f"queue {game_id} clear")
     assert headline(only(out, BO)) == f"Your queued moves for {game_id} are cleared"
     assert "queue" not in table.game(game_id).record

@@ -73,7 +73,7 @@ def test_classic_commands_by_mail(smtp_sink, daemon_for) -> None:
     (first, reply_one), (second, reply_two) = answers(position(store, "ac-1"))
     got = people.send(reply_to(bo_started, BO, f"queue\nif {first} then {reply_one}\n"
                                                f"if {second} then {reply_two}"), 1)
-    assert headline(got[BO][0]).startswith("Queued for ac-1: 2 line(s)")
+    assert headline(got[BO][0]).startswith("Queued for ac-1: 2 lines")
     got = people.send(reply_to(ann_turn, ANN, second), 2)
     assert f"{BO} replied {reply_two} (queued). Your move (move 3)." in headline(got[ANN][0])
     assert f"you replied {reply_two} (queued)" in headline(got[BO][0])
@@ -109,7 +109,7 @@ def test_classic_commands_by_mail(smtp_sink, daemon_for) -> None:
     assert headline(got[CY][0]) == f"Confirmation sent to {CY_NEW}"
     confirm = mailto_links(got[CY_NEW][0])[0]
     got = people.send(follow(confirm, CY_NEW), 3)
-    assert headline(got[CY_NEW][0]) == f"Your address is now {CY_NEW}: 1 game(s) moved here"
+    assert headline(got[CY_NEW][0]) == f"Your address is now {CY_NEW}: 1 game moved here"
     assert len(got[CY]) == 1
     got = people.send(reply_to(ann_turn, ANN, Player(ANN, 6).choose_move(ann_turn)), 1)
     cy_turn = got[CY_NEW][0]

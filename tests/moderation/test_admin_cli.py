@@ -65,7 +65,7 @@ def test_rollback_block_and_end_from_the_command_line(server: ModServer, tmp_pat
     assert "Rolled back ac-1 to move 1" in result.stdout and "mail(s) queued" in result.stdout
     out = table.take(server.take_outbox())
     bob = headline(to(out, BOB)[0])
-    assert bob.startswith("Your move (move 2). A moderator has taken back the last 2 move(s)")
+    assert bob.startswith("Your move (move 2). A moderator has taken back the last 2 moves")
     assert "server bug" in text_of(to(out, ALICE)[0]) and to(out, CAROL)
     row = server.game("ac-1")
     assert [m["move"] for m in row.record["moves"]] == played[:1]

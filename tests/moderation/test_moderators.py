@@ -72,12 +72,12 @@ def test_rollback_by_mail_then_play_on_and_replay_matches_the_live_game(server: 
     out = table.take(server.admin("admin rollback ac-1 2 a misclick, both agreed"))
     assert headline(to(out, MOD)[0]) == "Rolled back ac-1 to move 2"
     alice = headline(to(out, ALICE)[0])
-    assert alice == ("Your move (move 3). A moderator has taken back the last 2 move(s) of game ac-1: it "
+    assert alice == ("Your move (move 3). A moderator has taken back the last 2 moves of game ac-1: it "
                      "is at move 2 again.")
-    assert "taken back the last 2 move(s)" in headline(to(out, BOB)[0])
+    assert "taken back the last 2 moves" in headline(to(out, BOB)[0])
     assert "black (alice@example.org) is to move." in headline(to(out, BOB)[0])
     assert "Reason: a misclick, both agreed" in text_of(to(out, BOB)[0])
-    assert "taken back the last 2 move(s)" in headline(to(out, CAROL)[0]), "observers see the rollback too"
+    assert "taken back the last 2 moves" in headline(to(out, CAROL)[0]), "observers see the rollback too"
     row = server.game("ac-1")
     assert [m["move"] for m in row.record["moves"]] == played[:2]
     action = row.record["actions"][0]

@@ -213,7 +213,7 @@ def test_a_forced_move_follows_a_queued_reply(table: Table) -> None:
     automove(table, BO)
     theirs, mine, forced = advance(table, game_id, queued_then_forced)
     queued = table.reply(ANN, f"queue {game_id}\nif {theirs} then {mine}", board_mail(table, ANN, game_id))
-    assert headline(only(queued, ANN)).startswith(f"Queued for {game_id}: 1 line(s)")
+    assert headline(only(queued, ANN)).startswith(f"Queued for {game_id}: 1 line")
     out = table.reply(BO, theirs, board_mail(table, BO, game_id))
     moves = [e for e in table.game(game_id).record["moves"] if "move" in e][-3:]
     assert [(m["seat"], m["move"], bool(m.get("queued")), bool(m.get("automatic"))) for m in moves] == [
