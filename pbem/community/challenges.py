@@ -44,7 +44,7 @@ from pbem.processing.gamemail import game_names, seat_label, thread_subject
 from pbem.processing.games import CommandFailed, address_proven, authenticate, game_id_of, load_game
 from pbem.processing.handlers import register_handler
 from pbem.processing.invitations import create_game, describe_options, do_new, start_game
-from pbem.processing.mail_names import client_name, player_name
+from pbem.processing.mail_names import client_name
 from pbem.record import iso
 from pbem.store.base import GameRow, Seat, Tx
 from pbem.store.secret import secret_in
@@ -149,8 +149,10 @@ def post(ctx: MailContext, command: Command) -> None:
 
 
 def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None = None,
-              reliable: dict[str, reliability.Reliability] | None = None) -> list[str]:
-    """What a challenge offers, in the words of the listing and the confirmation."""
+              reliable: dict[str, reliability.Reliability] | None = None,
+              key: bytes | None = None) -> list[str]:
+    """What a challenge offers, in the words of the listing and the confirmation; the listing
+    (``ratings``) names the challenger too, with the server's ``key`` (read once for it)."""
     info = row.record.get("open") or {}
     control = normalize(row.record.get("time_control"), ctx.config.deadlines)
     count = int(info.get("players", len(row.seats)))
@@ -164,7 +166,8 @@ def _describe(ctx: MailContext, row: GameRow, ratings: dict[str, float] | None =
         if record.finished:  # next to the rating: how reliable the challenger is
             rating = f"{rating}; {reliability.short_text(record)}"
         lines.append(_("By {player} (rating {rating}); {taken} of {n} seats taken; free: {free}.").format(
-            player=_public_name(ctx, author), rating=rating, taken=len(row.seats), n=info.get("players"),
+            player=_public_name(ctx, author, key if key is not None else secret_in(ctx.tx)),
+            rating=rating, taken=len(row.seats), n=info.get("players"),
             free=", ".join(_free_seats(row))))
     if info.get("rating"):
         low, high = info["rating"]
@@ -187,17 +190,13 @@ def _author(row: GameRow) -> Seat:
     return next((s for s in row.seats if s.email == by), row.seats[0])
 
 
-def _name(tx: Tx, seat: Seat) -> str:
-    return player_name(tx, seat.email, seat.name)
-
-
-def _public_name(ctx: MailContext, seat: Seat) -> str:
+def _public_name(ctx: MailContext, seat: Seat, key: bytes) -> str:
     """The challenger as anyone who asks for the listing may read them: as the public site and the
-    standings name players (a nickname, else a pseudonym), never by their address, which they
-    did not agree to show to strangers; "you" to themselves."""
+    standings name players (a nickname, else a pseudonym made with the server's ``key``), never
+    by their address, which they did not agree to show to strangers; "you" to themselves."""
     if seat.email == ctx.mail.from_addr:
         return _("you")
-    return person_name(ctx.tx.get_player(seat.email), seat.email, secret_in(ctx.tx))
+    return person_name(ctx.tx.get_player(seat.email), seat.email, key)
 
 
 def _rating(ratings: dict[str, float], email: str) -> str:
@@ -243,8 +242,9 @@ def do_challenges(ctx: MailContext, command: Command) -> None:
     record = (_reliability(ctx, reader)
               if any((r.record.get("open") or {}).get("reliable") for r in rows) else None)
     ctx.reply(None, headline=_("Open challenges: {n}").format(n=len(rows)))
+    key = secret_in(ctx.tx)
     for row in rows:
-        lines = _describe(ctx, row, ratings[row.game], reliable)
+        lines = _describe(ctx, row, ratings[row.game], reliable, key)
         mine = any(s.email == reader for s in row.seats)
         missed = None if mine else _missed_limit(ctx, row, reader, ratings[row.game], record)
         if mine:

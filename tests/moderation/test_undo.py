@@ -79,7 +79,8 @@ def test_undo_is_asked_in_each_readers_words(server: ModServer) -> None:
     assert f"your last move ({first[1]}). Nothing is taken back until black accepts;" in mine, mine
     asked = " ".join(text_of(to(out, ALICE)[0]).split())
     kind, *_rest, lot = first[1].split()
-    assert first[1] not in asked and f"({ {'tower': 'Turm', 'dome': 'Kuppel'}[kind]} " in asked, asked
+    german = {"tower": "Turm", "dome": "Kuppel"}[kind]
+    assert first[1] not in asked and f"({german} " in asked, asked
     assert f" {lot})" in asked
 
 
